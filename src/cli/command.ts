@@ -1,0 +1,100 @@
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+/** Where a command writes and what it may read of its environment: tests pass their own. */
+export interface CliIO {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly signal?: AbortSignal;
+}
+
+export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
+
+/**
+ * One `isohook` command. `run` returns the exit code: 0 ok, 1 failed (EXIT.failed), 2 usage (EXIT.usage).
+ * Commands never call process.exit; main.ts alone does.
+ */
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  /** Full help text printed by `--help`, starting with the usage line. */
+  readonly help: string;
+  readonly options: OptionSpec;
+  readonly allowPositionals: boolean;
+  run(args: ParsedArgs, io: CliIO): Promise<number>;
+}
+
+export interface ParsedArgs {
+  readonly values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  readonly positionals: string[];
+  readonly json: boolean;
+}
+
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** A wrong invocation: printed with the command's usage line, exit 2. */
+export class UsageError extends Error {
+  readonly code = "usage";
+}
+
+/** A failure the user can act on: printed as is, exit 1. The message says what to do next. */
+export class CliError extends Error {
+  readonly code: string;
+  constructor(message: string, code = "failed") {
+    super(message);
+    this.code = code;
+  }
+}
+
+const COMMON_OPTIONS: OptionSpec = {
+  help: { type: "boolean", short: "h" },
+  json: { type: "boolean" },
+};
+
+/** Parses a command's argv strictly: unknown flags and stray positionals are usage errors. */
+export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs & { help: boolean } {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { ...COMMON_OPTIONS, ...command.options },
+      allowPositionals: command.allowPositionals,
+      strict: true,
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  return {
+    values: parsed.values,
+    positionals: parsed.positionals,
+    json: parsed.values.json === true,
+    help: parsed.values.help === true,
+  };
+}
+
+/** Reads a string flag; `required` makes its absence a usage error naming the flag. */
+export function stringFlag(args: ParsedArgs, name: string, required: true): string;
+export function stringFlag(args: ParsedArgs, name: string, required?: false): string | undefined;
+export function stringFlag(args: ParsedArgs, name: string, required = false): string | undefined {
+  const value = args.values[name];
+  if (typeof value === "string") return value;
+  if (required) throw new UsageError(`Missing --${name}`);
+  return undefined;
+}
+
+/** Reads a flag that must be an integer in [min, max]. */
+export function integerFlag(args: ParsedArgs, name: string, min: number, max: number): number | undefined {
+  const raw = stringFlag(args, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new UsageError(`Expected --${name} to be an integer from ${min} to ${max}, got \`${raw}\``);
+  }
+  return value;
+}
+
+/** Writes one JSON value as a line (the `--json` output convention). */
+export function writeJson(io: CliIO, value: unknown): void {
+  io.stdout(`${JSON.stringify(value)}\n`);
+}

@@ -1,0 +1,39 @@
+import type { HookPoint } from "./hook-points.js";
+import type { BundleHash, TenantId } from "./ids.js";
+import type { Failure } from "./outcome.js";
+
+/** A bundle as the sandbox needs it: its content hash and the one script the bundler produced. */
+export interface SandboxBundle {
+  readonly hash: BundleHash;
+  readonly code: string;
+}
+
+/** One call into the sandbox. Event and ctx are JSON strings already: the sandbox moves, never parses, them. */
+export interface HookCall {
+  readonly tenantId: TenantId;
+  readonly bundle: SandboxBundle;
+  readonly point: HookPoint;
+  readonly eventJson: string;
+  readonly ctxJson: string;
+  /** Overrides the executor's per-call timeout downwards (e.g. what is left of a turn budget). */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * How a sandbox call ended, before the host looks at what the guest said. `replied` carries the guest's
+ * reply string unparsed: `parseGuestReply` (src/protocol) turns it into a decision, in one place.
+ */
+export type ExecutionOutcome =
+  | { type: "replied"; reply: string; cpuMs: number; durationMs: number }
+  | { type: "failed"; failure: Failure; cpuMs: number; durationMs: number };
+
+/**
+ * Runs bundled hooks in V8 isolates. `process` (the default) keeps isolates in supervised worker
+ * processes; `inline` keeps them in the calling process and is for tests and benchmarks only.
+ * `execute` never rejects for anything the guest does; it rejects only after `close()` or on abort.
+ */
+export interface HookExecutor {
+  readonly mode: "process" | "inline";
+  execute(call: HookCall, signal?: AbortSignal): Promise<ExecutionOutcome>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,88 @@
+import { z } from "zod";
+import { HOOK_POINTS, type HookPoint, type HookResult } from "./hook-points.js";
+import { JsonObject, JsonValue } from "./json.js";
+import type { Limits } from "./limits.js";
+import type { Failure, HookOutcome, ResultIssue } from "./outcome.js";
+
+/**
+ * The one JSON string the guest prelude returns per call. The prelude builds it with `JSON.stringify`
+ * inside the isolate and caps its length there; the host re-checks the length before parsing anything.
+ */
+export const GuestReply = z.discriminatedUnion("kind", [
+  z.strictObject({
+    kind: z.literal("returned"),
+    result: JsonValue,
+    state: JsonObject.optional(),
+    logs: z.array(z.string()),
+  }),
+  z.strictObject({
+    kind: z.literal("failed"),
+    code: z.enum(["threw", "pending", "result_too_large", "invalid_result"]),
+    message: z.string().max(4_096),
+    logs: z.array(z.string()),
+  }),
+]);
+export type GuestReply = z.infer<typeof GuestReply>;
+
+/** Room for the envelope around result, state and logs. */
+const REPLY_OVERHEAD = 1_024;
+
+/** The longest reply string the host will parse under these limits. */
+export function maxReplyChars(limits: Limits): number {
+  return limits.maxResultBytes + limits.maxStateBytes + limits.maxLogBytes + REPLY_OVERHEAD;
+}
+
+/**
+ * Parses the guest's reply string for `point` into a typed outcome: size-capped before parsing, the
+ * envelope and then the point's result schema validated with zod, issues kept. Never throws. This is the
+ * only function that turns guest output into host values.
+ */
+export function parseGuestReply<P extends HookPoint>(point: P, reply: unknown, limits: Limits): HookOutcome<P> {
+  if (typeof reply !== "string")
+    return failed("invalid_result", `The hook's reply was a ${typeof reply}, not a string`, []);
+  if (reply.length > maxReplyChars(limits)) {
+    return failed(
+      "result_too_large",
+      `The hook's reply is ${reply.length} characters, over the ${maxReplyChars(limits)} limit`,
+      [],
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(reply);
+  } catch {
+    return failed("invalid_result", "The hook's reply is not JSON", []);
+  }
+  const envelope = GuestReply.safeParse(raw);
+  if (!envelope.success)
+    return failed("invalid_result", "The hook's reply envelope is malformed", [], envelope.error.issues);
+  const guest = envelope.data;
+  if (guest.kind === "failed") return failed(guest.code, guest.message, guest.logs);
+  if (guest.result === null) return { type: "decided", result: null, state: guest.state, logs: guest.logs };
+  const parsed = HOOK_POINTS[point].result.safeParse(guest.result);
+  if (!parsed.success) {
+    return failed(
+      "invalid_result",
+      `The hook returned a result that ${point} does not accept`,
+      guest.logs,
+      parsed.error.issues,
+    );
+  }
+  // The cast only re-links the generic: `parsed` is the output of P's own schema.
+  return { type: "decided", result: parsed.data as HookResult<P>, state: guest.state, logs: guest.logs };
+}
+
+function failed<P extends HookPoint>(
+  code: Failure["code"],
+  message: string,
+  logs: string[],
+  issues?: readonly z.core.$ZodIssue[],
+): HookOutcome<P> {
+  const failure: Failure = { code, message };
+  if (issues) failure.issues = issues.slice(0, 20).map(toResultIssue);
+  return { type: "failed", failure, logs };
+}
+
+function toResultIssue(issue: z.core.$ZodIssue): ResultIssue {
+  return { path: issue.path.map((k) => (typeof k === "symbol" ? String(k) : k)), message: issue.message };
+}

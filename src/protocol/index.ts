@@ -1,0 +1,32 @@
+export { HookContext } from "./context.js";
+export * as events from "./events.js";
+export type { ExecutionOutcome, HookCall, HookExecutor, SandboxBundle } from "./executor.js";
+export { GuestReply, maxReplyChars, parseGuestReply } from "./guest-reply.js";
+export {
+  type HandlerName,
+  HOOK_POINT_NAMES,
+  HOOK_POINTS,
+  type HookEvent,
+  type HookPoint,
+  type HookResult,
+  handlerOf,
+  hookPointOfHandler,
+  isHookPoint,
+} from "./hook-points.js";
+export { BundleHash, HookId, RunId, TenantId } from "./ids.js";
+export { JsonObject, JsonValue } from "./json.js";
+export { DEFAULT_LIMITS, Limits, type LimitsInput } from "./limits.js";
+export {
+  AssistantMessage,
+  Message,
+  ModelSettings,
+  ToolCall,
+  ToolChoice,
+  ToolMessage,
+  ToolResult,
+  ToolSpec,
+  Usage,
+} from "./messages.js";
+export { Failure, FailureCode, type HookOutcome, QUARANTINE_CODES, ResultIssue } from "./outcome.js";
+export * as results from "./results.js";
+export { SandboxLimits, WorkerRequest, WorkerResponse } from "./wire.js";

@@ -1,0 +1,48 @@
+import { z } from "zod";
+import type { HookPoint, HookResult } from "./hook-points.js";
+import type { JsonObject } from "./json.js";
+
+/** Every way a hook call can fail (DESIGN §4). Failure is data: the dispatcher never throws these. */
+export const FailureCode = z.enum([
+  "timeout",
+  "memory_limit",
+  "sandbox_crashed",
+  "threw",
+  "invalid_result",
+  "result_too_large",
+  "pending",
+  "event_too_large",
+  "quarantined",
+  "unavailable",
+]);
+export type FailureCode = z.infer<typeof FailureCode>;
+
+/** A zod issue kept from validating guest output, trimmed to what an operator needs. */
+export const ResultIssue = z.strictObject({ path: z.array(z.union([z.string(), z.number()])), message: z.string() });
+export type ResultIssue = z.infer<typeof ResultIssue>;
+
+export const Failure = z.strictObject({
+  code: FailureCode,
+  message: z.string(),
+  issues: z.array(ResultIssue).optional(),
+});
+export type Failure = z.infer<typeof Failure>;
+
+/** Guest `console.*` lines captured by the prelude (capped there). */
+export const GuestLogs = z.array(z.string());
+
+/**
+ * What one hook call ended in. `result: null` is the no-op (the handler returned nothing or the bundle
+ * does not export the point). `state` is the run-scoped scratch the hook handed back, if it changed it.
+ */
+export type HookOutcome<P extends HookPoint = HookPoint> =
+  | { type: "decided"; result: HookResult<P> | null; state: JsonObject | undefined; logs: string[] }
+  | { type: "failed"; failure: Failure; logs: string[] };
+
+/** Failures that count towards quarantine: the sandbox had to step in. */
+export const QUARANTINE_CODES: ReadonlySet<FailureCode> = new Set([
+  "timeout",
+  "memory_limit",
+  "sandbox_crashed",
+  "pending",
+]);

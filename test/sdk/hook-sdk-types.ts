@@ -1,0 +1,32 @@
+/**
+ * Type tests for the hook SDK, checked by `npm run check` (tsc): every `@ts-expect-error` below must be an
+ * error, or the check fails. They prove a hook author gets a compile error for a wrong result.
+ */
+import { defineHooks } from "../../sandbox/guest/hook-sdk.js";
+
+export const accepted = [
+  defineHooks({
+    toolCall(event) {
+      return event.call.name === "shell" ? { type: "block", reason: "no shell" } : undefined;
+    },
+  }),
+  defineHooks({ turnEnd: async () => ({ type: "continue", message: "keep going" }) }),
+  defineHooks({ toolResult: (event) => ({ type: "patch", content: event.result.content.replaceAll("sk-", "") }) }),
+  defineHooks({ runEnd() {} }),
+  defineHooks({ modelRequest: () => ({ type: "patch", temperature: 0, activeTools: ["read"] }) }),
+];
+
+export const rejected = [
+  // @ts-expect-error `drop` is an input.inbound result, not a tool.call result
+  defineHooks({ toolCall: () => ({ type: "drop", reason: "no" }) }),
+  // @ts-expect-error handler keys are camelCase of the hook point
+  defineHooks({ toolcall() {} }),
+  // @ts-expect-error run.end is observe-only
+  defineHooks({ runEnd: () => ({ type: "stop", reason: "x" }) }),
+  // @ts-expect-error block needs a reason
+  defineHooks({ toolCall: () => ({ type: "block" }) }),
+  // @ts-expect-error terminate is a boolean
+  defineHooks({ toolCall: () => ({ type: "block", reason: "r", terminate: "yes" }) }),
+  // @ts-expect-error the event has no such field
+  defineHooks({ toolCall: (event) => ({ type: "rewrite", args: event.arguments }) }),
+];
