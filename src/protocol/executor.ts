@@ -27,6 +27,11 @@ export type ExecutionOutcome =
   | { type: "replied"; reply: string; cpuMs: number; durationMs: number }
   | { type: "failed"; failure: Failure; cpuMs: number; durationMs: number };
 
+/** What a bundle exports, read by evaluating it in the sandbox: the handler keys of its default export. */
+export type DescribeOutcome =
+  | { type: "described"; handlers: string[]; cpuMs: number; durationMs: number }
+  | { type: "failed"; failure: Failure; cpuMs: number; durationMs: number };
+
 /**
  * Runs bundled hooks in V8 isolates. `process` (the default) keeps isolates in supervised worker
  * processes; `inline` keeps them in the calling process and is for tests and benchmarks only.
@@ -35,5 +40,10 @@ export type ExecutionOutcome =
 export interface HookExecutor {
   readonly mode: "process" | "inline";
   execute(call: HookCall, signal?: AbortSignal): Promise<ExecutionOutcome>;
+  /**
+   * Evaluates a bundle in a fresh isolate and lists the keys of its default export (validated and capped
+   * by the host). Used by the bundler's manifest and the deploy gate: the host never evaluates tenant code.
+   */
+  describe(tenantId: TenantId, bundle: SandboxBundle, signal?: AbortSignal): Promise<DescribeOutcome>;
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 export { HookContext } from "./context.js";
 export * as events from "./events.js";
-export type { ExecutionOutcome, HookCall, HookExecutor, SandboxBundle } from "./executor.js";
+export type { DescribeOutcome, ExecutionOutcome, HookCall, HookExecutor, SandboxBundle } from "./executor.js";
 export { GuestReply, maxReplyChars, parseGuestReply } from "./guest-reply.js";
 export {
   type HandlerName,
@@ -29,4 +29,5 @@ export {
 } from "./messages.js";
 export { Failure, FailureCode, type HookOutcome, QUARANTINE_CODES, ResultIssue } from "./outcome.js";
 export * as results from "./results.js";
+export { SDK_VERSION } from "./version.js";
 export { SandboxLimits, WorkerRequest, WorkerResponse } from "./wire.js";

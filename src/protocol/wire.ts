@@ -29,6 +29,12 @@ export const WorkerRequest = z.discriminatedUnion("kind", [
     ctxJson: z.string(),
     timeoutMs: z.number().int().positive(),
   }),
+  z.strictObject({
+    kind: z.literal("describe"),
+    id: z.number().int().nonnegative(),
+    tenantId: TenantId,
+    bundleHash: BundleHash,
+  }),
   z.strictObject({ kind: z.literal("unload"), bundleHash: BundleHash }),
 ]);
 export type WorkerRequest = z.infer<typeof WorkerRequest>;
