@@ -1,3 +1,4 @@
+export { type ActiveBundle, BundleManifest, type BundleSource } from "./bundle.js";
 export { HookContext } from "./context.js";
 export * as events from "./events.js";
 export type { DescribeOutcome, ExecutionOutcome, HookCall, HookExecutor, SandboxBundle } from "./executor.js";
