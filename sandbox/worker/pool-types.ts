@@ -1,0 +1,58 @@
+import type { BundleHash, SandboxLimits, TenantId } from "../../src/protocol/index.js";
+
+/** Budgets of an `IsolatePool`. Validated at construction; defaults in brackets. */
+export interface IsolatePoolOptions {
+  /** Most live isolates; past it the least recently used one is disposed. [256] */
+  readonly maxIsolates?: number;
+  /** Sum of live isolates' heaps (used + external, as last measured) past which LRU isolates are disposed. [768] */
+  readonly maxHeapMb?: number;
+  /** `sweep()` disposes isolates idle for longer than this. [300_000] */
+  readonly maxIdleMs?: number;
+  /** Clock for idle accounting, in ms. [performance.now] */
+  readonly now?: () => number;
+}
+
+/** One hook call as the pool runs it. Event and ctx are JSON strings the pool moves, never parses. */
+export interface PoolCall {
+  readonly tenantId: TenantId;
+  readonly bundleHash: BundleHash;
+  /** A hook point name (`tool.call`); an unknown one fails as `unavailable`. */
+  readonly point: string;
+  readonly eventJson: string;
+  readonly ctxJson: string;
+  /** `applySync` timeout for this call, covering bundle evaluation on a cold isolate too. */
+  readonly timeoutMs: number;
+}
+
+/** Mirrors the `failed` codes of `WorkerResponse` (src/protocol/wire.ts). */
+export type PoolFailureCode = "timeout" | "memory_limit" | "unavailable" | "threw";
+
+/**
+ * How a pool call ended. `replied` carries the prelude's reply string unparsed (a `GuestReply` for `call`,
+ * a `DescribeReply` for `describe`); the host parses it. `failed` is what the isolate could not report
+ * itself: a timeout, a memory-limit disposal, an unknown bundle, or a bundle that throws while loading.
+ * `cpuMs` comes from `isolate.cpuTime`, `wallMs` from the host clock, both around the whole call.
+ */
+export type PoolResult =
+  | { readonly kind: "replied"; readonly reply: string; readonly cpuMs: number; readonly wallMs: number }
+  | {
+      readonly kind: "failed";
+      readonly code: PoolFailureCode;
+      readonly message: string;
+      readonly cpuMs: number;
+      readonly wallMs: number;
+    };
+
+/** A snapshot of the pool for the worker's health reports and tests. */
+export interface PoolStats {
+  readonly isolates: number;
+  readonly bundles: number;
+  /** Sum of live isolates' heaps (used + external) as last measured, in bytes. */
+  readonly heapBytes: number;
+  /** Isolates disposed after a timeout, memory event or broken prelude since the pool started. */
+  readonly recycled: number;
+  /** Isolates disposed by the count/heap budget or idleness since the pool started. */
+  readonly evicted: number;
+}
+
+export type { SandboxLimits };
