@@ -1,0 +1,73 @@
+import type { ActiveBundle, BundleHash, HookEvent, HookPoint, JsonObject, RunId, TenantId } from "../protocol/index.js";
+import type { Dispatched } from "./decisions.js";
+import type { PlatformHooks, PolicyMap } from "./registration.js";
+
+/**
+ * The dispatcher: process-wide (platform hooks, quarantine book); `openRun` gives the per-run scope the
+ * agent loop calls at every hook point. Never throws for anything a hook does; a point's methods reject
+ * only when their `signal` aborts (with the signal's reason).
+ */
+export interface Dispatcher {
+  /**
+   * Adds platform hooks to every run opened from now on (open runs keep the stack they started with).
+   * Throws `DispatchError` (`invalid_platform_hooks`) for an unknown handler key, a non-function handler or
+   * a duplicate id. Returns a function that removes them again.
+   */
+  registerPlatformHooks(hooks: PlatformHooks | readonly PlatformHooks[]): () => void;
+  openRun(options: OpenRunOptions): RunDispatcher;
+  /** When the (tenant, bundle) quarantine ends, if it is in one now. */
+  quarantinedUntil(tenantId: TenantId, hash: BundleHash): number | undefined;
+}
+
+export interface OpenRunOptions {
+  readonly tenantId: TenantId;
+  readonly runId: RunId;
+  /** The tenant's active bundle; undefined runs platform hooks only. */
+  readonly bundle?: ActiveBundle | undefined;
+  /** The failure policy the tenant asked for, per point; raised to `closed` where the platform floor says so. */
+  readonly policy?: PolicyMap | undefined;
+}
+
+export interface DispatchOptions {
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface ToolCallDispatchOptions extends DispatchOptions {
+  /**
+   * Re-validates rewritten args against the tool's own schema: returns a message when they do not fit.
+   * An invalid rewrite is the failure `invalid_result` of the hook that made it (its policy applies).
+   */
+  readonly validateArgs?: ((args: JsonObject) => string | undefined) | undefined;
+}
+
+/**
+ * One run's hook stack: platform `first` hooks, the tenant bundle, platform `last` hooks. Owns the run's
+ * hook state (per hook), the turn number for `ctx.turn` and the turn and run hook-time budgets. Calls of one
+ * run are serialised (parallel tool calls queue at the hooks) so each hook's state stays coherent.
+ */
+export interface RunDispatcher {
+  readonly tenantId: TenantId;
+  readonly runId: RunId;
+  /** Sets `ctx.turn` and starts a fresh per-turn hook-time budget. */
+  beginTurn(turn: number): void;
+  /** Sandbox time charged so far (ms). Platform hooks are trusted and not charged. */
+  spent(): { readonly turnMs: number; readonly runMs: number };
+  runStart(event: HookEvent<"run.start">, options?: DispatchOptions): Promise<Dispatched<"run.start">>;
+  inputInbound(event: HookEvent<"input.inbound">, options?: DispatchOptions): Promise<Dispatched<"input.inbound">>;
+  contextPrepare(
+    event: HookEvent<"context.prepare">,
+    options?: DispatchOptions,
+  ): Promise<Dispatched<"context.prepare">>;
+  toolsPrepare(event: HookEvent<"tools.prepare">, options?: DispatchOptions): Promise<Dispatched<"tools.prepare">>;
+  modelRequest(event: HookEvent<"model.request">, options?: DispatchOptions): Promise<Dispatched<"model.request">>;
+  modelResponse(event: HookEvent<"model.response">, options?: DispatchOptions): Promise<Dispatched<"model.response">>;
+  toolInvalid(event: HookEvent<"tool.invalid">, options?: DispatchOptions): Promise<Dispatched<"tool.invalid">>;
+  toolCall(event: HookEvent<"tool.call">, options?: ToolCallDispatchOptions): Promise<Dispatched<"tool.call">>;
+  toolResult(event: HookEvent<"tool.result">, options?: DispatchOptions): Promise<Dispatched<"tool.result">>;
+  turnEnd(event: HookEvent<"turn.end">, options?: DispatchOptions): Promise<Dispatched<"turn.end">>;
+  outputValidate(
+    event: HookEvent<"output.validate">,
+    options?: DispatchOptions,
+  ): Promise<Dispatched<"output.validate">>;
+  runEnd(event: HookEvent<"run.end">, options?: DispatchOptions): Promise<Dispatched<"run.end">>;
+}

@@ -1,0 +1,51 @@
+/**
+ * Dispatch: stacks platform `first` hooks, the tenant's bundle and platform `last` hooks on each hook
+ * point, combines their results by the stacking rules (DESIGN §3), applies the failure policy, quarantine
+ * and budgets (DESIGN §4), and emits one provenance event per hook call. `invokeHook` is the one place
+ * guest output is parsed.
+ */
+export type { Dispatcher, DispatchOptions, OpenRunOptions, RunDispatcher, ToolCallDispatchOptions } from "./api.js";
+export type {
+  ContextPrepareDecision,
+  DecidedBy,
+  Dispatched,
+  HookRecord,
+  InputInboundDecision,
+  ModelRequestDecision,
+  ModelRequestPatch,
+  ModelResponseDecision,
+  OutputValidateDecision,
+  PointDecision,
+  PointDecisions,
+  RecordedOutcome,
+  RunEndDecision,
+  RunStartDecision,
+  StopDecision,
+  ToolCallDecision,
+  ToolInvalidDecision,
+  ToolResultDecision,
+  ToolsPrepareDecision,
+  TurnEndDecision,
+} from "./decisions.js";
+export { DispatchError, type DispatchErrorCode } from "./errors.js";
+export type {
+  DispatchEvent,
+  Emit,
+  HookCalledEvent,
+  QuarantineEnteredEvent,
+  QuarantineExitedEvent,
+} from "./events.js";
+export { type InvokedHook, invokeHook } from "./invoke-hook.js";
+export { type DispatcherOptionsInput, parseDispatcherOptions } from "./options.js";
+export {
+  type BundleRef,
+  DEFAULT_POLICY,
+  type FailurePolicy,
+  type HookSource,
+  type PlatformHandler,
+  type PlatformHandlers,
+  type PlatformHookContext,
+  type PlatformHooks,
+  type PlatformReturn,
+  type PolicyMap,
+} from "./registration.js";
