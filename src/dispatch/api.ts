@@ -1,4 +1,4 @@
-import type { ActiveBundle, BundleHash, HookEvent, HookPoint, JsonObject, RunId, TenantId } from "../protocol/index.js";
+import type { ActiveBundle, BundleHash, HookEvent, JsonObject, RunId, TenantId } from "../protocol/index.js";
 import type { Dispatched } from "./decisions.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 
