@@ -1,0 +1,81 @@
+import { HOOK_POINT_NAMES, type HookPoint, handlerOf, hookPointOfHandler } from "../protocol/index.js";
+import type { BundleErrorCode, BundleProblem } from "./bundle-error.js";
+
+/** One key of a hook module's default export, as the sandbox saw it. */
+export interface ExportedKey {
+  readonly key: string;
+  /** `typeof` the value in the isolate when known; anything but `function` is refused. */
+  readonly type?: string;
+}
+
+export interface CheckedHandlers {
+  readonly hookPoints: HookPoint[];
+  readonly code?: Extract<BundleErrorCode, "unknown_handler" | "invalid_handler">;
+  readonly problems: BundleProblem[];
+}
+
+const VALID = HOOK_POINT_NAMES.map(handlerOf);
+
+/**
+ * Checks a default export's keys: each must be a handler name (`toolCall`, the camelCase of `tool.call`)
+ * whose value is a function. Near-misses of case or format (`toolcall`, `tool.call`, `ToolCall`,
+ * `tool_call`) and one- or two-letter typos get a did-you-mean.
+ */
+export function checkHandlers(keys: readonly ExportedKey[]): CheckedHandlers {
+  const hookPoints = new Set<HookPoint>();
+  const problems: BundleProblem[] = [];
+  let code: CheckedHandlers["code"];
+  for (const { key, type } of keys) {
+    const point = hookPointOfHandler(key);
+    if (point === undefined) {
+      code ??= "unknown_handler";
+      const guess = suggestHandler(key);
+      const hint = guess === undefined ? "" : ` (did you mean \`${guess}\`?)`;
+      problems.push({ message: `Unknown handler \`${key}\`${hint}. Valid handlers: ${VALID.join(", ")}.` });
+    } else if (type !== undefined && type !== "function") {
+      code ??= "invalid_handler";
+      problems.push({
+        message: `Handler \`${key}\` is a ${type}, not a function. Export \`${key}(event, ctx) { … }\`.`,
+      });
+    } else {
+      hookPoints.add(point);
+    }
+  }
+  const ordered = HOOK_POINT_NAMES.filter((p) => hookPoints.has(p));
+  return code === undefined ? { hookPoints: ordered, problems } : { hookPoints: ordered, code, problems };
+}
+
+/** The valid handler name `key` most likely meant, if any is close. */
+export function suggestHandler(key: string): string | undefined {
+  const wanted = normalize(key);
+  let best: { name: string; distance: number } | undefined;
+  for (const name of VALID) {
+    const distance = editDistance(wanted, normalize(name), 2);
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+/** Case and separators do not count: `Tool.Call`, `tool_call` and `toolcall` all become `toolcall`. */
+function normalize(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]/g, "");
+}
+
+/** Levenshtein distance, giving up (returning `max + 1`) once it must exceed `max`. */
+function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const value = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+      current.push(value);
+      rowMin = Math.min(rowMin, value);
+    }
+    if (rowMin > max) return max + 1;
+    previous = current;
+  }
+  return previous[b.length] ?? max + 1;
+}
