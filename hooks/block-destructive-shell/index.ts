@@ -1,0 +1,39 @@
+import { defineHooks } from "isohook/hook-sdk";
+
+/** Tools whose `command` argument is run by a shell. */
+const SHELL_TOOLS = new Set(["shell", "bash"]);
+
+/** Commands that destroy a machine, each with the name a blocked call's reason gives. */
+const DESTRUCTIVE: readonly { readonly name: string; readonly pattern: RegExp }[] = [
+  {
+    name: "rm -rf /",
+    pattern:
+      /\brm\s+(?:-\S+\s+)*(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\s+(?:-\S+\s+)*(?:\/\*?|~\/?\*?|\$\{?HOME\}?\/?\*?)(?=$|[\s;&|)])/,
+  },
+  { name: "rm --no-preserve-root", pattern: /\brm\b[^;&|]*--no-preserve-root/ },
+  { name: "mkfs", pattern: /\bmkfs(?:\.[a-z0-9]+)?\b/ },
+  { name: "dd of=/dev/…", pattern: /\bdd\b[^;&|]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b)/ },
+  { name: "write to a block device", pattern: />\s*\/dev\/(?:sd|hd|vd|xvd|nvme|disk|mmcblk)[a-z0-9]*/ },
+  { name: "fork bomb", pattern: /([\w:]+)\s*\(\s*\)\s*\{[^}]*?\1\s*\|\s*\1\s*&/ },
+  { name: "chmod -R on /", pattern: /\bchmod\s+(?:-\S+\s+)*-[a-zA-Z]*R[a-zA-Z]*\s+\S+\s+\/(?=$|[\s;&|])/ },
+];
+
+/** The shell command of a call: a string, or an argv array joined with spaces. */
+function commandOf(args: { readonly [key: string]: unknown }): string | undefined {
+  const command = args.command;
+  if (typeof command === "string") return command;
+  if (Array.isArray(command) && command.every((part) => typeof part === "string")) return command.join(" ");
+  return undefined;
+}
+
+/** Blocks shell commands that wipe disks, delete the root or home folder, or fork-bomb the machine. */
+export default defineHooks({
+  toolCall(event) {
+    if (!SHELL_TOOLS.has(event.call.name)) return undefined;
+    const command = commandOf(event.call.args);
+    if (command === undefined) return undefined;
+    const hit = DESTRUCTIVE.find(({ pattern }) => pattern.test(command));
+    if (hit === undefined) return undefined;
+    return { type: "block", reason: `destructive shell command: ${hit.name}` };
+  },
+});
