@@ -27,6 +27,7 @@ export type {
   ToolsPrepareDecision,
   TurnEndDecision,
 } from "./decisions.js";
+export { createDispatcher } from "./dispatcher.js";
 export { DispatchError, type DispatchErrorCode } from "./errors.js";
 export type {
   DispatchEvent,

@@ -1,0 +1,50 @@
+/**
+ * Sandbox hook time of one run (DESIGN §4): a per-turn and a per-run budget beside the per-call timeout.
+ * A call that would start with either spent fails `timeout` without running; a call that starts gets what
+ * is left as its timeout when that is shorter than the per-call one.
+ */
+export class HookBudget {
+  readonly #turnMs: number;
+  readonly #runMs: number;
+  #turnSpent = 0;
+  #runSpent = 0;
+
+  constructor(turnMs: number, runMs: number) {
+    this.#turnMs = turnMs;
+    this.#runMs = runMs;
+  }
+
+  beginTurn(): void {
+    this.#turnSpent = 0;
+  }
+
+  charge(ms: number): void {
+    this.#turnSpent += ms;
+    this.#runSpent += ms;
+  }
+
+  spent(): { turnMs: number; runMs: number } {
+    return { turnMs: this.#turnSpent, runMs: this.#runSpent };
+  }
+
+  /** Why a call may not start now, or undefined when it may. */
+  denial(): string | undefined {
+    if (this.#runSpent >= this.#runMs) {
+      return `The run's hook time budget of ${this.#runMs} ms is spent (${round(this.#runSpent)} ms used); the hook was not called`;
+    }
+    if (this.#turnSpent >= this.#turnMs) {
+      return `The turn's hook time budget of ${this.#turnMs} ms is spent (${round(this.#turnSpent)} ms used); the hook was not called`;
+    }
+    return undefined;
+  }
+
+  /** The timeout for the next call: `perCallMs`, or what is left of either budget when that is less. */
+  timeoutFor(perCallMs: number): number | undefined {
+    const left = Math.min(this.#turnMs - this.#turnSpent, this.#runMs - this.#runSpent);
+    return left < perCallMs ? Math.max(1, Math.floor(left)) : undefined;
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

@@ -1,0 +1,111 @@
+import type { BundleHash, TenantId } from "../protocol/index.js";
+import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
+import { HookBudget } from "./budget.js";
+import { DispatchError } from "./errors.js";
+import {
+  type DispatcherOptionsInput,
+  PolicyMapInput,
+  parseDispatcherOptions,
+  type ResolvedDispatcherOptions,
+} from "./options.js";
+import { PlatformHook, type PlatformRegistration, validatePlatformHooks } from "./platform-hooks.js";
+import { effectivePolicy } from "./policy.js";
+import { QuarantineBook } from "./quarantine.js";
+import type { PlatformHooks, PolicyMap } from "./registration.js";
+import { RunScope } from "./run-dispatcher.js";
+import type { StackedHook } from "./stacked-hook.js";
+import { TenantHook } from "./tenant-hook.js";
+
+/**
+ * Creates the dispatcher the agent loop calls at every hook point. Options are validated (throws
+ * `DispatchError` `invalid_options` naming each bad field); limits, budgets and quarantine default to
+ * DESIGN §5. The dispatcher does not own the executor: close it yourself.
+ *
+ * ```ts
+ * const dispatcher = createDispatcher({ executor, emit: (event) => log(event) });
+ * const run = dispatcher.openRun({ tenantId, runId, bundle: await store.active(tenantId) });
+ * run.beginTurn(0);
+ * const { decision } = await run.toolCall({ call, batch: { index: 0, size: 1 } }, { signal });
+ * ```
+ */
+export function createDispatcher(options: DispatcherOptionsInput): Dispatcher {
+  return new HookDispatcher(parseDispatcherOptions(options));
+}
+
+class HookDispatcher implements Dispatcher {
+  readonly #options: ResolvedDispatcherOptions;
+  readonly #book: QuarantineBook;
+  #platform: readonly PlatformRegistration[] = [];
+
+  constructor(options: ResolvedDispatcherOptions) {
+    this.#options = options;
+    this.#book = new QuarantineBook(options.quarantine, options.emit);
+  }
+
+  registerPlatformHooks(hooks: PlatformHooks | readonly PlatformHooks[]): () => void {
+    const list: readonly PlatformHooks[] = isList(hooks) ? hooks : [hooks];
+    const added = list.map(validatePlatformHooks);
+    const ids = new Set(this.#platform.map((r) => r.id));
+    for (const registration of added) {
+      if (ids.has(registration.id)) {
+        throw new DispatchError(
+          "invalid_platform_hooks",
+          `A platform hook with id ${registration.id} is registered already; give each registration its own id`,
+        );
+      }
+      ids.add(registration.id);
+    }
+    this.#platform = [...this.#platform, ...added];
+    return () => {
+      this.#platform = this.#platform.filter((r) => !added.includes(r));
+    };
+  }
+
+  openRun(options: OpenRunOptions): RunDispatcher {
+    const { tenantId, runId, bundle } = options;
+    if (bundle !== undefined && bundle.tenantId !== tenantId) {
+      throw new DispatchError(
+        "invalid_options",
+        `The bundle passed to openRun belongs to tenant ${bundle.tenantId}, not ${tenantId}; pass that tenant's active bundle`,
+      );
+    }
+    const requested = PolicyMapInput.safeParse(options.policy ?? {});
+    if (!requested.success) {
+      throw new DispatchError("invalid_options", 'Expected `policy` to map hook points to "closed" or "open"');
+    }
+    const { executor, limits, budgets, emit, clock } = this.#options;
+    const budget = new HookBudget(budgets.turnMs, budgets.runMs);
+    const tenantRef = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
+    const platform = (position: "first" | "last") =>
+      this.#platform.filter((r) => r.position === position).map((r) => new PlatformHook(r, tenantId, runId, tenantRef));
+    const hooks: StackedHook[] = [...platform("first")];
+    if (bundle !== undefined) {
+      const policy = effectivePolicy(options.policy, this.#floorOf(tenantId));
+      hooks.push(new TenantHook(runId, bundle, policy, { executor, limits, book: this.#book, budget, clock }));
+    }
+    hooks.push(...platform("last"));
+    return new RunScope({ tenantId, runId, hooks, budget, emit, clock });
+  }
+
+  quarantinedUntil(tenantId: TenantId, hash: BundleHash): number | undefined {
+    return this.#book.status(tenantId, hash, this.#options.clock())?.until;
+  }
+
+  #floorOf(tenantId: TenantId): PolicyMap | undefined {
+    const floor = this.#options.floor;
+    if (typeof floor !== "function") return floor;
+    const map = floor(tenantId);
+    const parsed = PolicyMapInput.safeParse(map ?? {});
+    if (!parsed.success) {
+      throw new DispatchError(
+        "invalid_options",
+        `The \`floor\` function returned an invalid policy map for tenant ${tenantId}`,
+      );
+    }
+    return parsed.data;
+  }
+}
+
+function isList(hooks: PlatformHooks | readonly PlatformHooks[]): hooks is readonly PlatformHooks[] {
+  return Array.isArray(hooks);
+}

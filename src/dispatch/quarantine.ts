@@ -1,0 +1,93 @@
+import { type BundleHash, type FailureCode, QUARANTINE_CODES, type TenantId } from "../protocol/index.js";
+import type { Emit } from "./events.js";
+
+export interface QuarantineSettings {
+  readonly failures: number;
+  readonly windowMs: number;
+  readonly cooldownMs: number;
+  readonly maxCooldownMs: number;
+  readonly forgetAfterMs: number;
+}
+
+interface Entry {
+  /** Clock times of recent quarantine-kind failures, oldest first, all within the window. */
+  failures: number[];
+  until: number | undefined;
+  strikes: number;
+  exitedAt: number | undefined;
+}
+
+/** A bundle in quarantine: when it ends and how many strikes led there. */
+export interface QuarantineStatus {
+  readonly until: number;
+  readonly strike: number;
+}
+
+/**
+ * Which (tenant, bundle) pairs are in quarantine (DESIGN §4): K failures of the kinds in
+ * `QUARANTINE_CODES` within W put a pair in quarantine for a cooldown that doubles with each entry (up to a
+ * maximum) and starts over once the pair stayed quiet for `forgetAfterMs` after its last quarantine. Exit
+ * is observed lazily, at the first look after the cooldown, so tests drive it with their clock.
+ */
+export class QuarantineBook {
+  readonly #settings: QuarantineSettings;
+  readonly #emit: Emit | undefined;
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(settings: QuarantineSettings, emit: Emit | undefined) {
+    this.#settings = settings;
+    this.#emit = emit;
+  }
+
+  /** The quarantine the pair is in at `now`, or undefined (emitting `quarantine.exited` when one just ended). */
+  status(tenantId: TenantId, hash: BundleHash, now: number): QuarantineStatus | undefined {
+    const entry = this.#entries.get(key(tenantId, hash));
+    if (entry?.until === undefined) return undefined;
+    if (now < entry.until) return { until: entry.until, strike: entry.strikes };
+    const at = entry.until;
+    entry.until = undefined;
+    entry.exitedAt = at;
+    entry.failures = [];
+    this.#emit?.({ type: "quarantine.exited", at, tenantId, bundleHash: hash });
+    return undefined;
+  }
+
+  /** Counts a failure; only the quarantine kinds count. Returns the quarantine it started, if any. */
+  strike(tenantId: TenantId, hash: BundleHash, code: FailureCode, now: number): QuarantineStatus | undefined {
+    if (!QUARANTINE_CODES.has(code)) return undefined;
+    const id = key(tenantId, hash);
+    let entry = this.#entries.get(id);
+    if (entry === undefined) {
+      entry = { failures: [], until: undefined, strikes: 0, exitedAt: undefined };
+      this.#entries.set(id, entry);
+    }
+    if (entry.until !== undefined) return undefined;
+    const { failures, windowMs, cooldownMs, maxCooldownMs, forgetAfterMs } = this.#settings;
+    if (entry.exitedAt !== undefined && now - entry.exitedAt >= forgetAfterMs) {
+      entry.strikes = 0;
+      entry.exitedAt = undefined;
+    }
+    entry.failures.push(now);
+    while (entry.failures.length > 0 && (entry.failures[0] ?? now) <= now - windowMs) entry.failures.shift();
+    if (entry.failures.length < failures) return undefined;
+    entry.strikes += 1;
+    const cooldown = Math.min(maxCooldownMs, cooldownMs * 2 ** (entry.strikes - 1));
+    entry.until = now + cooldown;
+    entry.failures = [];
+    this.#emit?.({
+      type: "quarantine.entered",
+      at: now,
+      tenantId,
+      bundleHash: hash,
+      until: entry.until,
+      cooldownMs: cooldown,
+      strike: entry.strikes,
+      code,
+    });
+    return { until: entry.until, strike: entry.strikes };
+  }
+}
+
+function key(tenantId: TenantId, hash: BundleHash): string {
+  return `${tenantId}\u0000${hash}`;
+}

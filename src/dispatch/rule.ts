@@ -1,0 +1,50 @@
+import type { Failure, HookEvent, HookPoint, HookResult } from "../protocol/index.js";
+import type { DecidedBy, PointDecision, StopDecision } from "./decisions.js";
+
+/**
+ * One hook point's stacking rule (DESIGN §3) as a pure fold over the hooks' results in stack order. The
+ * dispatcher owns the loop, the policy and the records; a rule only combines. `A` is the rule's
+ * accumulator; functions return a new one and never mutate their input.
+ */
+export interface PointRule<P extends HookPoint, A> {
+  readonly point: P;
+  start(event: HookEvent<P>): A;
+  /** The event the next hook sees: the same object as long as nothing rewrote it (its JSON is reused). */
+  event(acc: A): HookEvent<P>;
+  /** Checks a result before it is applied; a message makes it the hook's `invalid_result` failure. */
+  check(acc: A, result: HookResult<P>): string | undefined;
+  apply(acc: A, result: HookResult<P>, by: DecidedBy): A;
+  /** Applies the point's safe decision for a failure under a `closed` policy. */
+  safe(acc: A, failure: Failure, by: DecidedBy): A;
+  /** True once a first-wins decision was taken: later hooks do not run at this point. */
+  done(acc: A): boolean;
+  decide(acc: A): PointDecision<P>;
+}
+
+/** The shape most rules share: the effective event, whether a hook changed it, and a final decision. */
+export interface Chain<P extends HookPoint, D> {
+  readonly event: HookEvent<P>;
+  readonly changed: boolean;
+  readonly final: D | undefined;
+}
+
+export function chainStart<P extends HookPoint, D>(event: HookEvent<P>): Chain<P, D> {
+  return { event, changed: false, final: undefined };
+}
+
+export function rewritten<P extends HookPoint, D>(acc: Chain<P, D>, event: HookEvent<P>): Chain<P, D> {
+  return { event, changed: true, final: acc.final };
+}
+
+export function finished<P extends HookPoint, D>(acc: Chain<P, D>, final: D): Chain<P, D> {
+  return { event: acc.event, changed: acc.changed, final };
+}
+
+export function stopOf(reason: string, by: DecidedBy): StopDecision {
+  return { type: "stop", reason, by };
+}
+
+/** No rule but `tool.call` checks its results beyond their schema. */
+export function noCheck(): undefined {
+  return undefined;
+}

@@ -1,0 +1,194 @@
+import type { JsonObject } from "../protocol/index.js";
+import type {
+  DecidedBy,
+  OutputValidateDecision,
+  RunEndDecision,
+  ToolCallDecision,
+  ToolInvalidDecision,
+  ToolResultDecision,
+  TurnEndDecision,
+} from "./decisions.js";
+import { type Chain, chainStart, finished, noCheck, type PointRule, rewritten, stopOf } from "./rule.js";
+
+/** The rules of the points from the model's tool calls to the end of the run. */
+
+type ToolInvalidAcc = Chain<"tool.invalid", ToolInvalidDecision>;
+export const toolInvalidRule: PointRule<"tool.invalid", ToolInvalidAcc> = {
+  point: "tool.invalid",
+  start: chainStart,
+  event: (acc) => acc.event,
+  check: noCheck,
+  apply(acc, result, by) {
+    switch (result.type) {
+      case "fail":
+        return finished(acc, { type: "fail", by });
+      case "retry":
+        return finished(acc, { type: "retry", feedback: result.feedback, by });
+      case "repair":
+        return finished(
+          acc,
+          result.args === undefined
+            ? { type: "repair", name: result.name, by }
+            : { type: "repair", name: result.name, args: result.args, by },
+        );
+      case "skip":
+        return finished(acc, { type: "skip", reason: result.reason, by });
+      case "stop":
+        return finished(acc, stopOf(result.reason, by));
+      default: {
+        const never: never = result;
+        return never;
+      }
+    }
+  },
+  safe: (acc, failure, by) => finished(acc, stopOf(failure.code, by)),
+  done: (acc) => acc.final !== undefined,
+  decide: (acc) => acc.final ?? { type: "fail" },
+};
+
+type ToolCallAcc = Chain<"tool.call", ToolCallDecision>;
+
+/** `tool.call` re-validates each rewrite against the tool's own schema (`validateArgs`). */
+export function toolCallRule(
+  validateArgs: ((args: JsonObject) => string | undefined) | undefined,
+): PointRule<"tool.call", ToolCallAcc> {
+  return {
+    point: "tool.call",
+    start: chainStart,
+    event: (acc) => acc.event,
+    check(_acc, result) {
+      if (result.type !== "rewrite" || validateArgs === undefined) return undefined;
+      const problem = validateArgs(result.args);
+      return problem === undefined ? undefined : `The rewritten arguments do not fit the tool's schema: ${problem}`;
+    },
+    apply(acc, result, by) {
+      switch (result.type) {
+        case "rewrite":
+          return rewritten(acc, { ...acc.event, call: { ...acc.event.call, args: result.args } });
+        case "block":
+          return finished(acc, block(acc, result.reason, result.terminate ?? false, by));
+        case "stop":
+          return finished(acc, stopOf(result.reason, by));
+        default: {
+          const never: never = result;
+          return never;
+        }
+      }
+    },
+    safe: (acc, failure, by) => finished(acc, block(acc, failure.code, false, by)),
+    done: (acc) => acc.final !== undefined,
+    decide: (acc) => acc.final ?? { type: "execute", args: acc.event.call.args, rewritten: acc.changed },
+  };
+}
+
+function block(acc: ToolCallAcc, reason: string, terminate: boolean, by: DecidedBy): ToolCallDecision {
+  return { type: "block", reason, terminate, args: acc.event.call.args, by };
+}
+
+interface ToolResultAcc extends Chain<"tool.result", ToolResultDecision> {
+  readonly terminate: boolean;
+}
+export const toolResultRule: PointRule<"tool.result", ToolResultAcc> = {
+  point: "tool.result",
+  start: (event) => ({ ...chainStart<"tool.result", ToolResultDecision>(event), terminate: false }),
+  event: (acc) => acc.event,
+  check: noCheck,
+  apply(acc, result, by) {
+    if (result.type === "stop") return { ...acc, final: stopOf(result.reason, by) };
+    const terminate = result.terminate ?? acc.terminate;
+    if (result.content === undefined && result.isError === undefined && result.details === undefined) {
+      return { ...acc, terminate };
+    }
+    // Field-wise: each field a patch sets replaces that field; the others stay as earlier hooks left them.
+    const patched = { ...acc.event.result };
+    if (result.content !== undefined) patched.content = result.content;
+    if (result.isError !== undefined) patched.isError = result.isError;
+    if (result.details !== undefined) patched.details = result.details;
+    return { ...acc, event: { ...acc.event, result: patched }, changed: true, terminate };
+  },
+  safe: (acc, failure, by) => ({ ...acc, final: stopOf(failure.code, by) }),
+  done: (acc) => acc.final !== undefined,
+  decide: (acc) =>
+    acc.final ?? { type: "result", result: acc.event.result, terminate: acc.terminate, patched: acc.changed },
+};
+
+interface TurnEndAcc {
+  readonly event: Chain<"turn.end", never>["event"];
+  readonly best: TurnEndDecision;
+}
+const TURN_RANK: Record<TurnEndDecision["type"], number> = { default: 0, continue: 1, end: 2, stop: 3 };
+
+/** Every hook runs; the strongest kind wins (stop > end > continue > default), the first of that kind decides. */
+function strongest(acc: TurnEndAcc, next: TurnEndDecision): TurnEndAcc {
+  return TURN_RANK[next.type] > TURN_RANK[acc.best.type] ? { event: acc.event, best: next } : acc;
+}
+
+export const turnEndRule: PointRule<"turn.end", TurnEndAcc> = {
+  point: "turn.end",
+  start: (event) => ({ event, best: { type: "default" } }),
+  event: (acc) => acc.event,
+  check: noCheck,
+  apply(acc, result, by) {
+    switch (result.type) {
+      case "continue":
+        return strongest(
+          acc,
+          result.message === undefined ? { type: "continue", by } : { type: "continue", message: result.message, by },
+        );
+      case "end":
+        return strongest(
+          acc,
+          result.reason === undefined ? { type: "end", by } : { type: "end", reason: result.reason, by },
+        );
+      case "stop":
+        return strongest(acc, stopOf(result.reason, by));
+      default: {
+        const never: never = result;
+        return never;
+      }
+    }
+  },
+  safe: (acc, failure, by) => strongest(acc, stopOf(failure.code, by)),
+  done: () => false,
+  decide: (acc) => acc.best,
+};
+
+type OutputAcc = Chain<"output.validate", OutputValidateDecision>;
+export const outputValidateRule: PointRule<"output.validate", OutputAcc> = {
+  point: "output.validate",
+  start: chainStart,
+  event: (acc) => acc.event,
+  check: noCheck,
+  apply(acc, result, by) {
+    switch (result.type) {
+      case "accept":
+        return acc;
+      case "retry":
+        return finished(acc, { type: "retry", feedback: result.feedback, by });
+      case "fail":
+        return finished(acc, { type: "fail", reason: result.reason, by });
+      default: {
+        const never: never = result;
+        return never;
+      }
+    }
+  },
+  safe: (acc, failure, by) => finished(acc, stopOf(failure.code, by)),
+  done: (acc) => acc.final !== undefined,
+  decide: (acc) => acc.final ?? { type: "accept" },
+};
+
+type RunEndAcc = Chain<"run.end", RunEndDecision>;
+const OBSERVED: RunEndDecision = { type: "observed" };
+
+/** Observe-only: every hook runs and nothing a hook returns or a failure does changes the run. */
+export const runEndRule: PointRule<"run.end", RunEndAcc> = {
+  point: "run.end",
+  start: chainStart,
+  event: (acc) => acc.event,
+  check: noCheck,
+  apply: (acc) => acc,
+  safe: (acc) => acc,
+  done: () => false,
+  decide: () => OBSERVED,
+};

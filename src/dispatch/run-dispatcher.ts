@@ -1,0 +1,147 @@
+import type { HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { DispatchOptions, RunDispatcher, ToolCallDispatchOptions } from "./api.js";
+import type { HookBudget } from "./budget.js";
+import type { Dispatched } from "./decisions.js";
+import type { Emit } from "./events.js";
+import type { PointRule } from "./rule.js";
+import {
+  contextPrepareRule,
+  inputInboundRule,
+  modelRequestRule,
+  modelResponseRule,
+  runStartRule,
+  toolsPrepareRule,
+} from "./rules-request.js";
+import {
+  outputValidateRule,
+  runEndRule,
+  toolCallRule,
+  toolInvalidRule,
+  toolResultRule,
+  turnEndRule,
+} from "./rules-tools.js";
+import { runStack } from "./stack.js";
+import type { StackedHook } from "./stacked-hook.js";
+
+export interface RunScopeDeps {
+  readonly tenantId: TenantId;
+  readonly runId: RunId;
+  readonly hooks: readonly StackedHook[];
+  readonly budget: HookBudget;
+  readonly emit: Emit | undefined;
+  readonly clock: () => number;
+}
+
+const UNCHECKED_TOOL_CALL = toolCallRule(undefined);
+
+/**
+ * One run's hook stack and its lifecycle state: the turn for `ctx.turn`, the budgets, and a queue that
+ * serialises the run's dispatches so each hook's state is handed from one call to the next.
+ */
+export class RunScope implements RunDispatcher {
+  readonly tenantId: TenantId;
+  readonly runId: RunId;
+  readonly #deps: RunScopeDeps;
+  #turn = 0;
+  #tail: Promise<void> = Promise.resolve();
+
+  constructor(deps: RunScopeDeps) {
+    this.tenantId = deps.tenantId;
+    this.runId = deps.runId;
+    this.#deps = deps;
+  }
+
+  beginTurn(turn: number): void {
+    if (!Number.isInteger(turn) || turn < 0)
+      throw new RangeError(`Expected \`turn\` to be an integer from 0 and up, got \`${turn}\``);
+    this.#turn = turn;
+    this.#deps.budget.beginTurn();
+  }
+
+  spent(): { readonly turnMs: number; readonly runMs: number } {
+    return this.#deps.budget.spent();
+  }
+
+  runStart(event: HookEvent<"run.start">, options?: DispatchOptions): Promise<Dispatched<"run.start">> {
+    return this.#dispatch(runStartRule, event, options);
+  }
+  inputInbound(event: HookEvent<"input.inbound">, options?: DispatchOptions): Promise<Dispatched<"input.inbound">> {
+    return this.#dispatch(inputInboundRule, event, options);
+  }
+  contextPrepare(
+    event: HookEvent<"context.prepare">,
+    options?: DispatchOptions,
+  ): Promise<Dispatched<"context.prepare">> {
+    return this.#dispatch(contextPrepareRule, event, options);
+  }
+  toolsPrepare(event: HookEvent<"tools.prepare">, options?: DispatchOptions): Promise<Dispatched<"tools.prepare">> {
+    return this.#dispatch(toolsPrepareRule, event, options);
+  }
+  modelRequest(event: HookEvent<"model.request">, options?: DispatchOptions): Promise<Dispatched<"model.request">> {
+    return this.#dispatch(modelRequestRule, event, options);
+  }
+  modelResponse(event: HookEvent<"model.response">, options?: DispatchOptions): Promise<Dispatched<"model.response">> {
+    return this.#dispatch(modelResponseRule, event, options);
+  }
+  toolInvalid(event: HookEvent<"tool.invalid">, options?: DispatchOptions): Promise<Dispatched<"tool.invalid">> {
+    return this.#dispatch(toolInvalidRule, event, options);
+  }
+  toolCall(event: HookEvent<"tool.call">, options?: ToolCallDispatchOptions): Promise<Dispatched<"tool.call">> {
+    const rule = options?.validateArgs === undefined ? UNCHECKED_TOOL_CALL : toolCallRule(options.validateArgs);
+    return this.#dispatch(rule, event, options);
+  }
+  toolResult(event: HookEvent<"tool.result">, options?: DispatchOptions): Promise<Dispatched<"tool.result">> {
+    return this.#dispatch(toolResultRule, event, options);
+  }
+  turnEnd(event: HookEvent<"turn.end">, options?: DispatchOptions): Promise<Dispatched<"turn.end">> {
+    return this.#dispatch(turnEndRule, event, options);
+  }
+  outputValidate(
+    event: HookEvent<"output.validate">,
+    options?: DispatchOptions,
+  ): Promise<Dispatched<"output.validate">> {
+    return this.#dispatch(outputValidateRule, event, options);
+  }
+  runEnd(event: HookEvent<"run.end">, options?: DispatchOptions): Promise<Dispatched<"run.end">> {
+    return this.#dispatch(runEndRule, event, options);
+  }
+
+  async #dispatch<P extends HookPoint, A>(
+    rule: PointRule<P, A>,
+    event: HookEvent<P>,
+    options: DispatchOptions | undefined,
+  ): Promise<Dispatched<P>> {
+    const signal = options?.signal;
+    signal?.throwIfAborted();
+    const { hooks, tenantId, runId, emit, clock } = this.#deps;
+    // Most points in most runs have no hook at all: answer without queueing.
+    if (!hooks.some((hook) => hook.exports(rule.point)))
+      return { decision: rule.decide(rule.start(event)), records: [] };
+    const previous = this.#tail;
+    let release = () => {};
+    this.#tail = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    try {
+      await untilDone(previous, signal);
+      signal?.throwIfAborted();
+      return await runStack(rule, hooks, event, { tenantId, runId, turn: this.#turn, signal, emit, clock });
+    } finally {
+      // Release only after the previous dispatch ended, so the queue order holds even when this one aborted early.
+      void previous.then(release);
+    }
+  }
+}
+
+/** Waits for `promise`, or rejects with the signal's reason when it aborts first. */
+function untilDone(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return promise;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    void promise.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
+}

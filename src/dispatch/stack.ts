@@ -1,0 +1,102 @@
+import type { Failure, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { DecidedBy, Dispatched, HookRecord, RecordedOutcome } from "./decisions.js";
+import type { Emit, HookCalledEvent } from "./events.js";
+import type { PointRule } from "./rule.js";
+import type { CallScope, StackedHook } from "./stacked-hook.js";
+
+/** What `runStack` needs of its run besides the hooks. */
+export interface StackScope extends CallScope {
+  readonly tenantId: TenantId;
+  readonly runId: RunId;
+  readonly emit: Emit | undefined;
+  readonly clock: () => number;
+}
+
+/**
+ * Calls the stack's hooks at one point in order and folds their results with the point's rule: the
+ * policy turns failures into the safe decision or the no-op, a first-wins decision ends the point, and each
+ * call is recorded and emitted. Hooks that do not export the point are skipped without a call. The event's
+ * JSON is built at most once per distinct effective event.
+ */
+export async function runStack<P extends HookPoint, A>(
+  rule: PointRule<P, A>,
+  hooks: readonly StackedHook[],
+  event: HookEvent<P>,
+  scope: StackScope,
+): Promise<Dispatched<P>> {
+  const point = rule.point;
+  let acc = rule.start(event);
+  let json: string | undefined;
+  let jsonOf: HookEvent<P> | undefined;
+  const records: HookRecord<P>[] = [];
+  for (const hook of hooks) {
+    if (!hook.exports(point)) continue;
+    scope.signal?.throwIfAborted();
+    const current = rule.event(acc);
+    const eventJson = () => {
+      if (jsonOf !== current || json === undefined) {
+        json = JSON.stringify(current);
+        jsonOf = current;
+      }
+      return json;
+    };
+    const called = await hook.call(point, current, eventJson, scope);
+    let outcome: RecordedOutcome<P> = called.outcome;
+    if (outcome.type === "decided" && outcome.result !== null) {
+      const problem = rule.check(acc, outcome.result);
+      if (problem !== undefined) outcome = { type: "failed", failure: { code: "invalid_result", message: problem } };
+    }
+    const policy = hook.policy[point];
+    const record: HookRecord<P> = {
+      point,
+      hookId: hook.hookId,
+      source: hook.source,
+      bundle: hook.bundle,
+      outcome,
+      policy,
+      durationMs: called.durationMs,
+      cpuMs: called.cpuMs,
+      logs: called.logs,
+    };
+    records.push(record);
+    scope.emit?.(calledEvent(record, scope));
+    if (outcome.type === "decided") {
+      if (outcome.result !== null) acc = rule.apply(acc, outcome.result, { hookId: hook.hookId, source: hook.source });
+    } else if (policy === "closed") {
+      acc = rule.safe(acc, outcome.failure, failedBy(hook, outcome.failure));
+    }
+    if (rule.done(acc)) break;
+  }
+  return { decision: rule.decide(acc), records };
+}
+
+function failedBy(hook: StackedHook, failure: Failure): DecidedBy {
+  return { hookId: hook.hookId, source: hook.source, failure: failure.code };
+}
+
+function calledEvent<P extends HookPoint>(record: HookRecord<P>, scope: StackScope): HookCalledEvent {
+  return {
+    type: "hook.called",
+    at: scope.clock(),
+    tenantId: scope.tenantId,
+    runId: scope.runId,
+    turn: scope.turn,
+    point: record.point,
+    hookId: record.hookId,
+    source: record.source,
+    bundle: record.bundle,
+    outcome:
+      record.outcome.type === "decided"
+        ? { type: "decided", result: resultType(record.outcome.result) }
+        : { type: "failed", code: record.outcome.failure.code, message: record.outcome.failure.message },
+    policy: record.policy,
+    durationMs: record.durationMs,
+    cpuMs: record.cpuMs,
+    logs: record.logs.length,
+  };
+}
+
+function resultType(result: unknown): string | null {
+  if (typeof result !== "object" || result === null || !("type" in result)) return null;
+  return typeof result.type === "string" ? result.type : null;
+}

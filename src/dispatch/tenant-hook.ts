@@ -1,0 +1,124 @@
+import {
+  type ActiveBundle,
+  type Failure,
+  type FailureCode,
+  type HookCall,
+  type HookEvent,
+  type HookExecutor,
+  HookId,
+  type HookPoint,
+  type Limits,
+  type RunId,
+  type SandboxBundle,
+  type TenantId,
+} from "../protocol/index.js";
+import type { HookBudget } from "./budget.js";
+import { invokeHook } from "./invoke-hook.js";
+import type { QuarantineBook } from "./quarantine.js";
+import type { BundleRef, FailurePolicy } from "./registration.js";
+import type { CallScope, HookCallResult, StackedHook } from "./stacked-hook.js";
+
+export interface TenantHookDeps {
+  readonly executor: HookExecutor;
+  readonly limits: Limits;
+  readonly book: QuarantineBook;
+  readonly budget: HookBudget;
+  readonly clock: () => number;
+}
+
+/**
+ * The tenant's active bundle in one run's stack. Owns the run-scoped `state` as the JSON it crosses as:
+ * `ctx` is one precomputed prefix plus turn and state, so a call builds it with one concatenation.
+ */
+export class TenantHook implements StackedHook {
+  readonly hookId: HookId;
+  readonly source = "tenant";
+  readonly bundle: BundleRef;
+  readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
+  readonly #tenantId: TenantId;
+  readonly #sandboxBundle: SandboxBundle;
+  readonly #exported: ReadonlySet<HookPoint>;
+  readonly #ctxPrefix: string;
+  readonly #deps: TenantHookDeps;
+  #stateJson = "{}";
+
+  constructor(
+    runId: RunId,
+    active: ActiveBundle,
+    policy: Readonly<Record<HookPoint, FailurePolicy>>,
+    deps: TenantHookDeps,
+  ) {
+    this.#tenantId = active.tenantId;
+    this.hookId = HookId.parse(`tenant:${active.tenantId}@v${active.version}`);
+    this.bundle = { version: active.version, hash: active.manifest.hash };
+    this.policy = policy;
+    this.#sandboxBundle = { hash: active.manifest.hash, code: active.code };
+    this.#exported = new Set(active.manifest.hookPoints);
+    this.#deps = deps;
+    this.#ctxPrefix =
+      `{"tenantId":${JSON.stringify(active.tenantId)},"runId":${JSON.stringify(runId)},` +
+      `"hookId":${JSON.stringify(this.hookId)},"bundle":${JSON.stringify(this.bundle)},` +
+      `"config":${JSON.stringify(active.config)},"turn":`;
+  }
+
+  exports(point: HookPoint): boolean {
+    return this.#exported.has(point);
+  }
+
+  async call<P extends HookPoint>(
+    point: P,
+    _event: HookEvent<P>,
+    eventJson: () => string,
+    scope: CallScope,
+  ): Promise<HookCallResult<P>> {
+    const { executor, limits, book, budget, clock } = this.#deps;
+    const hash = this.bundle.hash;
+    const quarantine = book.status(this.#tenantId, hash, clock());
+    if (quarantine !== undefined) {
+      const until = new Date(quarantine.until).toISOString();
+      return notRun(
+        "quarantined",
+        `Bundle ${hash} of tenant ${this.#tenantId} is in quarantine until ${until} (strike ${quarantine.strike}) after repeated sandbox failures; the hook was not called`,
+      );
+    }
+    const denial = budget.denial();
+    if (denial !== undefined) return notRun("timeout", denial);
+
+    const timeoutMs = budget.timeoutFor(limits.timeoutMs);
+    const ctxJson = `${this.#ctxPrefix}${scope.turn},"state":${this.#stateJson}}`;
+    const base = { tenantId: this.#tenantId, bundle: this.#sandboxBundle, point, eventJson: eventJson(), ctxJson };
+    const call: HookCall & { point: P } = timeoutMs === undefined ? base : { ...base, timeoutMs };
+    const invoked = await invokeHook(executor, call, limits, scope.signal);
+    budget.charge(invoked.durationMs);
+    const { outcome, durationMs, cpuMs } = invoked;
+    if (outcome.type === "failed") {
+      book.strike(this.#tenantId, hash, outcome.failure.code, clock());
+      return { outcome: { type: "failed", failure: outcome.failure }, durationMs, cpuMs, logs: outcome.logs };
+    }
+    if (outcome.state !== undefined) {
+      const stateJson = JSON.stringify(outcome.state);
+      if (stateJson.length > limits.maxStateBytes) {
+        const failure = stateTooLarge(stateJson.length, limits.maxStateBytes);
+        return { outcome: { type: "failed", failure }, durationMs, cpuMs, logs: outcome.logs };
+      }
+      this.#stateJson = stateJson;
+    }
+    return { outcome: { type: "decided", result: outcome.result }, durationMs, cpuMs, logs: outcome.logs };
+  }
+
+  /** For tests and operators: the state the next call will receive. */
+  stateJson(): string {
+    return this.#stateJson;
+  }
+}
+
+function notRun<P extends HookPoint>(code: FailureCode, message: string): HookCallResult<P> {
+  return { outcome: { type: "failed", failure: { code, message } }, durationMs: 0, cpuMs: 0, logs: [] };
+}
+
+function stateTooLarge(chars: number, max: number): Failure {
+  return {
+    code: "result_too_large",
+    message: `The hook's state is ${chars} characters, over the ${max} limit; its result and state were discarded (keep less in ctx.state)`,
+  };
+}
