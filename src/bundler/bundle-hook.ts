@@ -131,6 +131,7 @@ function isBuildFailure(error: unknown): error is Error & { errors: Message[] } 
 function largestInputs(metafile: Metafile, context: { workDir: string; cwd: string }): string {
   const output = Object.values(metafile.outputs).find((o) => o.entryPoint !== undefined);
   const inputs = Object.entries(output?.inputs ?? {})
+    .filter(([path]) => path !== WRAPPER_FILE)
     .sort(([, a], [, b]) => b.bytesInOutput - a.bytesInOutput)
     .slice(0, 3);
   return inputs
