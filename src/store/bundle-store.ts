@@ -1,0 +1,146 @@
+import type { BundleHash, BundleManifest, BundleSource, HookPoint, JsonValue, TenantId } from "../protocol/index.js";
+
+/**
+ * A store of tenant hook bundles: immutable, content-addressed bundles; monotonic versions per tenant
+ * (each a bundle plus the tenant's config for it); one active version per tenant; an activation history
+ * that `rollback` walks back; and an audit log of every upload, activation, rollback and deletion.
+ *
+ * Every method validates its input (tenant ids with `TenantId`, versions as positive integers) and
+ * rejects with a `StoreError` whose `code` says what went wrong. `active` is the runtime's
+ * `BundleSource`: cached by bundle hash, and it sees activations made by other processes within the
+ * store's refresh interval. A run resolves its bundle once and keeps that version.
+ *
+ * ```ts
+ * const store = await SqliteBundleStore.open(".isohook/store.db");
+ * const { version } = await store.upload({ tenantId, code, sourceMap, manifest, by: "ops", activate: true });
+ * await store.rollback({ tenantId, by: "ops" });
+ * ```
+ */
+export interface BundleStore extends BundleSource {
+  readonly kind: "sqlite" | "memory";
+  /**
+   * Stores a new version in one transaction: the bundle (kept once per hash; `manifest.hash` must be
+   * the SHA-256 of `code`), a new version number allocated inside the transaction, the config (the
+   * latest version's config when omitted, `{}` for a new tenant), an audit entry and, with `activate`,
+   * the activation. A failure leaves the store as it was.
+   */
+  upload(input: UploadInput, signal?: AbortSignal): Promise<UploadResult>;
+  /** Makes `version` the tenant's active version. Activating the active version changes nothing. */
+  activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult>;
+  /** Returns the tenant to the version that was active before the current activation. */
+  rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult>;
+  /** Deletes a version that is not active; its number is never reused. */
+  deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void>;
+  /** Every tenant with at least one version ever uploaded, by id. */
+  tenants(signal?: AbortSignal): Promise<TenantSummary[]>;
+  tenant(tenantId: TenantId, signal?: AbortSignal): Promise<TenantSummary | undefined>;
+  /** The tenant's versions, oldest first. Rejects with `not_found` for an unknown tenant. */
+  versions(tenantId: TenantId, signal?: AbortSignal): Promise<VersionRecord[]>;
+  /** One version with its manifest, config and gate report; without `version`, the active one. */
+  version(tenantId: TenantId, version?: number, signal?: AbortSignal): Promise<VersionDetail | undefined>;
+  /** A bundle's code and source map by hash. */
+  bundle(hash: BundleHash, signal?: AbortSignal): Promise<StoredBundle | undefined>;
+  /** Audit entries oldest first: the last `limit` (default 100) matching ones. */
+  audit(query?: AuditQuery, signal?: AbortSignal): Promise<AuditEntry[]>;
+  close(): Promise<void>;
+}
+
+export interface UploadInput {
+  readonly tenantId: TenantId;
+  readonly code: string;
+  readonly sourceMap?: string;
+  readonly manifest: BundleManifest;
+  /** The tenant's config for this version (`ctx.config`); defaults to the latest version's. */
+  readonly config?: JsonValue;
+  /** The deploy gate's report, kept for `inspect`. */
+  readonly gateReport?: JsonValue;
+  /** Who uploaded (an operator name); 1–128 printable characters. */
+  readonly by: string;
+  readonly activate?: boolean;
+}
+
+export interface TenantAction {
+  readonly tenantId: TenantId;
+  readonly by: string;
+}
+
+export interface VersionAction extends TenantAction {
+  readonly version: number;
+}
+
+export interface UploadResult {
+  readonly version: VersionRecord;
+  /** False when a bundle with this hash was already stored (the new version shares it). */
+  readonly bundleCreated: boolean;
+  readonly activated: boolean;
+}
+
+export interface ActivationResult {
+  readonly tenantId: TenantId;
+  /** The version active now. */
+  readonly version: number;
+  /** The version active before, or null. */
+  readonly previous: number | null;
+  readonly changed: boolean;
+}
+
+export interface TenantSummary {
+  readonly tenantId: TenantId;
+  readonly activeVersion: number | null;
+  readonly activeHash: BundleHash | null;
+  readonly latestVersion: number | null;
+  readonly versionCount: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export interface VersionRecord {
+  readonly tenantId: TenantId;
+  readonly version: number;
+  readonly hash: BundleHash;
+  readonly bytes: number;
+  readonly hookPoints: readonly HookPoint[];
+  readonly uploadedBy: string;
+  /** ISO 8601. */
+  readonly uploadedAt: string;
+  readonly active: boolean;
+}
+
+export interface VersionDetail extends VersionRecord {
+  readonly manifest: BundleManifest;
+  readonly config: JsonValue;
+  readonly gateReport: JsonValue | null;
+  readonly sourceMapBytes: number;
+}
+
+export interface StoredBundle {
+  readonly hash: BundleHash;
+  readonly code: string;
+  readonly sourceMap: string | null;
+  readonly manifest: BundleManifest;
+  readonly bytes: number;
+  /** Who first stored this content, and when. */
+  readonly uploadedBy: string;
+  readonly uploadedAt: string;
+}
+
+export type AuditType = "upload" | "activate" | "rollback" | "delete";
+
+export interface AuditEntry {
+  readonly id: number;
+  readonly at: string;
+  readonly tenantId: TenantId;
+  readonly type: AuditType;
+  /** The version uploaded, activated, rolled back to, or deleted. */
+  readonly version: number;
+  /** For activate and rollback: the version active before. */
+  readonly fromVersion: number | null;
+  readonly hash: BundleHash | null;
+  readonly by: string;
+}
+
+export interface AuditQuery {
+  readonly tenantId?: TenantId;
+  /** 1–10 000, default 100. */
+  readonly limit?: number;
+}

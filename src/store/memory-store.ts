@@ -1,0 +1,339 @@
+import {
+  type ActiveBundle,
+  BundleHash,
+  type BundleHash as BundleHashType,
+  type BundleManifest,
+  DEFAULT_LIMITS,
+  type JsonValue,
+  type TenantId,
+} from "../protocol/index.js";
+import { ActiveBundleCache, type ActiveCacheOptions, integerOption } from "./active-cache.js";
+import type {
+  ActivationResult,
+  AuditEntry,
+  AuditQuery,
+  AuditType,
+  BundleStore,
+  StoredBundle,
+  TenantAction,
+  TenantSummary,
+  UploadInput,
+  UploadResult,
+  VersionAction,
+  VersionDetail,
+  VersionRecord,
+} from "./bundle-store.js";
+import { StoreError } from "./errors.js";
+import { checkAuditLimit, checkBy, checkTenantId, checkUpload, checkVersion } from "./store-inputs.js";
+import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
+
+export interface MemoryStoreOptions extends ActiveCacheOptions {
+  readonly maxBundleBytes?: number;
+  readonly clock?: () => number;
+}
+
+interface Bundle {
+  readonly code: string;
+  readonly sourceMap: string | null;
+  readonly manifest: BundleManifest;
+  readonly bytes: number;
+  readonly by: string;
+  readonly at: number;
+}
+
+interface Version {
+  readonly version: number;
+  readonly hash: BundleHashType;
+  readonly config: JsonValue;
+  readonly gateReport: JsonValue | null;
+  readonly by: string;
+  readonly at: number;
+}
+
+interface Tenant {
+  readonly createdAt: number;
+  updatedAt: number;
+  nextVersion: number;
+  active: number | null;
+  /** Activation history, oldest first; the last entry is the active version. */
+  readonly activations: number[];
+  readonly versions: Map<number, Version>;
+}
+
+/** The in-memory `BundleStore` for tests: the same contract as the SQLite store, nothing persisted. */
+export class MemoryBundleStore implements BundleStore {
+  readonly kind = "memory";
+  readonly #tenants = new Map<TenantId, Tenant>();
+  readonly #bundles = new Map<BundleHashType, Bundle>();
+  readonly #audit: AuditEntry[] = [];
+  readonly #cache: ActiveBundleCache;
+  readonly #maxBundleBytes: number;
+  readonly #clock: () => number;
+  #closed = false;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#maxBundleBytes = integerOption(
+      "maxBundleBytes",
+      options.maxBundleBytes ?? DEFAULT_LIMITS.maxBundleBytes,
+      1,
+      2 ** 31,
+    );
+    this.#clock = options.clock ?? Date.now;
+    this.#cache = new ActiveBundleCache(
+      {
+        changeToken: () => 0,
+        head: (tenantId) => {
+          const tenant = this.#tenants.get(tenantId);
+          const version = tenant?.active == null ? undefined : tenant.versions.get(tenant.active);
+          return version && { version: version.version, hash: version.hash, config: version.config };
+        },
+        code: (hash) => this.#bundles.get(hash),
+      },
+      options,
+    );
+  }
+
+  async upload(input: UploadInput, signal?: AbortSignal): Promise<UploadResult> {
+    const u = checkUpload(input, this.#maxBundleBytes);
+    this.#open(signal);
+    const at = this.#clock();
+    let tenant = this.#tenants.get(u.tenantId);
+    if (!tenant) {
+      tenant = { createdAt: at, updatedAt: at, nextVersion: 1, active: null, activations: [], versions: new Map() };
+      this.#tenants.set(u.tenantId, tenant);
+    }
+    const version = tenant.nextVersion++;
+    tenant.updatedAt = at;
+    const bundleCreated = !this.#bundles.has(u.hash);
+    if (bundleCreated) {
+      this.#bundles.set(u.hash, {
+        code: u.code,
+        sourceMap: u.sourceMap,
+        manifest: u.manifest,
+        bytes: u.bytes,
+        by: u.by,
+        at,
+      });
+    }
+    const latest = Math.max(0, ...tenant.versions.keys());
+    const config =
+      u.configJson === undefined
+        ? (tenant.versions.get(latest)?.config ?? {})
+        : (JSON.parse(u.configJson) as JsonValue);
+    const gateReport = u.gateReportJson === null ? null : (JSON.parse(u.gateReportJson) as JsonValue);
+    tenant.versions.set(version, { version, hash: u.hash, config, gateReport, by: u.by, at });
+    this.#log(at, u.tenantId, "upload", version, null, u.hash, u.by);
+    const activated = u.activate && this.#activate(u.tenantId, version, u.by, at).changed;
+    this.#cache.invalidate();
+    const record = this.#record(u.tenantId, tenant, version);
+    return { version: record, bundleCreated, activated };
+  }
+
+  async activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult> {
+    const tenantId = checkTenantId(input.tenantId);
+    const version = checkVersion(input.version);
+    const by = checkBy(input.by);
+    this.#open(signal);
+    const result = this.#activate(tenantId, version, by, this.#clock());
+    this.#cache.invalidate();
+    return result;
+  }
+
+  async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
+    const tenantId = checkTenantId(input.tenantId);
+    const by = checkBy(input.by);
+    this.#open(signal);
+    const tenant = this.#tenant(tenantId);
+    const current = tenant.active;
+    if (current === null) throw noPrevious(tenantId);
+    const index = tenant.activations.findLastIndex((v) => v !== current);
+    const target = tenant.activations[index];
+    if (target === undefined) throw noPrevious(tenantId);
+    const at = this.#clock();
+    tenant.activations.length = index + 1;
+    tenant.active = target;
+    tenant.updatedAt = at;
+    this.#log(at, tenantId, "rollback", target, current, this.#version(tenantId, tenant, target).hash, by);
+    this.#cache.invalidate();
+    return { tenantId, version: target, previous: current, changed: true };
+  }
+
+  async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
+    const tenantId = checkTenantId(input.tenantId);
+    const version = checkVersion(input.version);
+    const by = checkBy(input.by);
+    this.#open(signal);
+    const tenant = this.#tenant(tenantId);
+    const { hash } = this.#version(tenantId, tenant, version);
+    if (tenant.active === version) throw activeVersionError(tenantId, version);
+    const at = this.#clock();
+    tenant.versions.delete(version);
+    const kept = tenant.activations.filter((v) => v !== version);
+    tenant.activations.splice(0, tenant.activations.length, ...kept);
+    tenant.updatedAt = at;
+    const stillUsed = [...this.#tenants.values()].some((t) => [...t.versions.values()].some((v) => v.hash === hash));
+    if (!stillUsed) this.#bundles.delete(hash);
+    this.#log(at, tenantId, "delete", version, null, hash, by);
+    this.#cache.invalidate();
+  }
+
+  async tenants(signal?: AbortSignal): Promise<TenantSummary[]> {
+    this.#open(signal);
+    return [...this.#tenants.keys()].sort().map((id) => this.#summary(id));
+  }
+
+  async tenant(tenantId: TenantId, signal?: AbortSignal): Promise<TenantSummary | undefined> {
+    const id = checkTenantId(tenantId);
+    this.#open(signal);
+    return this.#tenants.has(id) ? this.#summary(id) : undefined;
+  }
+
+  async versions(tenantId: TenantId, signal?: AbortSignal): Promise<VersionRecord[]> {
+    const id = checkTenantId(tenantId);
+    this.#open(signal);
+    const tenant = this.#tenant(id);
+    return [...tenant.versions.keys()].sort((a, b) => a - b).map((v) => this.#record(id, tenant, v));
+  }
+
+  async version(tenantId: TenantId, version?: number, signal?: AbortSignal): Promise<VersionDetail | undefined> {
+    const id = checkTenantId(tenantId);
+    const n = version === undefined ? undefined : checkVersion(version);
+    this.#open(signal);
+    const tenant = this.#tenants.get(id);
+    const wanted = n ?? tenant?.active;
+    const stored = wanted == null ? undefined : tenant?.versions.get(wanted);
+    if (!tenant || !stored) return undefined;
+    const bundle = this.#bundleOf(stored.hash);
+    return {
+      ...this.#record(id, tenant, stored.version),
+      manifest: bundle.manifest,
+      config: stored.config,
+      gateReport: stored.gateReport,
+      sourceMapBytes: bundle.sourceMap === null ? 0 : Buffer.byteLength(bundle.sourceMap, "utf8"),
+    };
+  }
+
+  async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
+    const parsed = BundleHash.safeParse(hash);
+    if (!parsed.success)
+      throw new StoreError(
+        "invalid_input",
+        `Invalid bundle hash ${JSON.stringify(hash)}: expected sha256-<64 hex digits>.`,
+      );
+    this.#open(signal);
+    const b = this.#bundles.get(parsed.data);
+    if (!b) return undefined;
+    return {
+      hash: parsed.data,
+      code: b.code,
+      sourceMap: b.sourceMap,
+      manifest: b.manifest,
+      bytes: b.bytes,
+      uploadedBy: b.by,
+      uploadedAt: new Date(b.at).toISOString(),
+    };
+  }
+
+  async audit(query?: AuditQuery, signal?: AbortSignal): Promise<AuditEntry[]> {
+    const tenantId = query?.tenantId === undefined ? undefined : checkTenantId(query.tenantId);
+    const limit = checkAuditLimit(query);
+    this.#open(signal);
+    const matching = tenantId === undefined ? this.#audit : this.#audit.filter((e) => e.tenantId === tenantId);
+    return matching.slice(-limit);
+  }
+
+  async active(tenantId: TenantId, signal?: AbortSignal): Promise<ActiveBundle | undefined> {
+    const id = checkTenantId(tenantId);
+    this.#open(signal);
+    return this.#cache.get(id);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  #activate(tenantId: TenantId, version: number, by: string, at: number): ActivationResult {
+    const tenant = this.#tenant(tenantId);
+    const { hash } = this.#version(tenantId, tenant, version);
+    const current = tenant.active;
+    if (current === version) return { tenantId, version, previous: current, changed: false };
+    tenant.activations.push(version);
+    tenant.active = version;
+    tenant.updatedAt = at;
+    this.#log(at, tenantId, "activate", version, current, hash, by);
+    return { tenantId, version, previous: current, changed: true };
+  }
+
+  #open(signal: AbortSignal | undefined): void {
+    signal?.throwIfAborted();
+    if (this.#closed) throw new StoreError("closed", "The store is closed: open it again.");
+  }
+
+  #tenant(tenantId: TenantId): Tenant {
+    const tenant = this.#tenants.get(tenantId);
+    if (!tenant) throw tenantNotFound(tenantId);
+    return tenant;
+  }
+
+  #version(tenantId: TenantId, tenant: Tenant, version: number): Version {
+    const found = tenant.versions.get(version);
+    if (!found) throw versionNotFound(tenantId, version);
+    return found;
+  }
+
+  #bundleOf(hash: BundleHashType): Bundle {
+    const bundle = this.#bundles.get(hash);
+    if (!bundle) throw new StoreError("corrupt", `Bundle ${hash} is missing from the memory store.`);
+    return bundle;
+  }
+
+  #record(tenantId: TenantId, tenant: Tenant, version: number): VersionRecord {
+    const v = this.#version(tenantId, tenant, version);
+    const bundle = this.#bundleOf(v.hash);
+    return {
+      tenantId,
+      version,
+      hash: v.hash,
+      bytes: bundle.bytes,
+      hookPoints: bundle.manifest.hookPoints,
+      uploadedBy: v.by,
+      uploadedAt: new Date(v.at).toISOString(),
+      active: tenant.active === version,
+    };
+  }
+
+  #summary(tenantId: TenantId): TenantSummary {
+    const tenant = this.#tenant(tenantId);
+    const versions = [...tenant.versions.keys()];
+    return {
+      tenantId,
+      activeVersion: tenant.active,
+      activeHash: tenant.active === null ? null : this.#version(tenantId, tenant, tenant.active).hash,
+      latestVersion: versions.length === 0 ? null : Math.max(...versions),
+      versionCount: versions.length,
+      createdAt: new Date(tenant.createdAt).toISOString(),
+      updatedAt: new Date(tenant.updatedAt).toISOString(),
+    };
+  }
+
+  #log(
+    at: number,
+    tenantId: TenantId,
+    type: AuditType,
+    version: number,
+    fromVersion: number | null,
+    hash: BundleHashType,
+    by: string,
+  ): void {
+    this.#audit.push({
+      id: this.#audit.length + 1,
+      at: new Date(at).toISOString(),
+      tenantId,
+      type,
+      version,
+      fromVersion,
+      hash,
+      by,
+    });
+  }
+}

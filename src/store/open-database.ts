@@ -1,0 +1,158 @@
+import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import { StoreError } from "./errors.js";
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
+import { corrupt, foreign, toStoreError } from "./sqlite-errors.js";
+
+export type SqliteDatabase = Database.Database;
+export type Statement = Database.Statement;
+
+export interface OpenDatabaseOptions {
+  readonly create: boolean;
+  readonly busyTimeoutMs: number;
+  readonly integrityCheck: boolean;
+  readonly maxSizeBytes: number | undefined;
+}
+
+const SQLITE_MAGIC = "SQLite format 3\0";
+
+/**
+ * Opens (or, with `create`, creates) an isohook store file. Every check that can refuse the file runs
+ * before anything is written to it: the SQLite header and `application_id` (foreign files), the integrity
+ * check (damage) and the schema version (newer stores). Only then is WAL turned on and a migration run.
+ */
+export function openDatabase(path: string, options: OpenDatabaseOptions): SqliteDatabase {
+  const existing = inspectFile(path);
+  if (existing === "missing") {
+    if (!options.create) {
+      throw new StoreError(
+        "missing",
+        `No store at ${path}. Upload a bundle first (\`isohook upload --tenant <id> <entry>\`), or pass --store / set ISOHOOK_STORE to the right file.`,
+      );
+    }
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw toStoreError(error, path, options.busyTimeoutMs);
+    }
+  }
+  let db: SqliteDatabase;
+  try {
+    db = new Database(path, { fileMustExist: !options.create, timeout: options.busyTimeoutMs });
+  } catch (error) {
+    throw toStoreError(error, path, options.busyTimeoutMs);
+  }
+  try {
+    const applicationId = Number(db.pragma("application_id", { simple: true }));
+    if (applicationId === APPLICATION_ID) {
+      if (options.integrityCheck) checkIntegrity(db, path);
+      const current = schemaVersion(db, path);
+      if (current > SCHEMA_VERSION) throw newerSchema(path, current);
+    } else if (applicationId !== 0 || tableCount(db) > 0) {
+      throw foreign(
+        path,
+        applicationId === 0 ? "an SQLite database of another application" : `application id ${applicationId}`,
+      );
+    }
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = FULL");
+    db.pragma("foreign_keys = ON");
+    if (options.maxSizeBytes !== undefined) {
+      const pageSize = Number(db.pragma("page_size", { simple: true }));
+      db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxSizeBytes / pageSize))}`);
+    }
+    migrate(db, path);
+    return db;
+  } catch (error) {
+    db.close();
+    throw toStoreError(error, path, options.busyTimeoutMs);
+  }
+}
+
+/** Refuses anything that is not a regular file starting with the SQLite header; "missing" if absent. */
+function inspectFile(path: string): "missing" | "empty" | "sqlite" {
+  let size: number;
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile()) throw foreign(path, "not a regular file");
+    size = stat.size;
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") return "missing";
+    throw toStoreError(error, path, 0);
+  }
+  if (size === 0) return "empty";
+  const header = new Uint8Array(SQLITE_MAGIC.length);
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    readSync(fd, header, 0, header.length, 0);
+  } catch (error) {
+    throw toStoreError(error, path, 0);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  if (String.fromCharCode(...header) !== SQLITE_MAGIC) throw foreign(path, "not an SQLite database");
+  return "sqlite";
+}
+
+function checkIntegrity(db: SqliteDatabase, path: string): void {
+  const rows = db.pragma("quick_check") as { quick_check: string }[];
+  if (rows.length !== 1 || rows[0]?.quick_check !== "ok") {
+    throw corrupt(
+      path,
+      `integrity check: ${rows
+        .slice(0, 3)
+        .map((r) => r.quick_check)
+        .join("; ")}`,
+    );
+  }
+}
+
+function tableCount(db: SqliteDatabase): number {
+  return Number(db.prepare("SELECT count(*) FROM sqlite_schema").pluck().get());
+}
+
+function schemaVersion(db: SqliteDatabase, path: string): number {
+  try {
+    return Number(db.prepare("SELECT coalesce(max(version), 0) FROM schema_version").pluck().get());
+  } catch (error) {
+    if (error instanceof Error && /no such table/.test(error.message)) throw corrupt(path, "no schema_version table");
+    throw error;
+  }
+}
+
+function newerSchema(path: string, version: number): StoreError {
+  return new StoreError(
+    "newer_schema",
+    `The store at ${path} has schema version ${version}, newer than this isohook understands (${SCHEMA_VERSION}). Nothing was changed. Upgrade isohook to use it.`,
+  );
+}
+
+/** Brings a new or older store to SCHEMA_VERSION in one immediate transaction (safe against a concurrent opener). */
+function migrate(db: SqliteDatabase, path: string): void {
+  const apply = db.transaction(() => {
+    const applicationId = Number(db.pragma("application_id", { simple: true }));
+    let current = 0;
+    if (applicationId === APPLICATION_ID) {
+      current = schemaVersion(db, path);
+    } else if (applicationId === 0 && tableCount(db) === 0) {
+      db.pragma(`application_id = ${APPLICATION_ID}`);
+    } else {
+      throw foreign(path, `application id ${applicationId}`);
+    }
+    if (current > SCHEMA_VERSION) throw newerSchema(path, current);
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      db.prepare("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)").run(migration.version, Date.now());
+    }
+  });
+  if (schemaVersionOrZero(db) < SCHEMA_VERSION) apply.immediate();
+}
+
+function schemaVersionOrZero(db: SqliteDatabase): number {
+  if (Number(db.pragma("application_id", { simple: true })) !== APPLICATION_ID) return 0;
+  return Number(db.prepare("SELECT coalesce(max(version), 0) FROM schema_version").pluck().get());
+}

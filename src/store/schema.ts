@@ -1,0 +1,81 @@
+/**
+ * The store's SQLite schema and its migrations. `schema_version` holds one row per applied migration;
+ * a store whose highest version is above `SCHEMA_VERSION` was written by a newer isohook and is refused
+ * untouched. `application_id` marks the file as an isohook store so a foreign SQLite file is never
+ * adopted. Migrations only ever append: never edit one that has shipped.
+ */
+
+/** "ISOH" as a big-endian 32-bit integer, stored in the SQLite header (offset 68). */
+export const APPLICATION_ID = 0x49534f48;
+
+export interface Migration {
+  readonly version: number;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE schema_version (
+        version INTEGER PRIMARY KEY,
+        applied_at INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE tenants (
+        id TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        next_version INTEGER NOT NULL DEFAULT 1 CHECK (next_version >= 1),
+        active_version INTEGER,
+        FOREIGN KEY (id, active_version) REFERENCES versions (tenant_id, version)
+      ) STRICT;
+
+      CREATE TABLE bundles (
+        hash TEXT PRIMARY KEY,
+        code TEXT NOT NULL,
+        source_map TEXT,
+        manifest TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        uploaded_by TEXT NOT NULL,
+        uploaded_at INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE versions (
+        tenant_id TEXT NOT NULL REFERENCES tenants (id),
+        version INTEGER NOT NULL CHECK (version >= 1),
+        bundle_hash TEXT NOT NULL REFERENCES bundles (hash),
+        config TEXT NOT NULL,
+        gate_report TEXT,
+        uploaded_by TEXT NOT NULL,
+        uploaded_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, version)
+      ) STRICT;
+      CREATE INDEX versions_by_bundle ON versions (bundle_hash);
+
+      -- The activation history rollback walks back: the highest seq is the active version.
+      CREATE TABLE activations (
+        tenant_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, seq),
+        FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version) ON DELETE CASCADE
+      ) STRICT;
+
+      -- Kept when versions are deleted: no foreign keys.
+      CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        tenant_id TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('upload', 'activate', 'rollback', 'delete')),
+        version INTEGER NOT NULL,
+        from_version INTEGER,
+        bundle_hash TEXT,
+        by TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX audit_by_tenant ON audit (tenant_id, id);
+    `,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

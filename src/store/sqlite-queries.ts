@@ -1,0 +1,341 @@
+import type { BundleHash, TenantId } from "../protocol/index.js";
+import type {
+  ActivationResult,
+  AuditEntry,
+  AuditType,
+  StoredBundle,
+  TenantSummary,
+  VersionDetail,
+  VersionRecord,
+} from "./bundle-store.js";
+import type { SqliteDatabase, Statement } from "./open-database.js";
+import type { CheckedUpload } from "./store-inputs.js";
+import { readJson, readManifest } from "./store-inputs.js";
+import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
+
+/** Where an upload transaction is when `onUploadStep` is called. */
+export type UploadStep = "tenant" | "bundle" | "version" | "activation";
+
+interface VersionRow {
+  tenant_id: TenantId;
+  version: number;
+  bundle_hash: BundleHash;
+  uploaded_by: string;
+  uploaded_at: number;
+  manifest: string;
+  bytes: number;
+  active: number;
+}
+
+const VERSION_SELECT = `
+  SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, v.uploaded_at, b.manifest, b.bytes,
+         (t.active_version IS v.version) AS active
+  FROM versions v JOIN bundles b ON b.hash = v.bundle_hash JOIN tenants t ON t.id = v.tenant_id`;
+
+const VERSION_DETAIL_SELECT = `
+  SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, v.uploaded_at, b.manifest, b.bytes,
+         (t.active_version IS v.version) AS active, v.config, v.gate_report, length(b.source_map) AS source_map_bytes
+  FROM versions v JOIN bundles b ON b.hash = v.bundle_hash JOIN tenants t ON t.id = v.tenant_id`;
+
+/**
+ * Every SQL statement of the SQLite store, prepared once. Values go in as parameters only: no SQL is
+ * ever built from input. Write methods run in `BEGIN IMMEDIATE` transactions: the write lock is taken
+ * before anything is read, so a version number is allocated under the lock.
+ */
+export class SqliteQueries {
+  readonly #db: SqliteDatabase;
+  readonly #statements = new Map<string, Statement>();
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+  }
+
+  /** Changes when another connection commits: the cheap staleness check behind `active()`. */
+  dataVersion(): number {
+    return Number(this.#one("PRAGMA data_version", true).get());
+  }
+
+  upload(
+    u: CheckedUpload,
+    at: number,
+    step: ((step: UploadStep) => void) | undefined,
+  ): { version: number; bundleCreated: boolean; activated: boolean } {
+    const db = this.#db;
+    return db
+      .transaction(() => {
+        this.#one("INSERT INTO tenants (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING").run(
+          u.tenantId,
+          at,
+          at,
+        );
+        const version = Number(
+          this.#one(
+            "UPDATE tenants SET next_version = next_version + 1, updated_at = ? WHERE id = ? RETURNING next_version - 1",
+            true,
+          ).get(at, u.tenantId),
+        );
+        step?.("tenant");
+        const bundleCreated =
+          this.#one(
+            `INSERT INTO bundles (hash, code, source_map, manifest, bytes, uploaded_by, uploaded_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
+          ).run(u.hash, u.code, u.sourceMap, u.manifestJson, u.bytes, u.by, at).changes === 1;
+        step?.("bundle");
+        const config =
+          u.configJson ??
+          (this.#one("SELECT config FROM versions WHERE tenant_id = ? ORDER BY version DESC LIMIT 1", true).get(
+            u.tenantId,
+          ) as string | undefined) ??
+          "{}";
+        this.#one(
+          `INSERT INTO versions (tenant_id, version, bundle_hash, config, gate_report, uploaded_by, uploaded_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        ).run(u.tenantId, version, u.hash, config, u.gateReportJson, u.by, at);
+        this.#audit(at, u.tenantId, "upload", version, null, u.hash, u.by);
+        step?.("version");
+        let activated = false;
+        if (u.activate) {
+          activated = this.#activate(u.tenantId, version, u.by, at).changed;
+          step?.("activation");
+        }
+        return { version, bundleCreated, activated };
+      })
+      .immediate();
+  }
+
+  activate(tenantId: TenantId, version: number, by: string, at: number): ActivationResult {
+    return this.#db.transaction(() => this.#activate(tenantId, version, by, at)).immediate();
+  }
+
+  rollback(tenantId: TenantId, by: string, at: number): ActivationResult {
+    const db = this.#db;
+    return db
+      .transaction((): ActivationResult => {
+        const current = this.#activeVersion(tenantId);
+        if (current === null) throw noPrevious(tenantId);
+        const target = this.#one(
+          "SELECT seq, version FROM activations WHERE tenant_id = ? AND version != ? ORDER BY seq DESC LIMIT 1",
+        ).get(tenantId, current) as { seq: number; version: number } | undefined;
+        if (!target) throw noPrevious(tenantId);
+        this.#one("DELETE FROM activations WHERE tenant_id = ? AND seq > ?").run(tenantId, target.seq);
+        this.#one("UPDATE tenants SET active_version = ?, updated_at = ? WHERE id = ?").run(
+          target.version,
+          at,
+          tenantId,
+        );
+        this.#audit(at, tenantId, "rollback", target.version, current, this.#hashOf(tenantId, target.version), by);
+        return { tenantId, version: target.version, previous: current, changed: true };
+      })
+      .immediate();
+  }
+
+  deleteVersion(tenantId: TenantId, version: number, by: string, at: number): void {
+    const db = this.#db;
+    db.transaction(() => {
+      const current = this.#activeVersion(tenantId);
+      const hash = this.#hashOf(tenantId, version);
+      if (current === version) throw activeVersionError(tenantId, version);
+      this.#one("DELETE FROM versions WHERE tenant_id = ? AND version = ?").run(tenantId, version);
+      this.#one("DELETE FROM bundles WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM versions WHERE bundle_hash = ?)").run(
+        hash,
+        hash,
+      );
+      this.#one("UPDATE tenants SET updated_at = ? WHERE id = ?").run(at, tenantId);
+      this.#audit(at, tenantId, "delete", version, null, hash, by);
+    }).immediate();
+  }
+
+  tenants(only: TenantId | undefined): TenantSummary[] {
+    const rows = this.#one(
+      `SELECT t.id, t.created_at, t.updated_at, t.active_version, v.bundle_hash AS active_hash,
+                (SELECT max(version) FROM versions WHERE tenant_id = t.id) AS latest,
+                (SELECT count(*) FROM versions WHERE tenant_id = t.id) AS count
+         FROM tenants t LEFT JOIN versions v ON v.tenant_id = t.id AND v.version = t.active_version
+         WHERE @only IS NULL OR t.id = @only ORDER BY t.id`,
+    ).all({ only: only ?? null }) as {
+      id: TenantId;
+      created_at: number;
+      updated_at: number;
+      active_version: number | null;
+      active_hash: BundleHash | null;
+      latest: number | null;
+      count: number;
+    }[];
+    return rows.map((r) => ({
+      tenantId: r.id,
+      activeVersion: r.active_version,
+      activeHash: r.active_hash,
+      latestVersion: r.latest,
+      versionCount: r.count,
+      createdAt: new Date(r.created_at).toISOString(),
+      updatedAt: new Date(r.updated_at).toISOString(),
+    }));
+  }
+
+  versions(tenantId: TenantId): VersionRecord[] {
+    this.#activeVersion(tenantId);
+    const rows = this.#one(`${VERSION_SELECT} WHERE v.tenant_id = ? ORDER BY v.version`).all(tenantId) as VersionRow[];
+    return rows.map(toVersionRecord);
+  }
+
+  versionRecord(tenantId: TenantId, version: number): VersionRecord | undefined {
+    const row = this.#one(`${VERSION_SELECT} WHERE v.tenant_id = ? AND v.version = ?`).get(tenantId, version) as
+      | VersionRow
+      | undefined;
+    return row && toVersionRecord(row);
+  }
+
+  versionDetail(tenantId: TenantId, version: number | undefined): VersionDetail | undefined {
+    const row = this.#one(
+      `${VERSION_DETAIL_SELECT}
+         WHERE v.tenant_id = @tenant AND v.version = coalesce(@version, t.active_version)`,
+    ).get({ tenant: tenantId, version: version ?? null }) as
+      | (VersionRow & { config: string; gate_report: string | null; source_map_bytes: number | null })
+      | undefined;
+    if (!row) return undefined;
+    const record = toVersionRecord(row);
+    return {
+      ...record,
+      manifest: readManifest(row.manifest, row.bundle_hash),
+      config: readJson(row.config, "config"),
+      gateReport: row.gate_report === null ? null : readJson(row.gate_report, "gate report"),
+      sourceMapBytes: row.source_map_bytes ?? 0,
+    };
+  }
+
+  bundle(hash: BundleHash): StoredBundle | undefined {
+    const row = this.#one(
+      "SELECT hash, code, source_map, manifest, bytes, uploaded_by, uploaded_at FROM bundles WHERE hash = ?",
+    ).get(hash) as
+      | {
+          hash: BundleHash;
+          code: string;
+          source_map: string | null;
+          manifest: string;
+          bytes: number;
+          uploaded_by: string;
+          uploaded_at: number;
+        }
+      | undefined;
+    if (!row) return undefined;
+    return {
+      hash: row.hash,
+      code: row.code,
+      sourceMap: row.source_map,
+      manifest: readManifest(row.manifest, row.hash),
+      bytes: row.bytes,
+      uploadedBy: row.uploaded_by,
+      uploadedAt: new Date(row.uploaded_at).toISOString(),
+    };
+  }
+
+  audit(tenantId: TenantId | undefined, limit: number): AuditEntry[] {
+    const rows = this.#one(
+      `SELECT * FROM (SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by FROM audit
+                        WHERE @tenant IS NULL OR tenant_id = @tenant ORDER BY id DESC LIMIT @limit) ORDER BY id`,
+    ).all({ tenant: tenantId ?? null, limit }) as {
+      id: number;
+      at: number;
+      tenant_id: TenantId;
+      type: AuditType;
+      version: number;
+      from_version: number | null;
+      bundle_hash: BundleHash | null;
+      by: string;
+    }[];
+    return rows.map((r) => ({
+      id: r.id,
+      at: new Date(r.at).toISOString(),
+      tenantId: r.tenant_id,
+      type: r.type,
+      version: r.version,
+      fromVersion: r.from_version,
+      hash: r.bundle_hash,
+      by: r.by,
+    }));
+  }
+
+  head(tenantId: TenantId): { version: number; hash: BundleHash; config: string } | undefined {
+    return this.#one(
+      `SELECT v.version, v.bundle_hash AS hash, v.config FROM tenants t
+         JOIN versions v ON v.tenant_id = t.id AND v.version = t.active_version WHERE t.id = ?`,
+    ).get(tenantId) as { version: number; hash: BundleHash; config: string } | undefined;
+  }
+
+  code(hash: BundleHash): { code: string; manifest: string; bytes: number } | undefined {
+    return this.#one("SELECT code, manifest, bytes FROM bundles WHERE hash = ?").get(hash) as
+      | { code: string; manifest: string; bytes: number }
+      | undefined;
+  }
+
+  /** One prepared statement per SQL text (and pluck mode), prepared on first use. */
+  #one(sql: string, pluck = false): Statement {
+    const key = pluck ? `p:${sql}` : sql;
+    let statement = this.#statements.get(key);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      if (pluck) statement.pluck();
+      this.#statements.set(key, statement);
+    }
+    return statement;
+  }
+
+  #activate(tenantId: TenantId, version: number, by: string, at: number): ActivationResult {
+    const current = this.#activeVersion(tenantId);
+    const hash = this.#hashOf(tenantId, version);
+    if (current === version) return { tenantId, version, previous: current, changed: false };
+    const seq = Number(
+      this.#one("SELECT coalesce(max(seq), 0) + 1 FROM activations WHERE tenant_id = ?", true).get(tenantId),
+    );
+    this.#one("INSERT INTO activations (tenant_id, seq, version) VALUES (?, ?, ?)").run(tenantId, seq, version);
+    this.#one("UPDATE tenants SET active_version = ?, updated_at = ? WHERE id = ?").run(version, at, tenantId);
+    this.#audit(at, tenantId, "activate", version, current, hash, by);
+    return { tenantId, version, previous: current, changed: true };
+  }
+
+  /** The tenant's active version (null if none); rejects with not_found for an unknown tenant. */
+  #activeVersion(tenantId: TenantId): number | null {
+    const row = this.#one("SELECT active_version FROM tenants WHERE id = ?").get(tenantId) as
+      | { active_version: number | null }
+      | undefined;
+    if (!row) throw tenantNotFound(tenantId);
+    return row.active_version;
+  }
+
+  #hashOf(tenantId: TenantId, version: number): BundleHash {
+    const hash = this.#one("SELECT bundle_hash FROM versions WHERE tenant_id = ? AND version = ?", true).get(
+      tenantId,
+      version,
+    ) as BundleHash | undefined;
+    if (hash === undefined) throw versionNotFound(tenantId, version);
+    return hash;
+  }
+
+  #audit(
+    at: number,
+    tenantId: TenantId,
+    type: AuditType,
+    version: number,
+    fromVersion: number | null,
+    hash: BundleHash | null,
+    by: string,
+  ): void {
+    this.#one(
+      "INSERT INTO audit (at, tenant_id, type, version, from_version, bundle_hash, by) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ).run(at, tenantId, type, version, fromVersion, hash, by);
+  }
+}
+
+function toVersionRecord(row: VersionRow): VersionRecord {
+  const manifest = readManifest(row.manifest, row.bundle_hash);
+  return {
+    tenantId: row.tenant_id,
+    version: row.version,
+    hash: row.bundle_hash,
+    bytes: row.bytes,
+    hookPoints: manifest.hookPoints,
+    uploadedBy: row.uploaded_by,
+    uploadedAt: new Date(row.uploaded_at).toISOString(),
+    active: row.active === 1,
+  };
+}

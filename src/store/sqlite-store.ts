@@ -1,0 +1,230 @@
+import { resolve } from "node:path";
+import {
+  type ActiveBundle,
+  BundleHash,
+  type BundleHash as BundleHashType,
+  DEFAULT_LIMITS,
+  type TenantId,
+} from "../protocol/index.js";
+import {
+  ActiveBundleCache,
+  type ActiveCacheOptions,
+  type ActiveHead,
+  type CachedCode,
+  integerOption,
+} from "./active-cache.js";
+import type {
+  ActivationResult,
+  AuditEntry,
+  AuditQuery,
+  BundleStore,
+  StoredBundle,
+  TenantAction,
+  TenantSummary,
+  UploadInput,
+  UploadResult,
+  VersionAction,
+  VersionDetail,
+  VersionRecord,
+} from "./bundle-store.js";
+import { StoreError } from "./errors.js";
+import { openDatabase, type SqliteDatabase } from "./open-database.js";
+import { toStoreError } from "./sqlite-errors.js";
+import { SqliteQueries, type UploadStep } from "./sqlite-queries.js";
+import {
+  checkAuditLimit,
+  checkBy,
+  checkTenantId,
+  checkUpload,
+  checkVersion,
+  readJson,
+  readManifest,
+} from "./store-inputs.js";
+
+export type { UploadStep } from "./sqlite-queries.js";
+
+export interface SqliteStoreOptions extends ActiveCacheOptions {
+  /** Create the file (and its folder) when missing: default true. Read-only commands pass false. */
+  readonly create?: boolean;
+  /** How long a write waits for another process's write lock: default 5000 ms. */
+  readonly busyTimeoutMs?: number;
+  /** Run SQLite's quick_check on open (reads every page): default true. */
+  readonly integrityCheck?: boolean;
+  /** Caps the file's size (SQLite `max_page_count`); a write past it fails with `full`. */
+  readonly maxSizeBytes?: number;
+  /** Default `DEFAULT_LIMITS.maxBundleBytes` (1 MiB). */
+  readonly maxBundleBytes?: number;
+  /** Milliseconds since the epoch for timestamps: default Date.now. */
+  readonly clock?: () => number;
+  /** Called inside the upload transaction after each write. For crash tests only: they kill the process here. */
+  readonly onUploadStep?: (step: UploadStep) => void;
+}
+
+/**
+ * The SQLite `BundleStore`: one file in WAL mode, writes in `BEGIN IMMEDIATE` transactions (so versions
+ * allocated by concurrent processes are distinct), `busy_timeout`, foreign keys on, and a versioned schema
+ * (see schema.ts). better-sqlite3 is synchronous: each method does its work at once and returns a settled
+ * promise; a lock held by another process blocks for at most `busyTimeoutMs`.
+ */
+export class SqliteBundleStore implements BundleStore {
+  readonly kind = "sqlite";
+  readonly path: string;
+  readonly #db: SqliteDatabase;
+  readonly #q: SqliteQueries;
+  readonly #cache: ActiveBundleCache;
+  readonly #busyTimeoutMs: number;
+  readonly #maxBundleBytes: number;
+  readonly #clock: () => number;
+  readonly #onUploadStep: ((step: UploadStep) => void) | undefined;
+  #closed = false;
+
+  private constructor(path: string, db: SqliteDatabase, options: SqliteStoreOptions, busyTimeoutMs: number) {
+    this.path = path;
+    this.#db = db;
+    this.#busyTimeoutMs = busyTimeoutMs;
+    this.#maxBundleBytes = integerOption(
+      "maxBundleBytes",
+      options.maxBundleBytes ?? DEFAULT_LIMITS.maxBundleBytes,
+      1,
+      2 ** 31,
+    );
+    this.#clock = options.clock ?? Date.now;
+    this.#onUploadStep = options.onUploadStep;
+    this.#q = new SqliteQueries(db);
+    const q = this.#q;
+    this.#cache = new ActiveBundleCache(
+      {
+        changeToken: () => q.dataVersion(),
+        head: (tenantId) => this.#head(tenantId),
+        code: (hash) => this.#code(hash),
+      },
+      options,
+    );
+  }
+
+  /** Opens or creates the store at `path`. Rejects with a StoreError (foreign, corrupt, newer_schema, read_only, …). */
+  static async open(path: string, options: SqliteStoreOptions = {}): Promise<SqliteBundleStore> {
+    const absolute = resolve(path);
+    const busyTimeoutMs = integerOption("busyTimeoutMs", options.busyTimeoutMs ?? 5_000, 0, 600_000);
+    if (options.maxSizeBytes !== undefined) integerOption("maxSizeBytes", options.maxSizeBytes, 1, 2 ** 52);
+    const db = openDatabase(absolute, {
+      create: options.create ?? true,
+      busyTimeoutMs,
+      integrityCheck: options.integrityCheck ?? true,
+      maxSizeBytes: options.maxSizeBytes,
+    });
+    return new SqliteBundleStore(absolute, db, options, busyTimeoutMs);
+  }
+
+  async upload(input: UploadInput, signal?: AbortSignal): Promise<UploadResult> {
+    const upload = checkUpload(input, this.#maxBundleBytes);
+    return this.#write(signal, () => {
+      const at = this.#clock();
+      const result = this.#q.upload(upload, at, this.#onUploadStep);
+      const version = this.#q.versionRecord(upload.tenantId, result.version);
+      if (!version) throw new StoreError("io", "The uploaded version vanished inside its own transaction.");
+      return { version, bundleCreated: result.bundleCreated, activated: result.activated };
+    });
+  }
+
+  async activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult> {
+    const tenantId = checkTenantId(input.tenantId);
+    const version = checkVersion(input.version);
+    const by = checkBy(input.by);
+    return this.#write(signal, () => this.#q.activate(tenantId, version, by, this.#clock()));
+  }
+
+  async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
+    const tenantId = checkTenantId(input.tenantId);
+    const by = checkBy(input.by);
+    return this.#write(signal, () => this.#q.rollback(tenantId, by, this.#clock()));
+  }
+
+  async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
+    const tenantId = checkTenantId(input.tenantId);
+    const version = checkVersion(input.version);
+    const by = checkBy(input.by);
+    this.#write(signal, () => this.#q.deleteVersion(tenantId, version, by, this.#clock()));
+  }
+
+  async tenants(signal?: AbortSignal): Promise<TenantSummary[]> {
+    return this.#read(signal, () => this.#q.tenants(undefined));
+  }
+
+  async tenant(tenantId: TenantId, signal?: AbortSignal): Promise<TenantSummary | undefined> {
+    const id = checkTenantId(tenantId);
+    return this.#read(signal, () => this.#q.tenants(id)[0]);
+  }
+
+  async versions(tenantId: TenantId, signal?: AbortSignal): Promise<VersionRecord[]> {
+    const id = checkTenantId(tenantId);
+    return this.#read(signal, () => this.#q.versions(id));
+  }
+
+  async version(tenantId: TenantId, version?: number, signal?: AbortSignal): Promise<VersionDetail | undefined> {
+    const id = checkTenantId(tenantId);
+    const n = version === undefined ? undefined : checkVersion(version);
+    return this.#read(signal, () => this.#q.versionDetail(id, n));
+  }
+
+  async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
+    const parsed = BundleHash.safeParse(hash);
+    if (!parsed.success)
+      throw new StoreError(
+        "invalid_input",
+        `Invalid bundle hash ${JSON.stringify(hash)}: expected sha256-<64 hex digits>.`,
+      );
+    return this.#read(signal, () => this.#q.bundle(parsed.data));
+  }
+
+  async audit(query?: AuditQuery, signal?: AbortSignal): Promise<AuditEntry[]> {
+    const tenantId = query?.tenantId === undefined ? undefined : checkTenantId(query.tenantId);
+    const limit = checkAuditLimit(query);
+    return this.#read(signal, () => this.#q.audit(tenantId, limit));
+  }
+
+  async active(tenantId: TenantId, signal?: AbortSignal): Promise<ActiveBundle | undefined> {
+    const id = checkTenantId(tenantId);
+    return this.#read(signal, () => this.#cache.get(id));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  #head(tenantId: TenantId): ActiveHead | undefined {
+    const row = this.#q.head(tenantId);
+    if (!row) return undefined;
+    return {
+      version: row.version,
+      hash: row.hash,
+      config: readJson(row.config, `config of ${tenantId} v${row.version}`),
+    };
+  }
+
+  #code(hash: BundleHashType): CachedCode | undefined {
+    const row = this.#q.code(hash);
+    if (!row) return undefined;
+    return { code: row.code, manifest: readManifest(row.manifest, hash), bytes: row.bytes };
+  }
+
+  #read<T>(signal: AbortSignal | undefined, fn: () => T): T {
+    signal?.throwIfAborted();
+    if (this.#closed) throw new StoreError("closed", "The store is closed: open it again.");
+    try {
+      return fn();
+    } catch (error) {
+      throw toStoreError(error, this.path, this.#busyTimeoutMs);
+    }
+  }
+
+  #write<T>(signal: AbortSignal | undefined, fn: () => T): T {
+    try {
+      return this.#read(signal, fn);
+    } finally {
+      this.#cache.invalidate();
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import type { TenantId } from "../protocol/index.js";
+import { StoreError } from "./errors.js";
+
+/** The lifecycle errors both store implementations raise, worded once. */
+
+export function tenantNotFound(tenantId: TenantId): StoreError {
+  return new StoreError(
+    "not_found",
+    `No tenant \`${tenantId}\` in the store. Check the id with \`isohook list\`, or upload its first bundle with \`isohook upload --tenant ${tenantId} <entry>\`.`,
+  );
+}
+
+export function versionNotFound(tenantId: TenantId, version: number): StoreError {
+  return new StoreError(
+    "not_found",
+    `Tenant \`${tenantId}\` has no version ${version}. List its versions with \`isohook versions --tenant ${tenantId}\`.`,
+  );
+}
+
+export function noPrevious(tenantId: TenantId): StoreError {
+  return new StoreError(
+    "no_previous",
+    `Tenant \`${tenantId}\` has no earlier activation to roll back to. Activate a version explicitly with \`isohook activate --tenant ${tenantId} --version <n>\`.`,
+  );
+}
+
+export function activeVersionError(tenantId: TenantId, version: number): StoreError {
+  return new StoreError(
+    "active_version",
+    `Version ${version} is the active version of \`${tenantId}\`: activate or roll back to another version before deleting it.`,
+  );
+}
