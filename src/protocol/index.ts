@@ -25,6 +25,7 @@ export {
   ToolChoice,
   ToolMessage,
   ToolResult,
+  ToolName,
   ToolSpec,
   Usage,
 } from "./messages.js";

@@ -1,0 +1,20 @@
+/**
+ * The agent loop and what it drives: models (scripted, OpenAI-compatible), tools (zod or declared in
+ * data) and scenario files. The loop calls every hook point through a dispatcher run scope.
+ */
+export type { AgentEvent, AgentRunResult, HooksDecidedEvent, StopReason } from "./agent-events.js";
+export { type AgentLoopOptions, DEFAULT_MAX_TURNS, runAgentLoop } from "./loop.js";
+export type { FinishReason, Model, ModelReply, ModelRequest } from "./model.js";
+export { ModelError, type ModelErrorCode } from "./model-error.js";
+export { type OpenAIModelOptions, openAIModel } from "./openai-model.js";
+export {
+  type LoadedScenario,
+  loadScenario,
+  parseScenario,
+  Scenario,
+  ScenarioError,
+  type ScenarioInput,
+} from "./scenario.js";
+export { declaredTool, ToolDeclaration, type ToolDeclarationInput, ToolSchemaError } from "./scenario-tool.js";
+export { ScriptedTurn, type ScriptedTurnInput, scriptedModel } from "./scripted-model.js";
+export { defineTool, type Tool, type ToolContext } from "./tool.js";

@@ -1,0 +1,242 @@
+import type { DecidedBy, RunDispatcher, StopDecision } from "../dispatch/index.js";
+import type { Message, ModelSettings, ToolMessage } from "../protocol/index.js";
+import type { AgentEvent, AgentRunResult } from "./agent-events.js";
+import { deliver } from "./inbound.js";
+import type { Model } from "./model.js";
+import { modelTurn } from "./model-turn.js";
+import {
+  addMessage,
+  decided,
+  type Ending,
+  messageOf,
+  type RunContext,
+  safeEmit,
+  stopped,
+  type Tally,
+} from "./run-context.js";
+import type { Tool } from "./tool.js";
+import { runToolBatch } from "./tool-batch.js";
+
+export const DEFAULT_MAX_TURNS = 20;
+
+export interface AgentLoopOptions {
+  /** The run's hook stack (`Dispatcher.openRun`); every hook point is called through it. */
+  readonly hooks: RunDispatcher;
+  readonly model: Model;
+  readonly tools?: readonly Tool[];
+  /** A user prompt, or messages (earlier history allowed; only `user` messages pass `input.inbound`). */
+  readonly input: string | readonly Message[];
+  /** A system prompt put before the input (hooks see it in `run.start` and `context.prepare`). */
+  readonly system?: string;
+  readonly settings?: ModelSettings;
+  /** Model calls allowed, retries included. Default 20. */
+  readonly maxTurns?: number;
+  /** Run a batch's tools concurrently (hooks still see the calls in order; results stay in call order). */
+  readonly parallelToolCalls?: boolean;
+  /** Drained before every turn: messages that steer the run (through `input.inbound`, source `steering`). */
+  readonly steering?: () => readonly Message[];
+  /** Drained when the run would otherwise complete (source `followUp`); a delivered one starts another turn. */
+  readonly followUp?: () => readonly Message[];
+  readonly signal?: AbortSignal;
+  /** Milliseconds for durations; default `performance.now`. */
+  readonly clock?: () => number;
+  readonly onEvent?: (event: AgentEvent) => void;
+}
+
+/**
+ * Runs one agent session: `run.start` → per turn (`input.inbound` for steering, `context.prepare` durable
+ * then request-only, `tools.prepare`, `model.request`, the model, `model.response`, `tool.invalid` /
+ * `tool.call` / the tool / `tool.result` per call, `turn.end`) → `output.validate` → `run.end`.
+ * Never rejects: hook failures are decisions, model and host errors end the run with `error`, an abort ends
+ * it with `aborted`; every assistant tool call in the transcript has its tool result.
+ *
+ * ```ts
+ * const result = await runAgentLoop({ hooks: dispatcher.openRun({ tenantId, runId }), model, tools, input: "Hi" });
+ * ```
+ */
+export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRunResult> {
+  const signal = options.signal ?? new AbortController().signal;
+  const run: RunContext = {
+    hooks: options.hooks,
+    signal,
+    clock: options.clock ?? (() => performance.now()),
+    emit: safeEmit(options.onEvent),
+    transcript: [],
+    turn: 0,
+  };
+  const tally: Tally = { turns: 0, usage: { inputTokens: 0, outputTokens: 0 }, output: "" };
+  let ending: Ending;
+  try {
+    ending = await drive(run, options, tally);
+  } catch (error) {
+    ending = signal.aborted
+      ? { stopReason: "aborted", reason: "the run was aborted" }
+      : { stopReason: "error", reason: messageOf(error), error: { code: "host_error", message: messageOf(error) } };
+  }
+  try {
+    // Observers see aborted runs too: run.end is bounded by the hook timeouts, not by the run's signal.
+    const event = { stopReason: ending.stopReason, turns: tally.turns, usage: tally.usage };
+    decided(run, "run.end", await run.hooks.runEnd(event));
+  } catch {
+    // run.end is observe-only; the run's outcome stands.
+  }
+  run.emit({
+    type: "run.finished",
+    stopReason: ending.stopReason,
+    reason: ending.reason,
+    turns: tally.turns,
+    usage: tally.usage,
+  });
+  return {
+    stopReason: ending.stopReason,
+    reason: ending.reason,
+    decidedBy: ending.decidedBy,
+    error: ending.error,
+    transcript: run.transcript,
+    output: tally.output,
+    turns: tally.turns,
+    usage: tally.usage,
+  };
+}
+
+async function drive(run: RunContext, options: AgentLoopOptions, tally: Tally): Promise<Ending> {
+  const { hooks, signal } = run;
+  const opts = { signal };
+  const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+  const tools = options.tools ?? [];
+  const byName = new Map(tools.map((t) => [t.spec.name, t]));
+  const specs = tools.map((t) => t.spec);
+
+  const start = decided(run, "run.start", await hooks.runStart({ input: initialInput(options) }, opts));
+  if (start.type === "stop") return stopped(start);
+  let lastDrop: DecidedBy | undefined;
+  for (const message of start.input) {
+    if (message.role !== "user") {
+      addMessage(run, message);
+      continue;
+    }
+    const delivery = await deliver(run, "user", message);
+    if (delivery.type === "stop") return stopped(delivery);
+    if (delivery.type === "dropped") lastDrop = delivery.by;
+  }
+  if (!run.transcript.some((m) => m.role === "user")) {
+    return {
+      stopReason: "stopped",
+      reason: "no input was delivered: every user message was dropped",
+      decidedBy: lastDrop,
+    };
+  }
+
+  let ended: { reason: string | undefined; by: DecidedBy } | undefined;
+  for (;;) {
+    signal.throwIfAborted();
+    if (tally.turns >= maxTurns)
+      return { stopReason: "maxTurns", reason: `the run reached its limit of ${maxTurns} turns` };
+    run.turn = tally.turns + 1;
+    hooks.beginTurn(run.turn);
+    run.emit({ type: "turn.started", turn: run.turn });
+
+    for (const message of options.steering?.() ?? []) {
+      const delivery = await deliver(run, "steering", message);
+      if (delivery.type === "stop") return stopped(delivery);
+    }
+
+    const turn = await modelTurn(run, { model: options.model, settings: options.settings ?? {}, specs }, tally);
+    if (turn.kind === "ended") return turn.ending;
+    if (turn.kind === "retried") continue;
+    const { message, active } = turn;
+    tally.output = message.content;
+    addMessage(run, message);
+
+    const calls = message.toolCalls ?? [];
+    let toolResults: ToolMessage[] = [];
+    if (calls.length > 0) {
+      const batch = await runToolBatch(
+        run,
+        calls,
+        { byName, active },
+        {
+          parallel: options.parallelToolCalls === true,
+          malformedArgs: turn.malformedArgs,
+        },
+      );
+      toolResults = batch.results;
+      if (batch.interrupted) throw batch.interrupted.error;
+      if (batch.stop) return stopped(batch.stop);
+      if (batch.terminate)
+        return {
+          stopReason: "stopped",
+          reason: `terminated: ${batch.terminate.reason}`,
+          decidedBy: batch.terminate.by,
+        };
+    }
+
+    const turnEnd = decided(run, "turn.end", await hooks.turnEnd({ turn: run.turn, message, toolResults }, opts));
+    switch (turnEnd.type) {
+      case "stop":
+        return stopped(turnEnd);
+      case "continue":
+        if (turnEnd.message !== undefined) addMessage(run, { role: "user", content: turnEnd.message });
+        continue;
+      case "end":
+        ended = { reason: turnEnd.reason, by: turnEnd.by };
+        break;
+      case "default": {
+        if (calls.length > 0) continue;
+        const followUp = await deliverFollowUp(run, options);
+        if (followUp === "delivered") continue;
+        if (followUp !== "none") return stopped(followUp);
+        break;
+      }
+      default: {
+        const never: never = turnEnd;
+        return never;
+      }
+    }
+
+    const verdict = decided(run, "output.validate", await hooks.outputValidate({ output: tally.output }, opts));
+    switch (verdict.type) {
+      case "accept":
+        return { stopReason: "completed", reason: ended?.reason, decidedBy: ended?.by };
+      case "fail":
+        return { stopReason: "failed", reason: verdict.reason, decidedBy: verdict.by };
+      case "stop":
+        return stopped(verdict);
+      case "retry":
+        if (ended) {
+          return {
+            stopReason: "failed",
+            reason: `output rejected after the run was ended: ${verdict.feedback}`,
+            decidedBy: verdict.by,
+          };
+        }
+        addMessage(run, { role: "user", content: verdict.feedback });
+        continue;
+      default: {
+        const never: never = verdict;
+        return never;
+      }
+    }
+  }
+}
+
+/** Delivers queued follow-up messages: `delivered` when at least one joined the transcript (one more turn). */
+async function deliverFollowUp(
+  run: RunContext,
+  options: AgentLoopOptions,
+): Promise<"delivered" | "none" | StopDecision> {
+  let delivered = false;
+  for (const message of options.followUp?.() ?? []) {
+    const delivery = await deliver(run, "followUp", message);
+    if (delivery.type === "stop") return delivery;
+    if (delivery.type === "delivered") delivered = true;
+  }
+  return delivered ? "delivered" : "none";
+}
+
+function initialInput(options: AgentLoopOptions): Message[] {
+  const input: Message[] =
+    typeof options.input === "string" ? [{ role: "user", content: options.input }] : [...options.input];
+  if (options.system !== undefined) input.unshift({ role: "system", content: options.system });
+  return input;
+}

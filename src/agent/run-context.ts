@@ -1,0 +1,69 @@
+import type { DecidedBy, Dispatched, PointDecision, RunDispatcher, StopDecision } from "../dispatch/index.js";
+import type { HookPoint, Message, Usage } from "../protocol/index.js";
+import type { AgentEvent, AgentRunResult, StopReason } from "./agent-events.js";
+
+/** What every stage of one run shares: its hooks, its signal, its clock and its transcript. */
+export interface RunContext {
+  readonly hooks: RunDispatcher;
+  readonly signal: AbortSignal;
+  readonly clock: () => number;
+  readonly emit: (event: AgentEvent) => void;
+  /** The durable transcript; stages append to it through `addMessage`. */
+  readonly transcript: Message[];
+  turn: number;
+}
+
+/** Reports a point's decision when at least one hook ran, and returns it. */
+export function decided<P extends HookPoint>(run: RunContext, point: P, dispatched: Dispatched<P>): PointDecision<P> {
+  if (dispatched.records.length > 0) {
+    // The mapped union cannot be narrowed by a generic P; each member pairs point, decision and records.
+    run.emit({
+      type: "hooks.decided",
+      turn: run.turn,
+      point,
+      decision: dispatched.decision,
+      records: dispatched.records,
+    } as AgentEvent);
+  }
+  return dispatched.decision;
+}
+
+export function addMessage(run: RunContext, message: Message): void {
+  run.transcript.push(message);
+  run.emit({ type: "message.added", turn: run.turn, message });
+}
+
+/** Wraps a listener so a throwing listener never breaks the run. */
+export function safeEmit(listener: ((event: AgentEvent) => void) | undefined): (event: AgentEvent) => void {
+  if (!listener) return () => {};
+  return (event) => {
+    try {
+      listener(event);
+    } catch {
+      // A listener's bug is not the run's failure.
+    }
+  };
+}
+
+/** How a run ended, before `run.end`. */
+export interface Ending {
+  readonly stopReason: StopReason;
+  readonly reason?: string | undefined;
+  readonly decidedBy?: DecidedBy | undefined;
+  readonly error?: AgentRunResult["error"];
+}
+
+/** What a run has used so far. */
+export interface Tally {
+  turns: number;
+  usage: Usage;
+  output: string;
+}
+
+export function stopped(stop: StopDecision): Ending {
+  return { stopReason: "stopped", reason: stop.reason, decidedBy: stop.by };
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,101 @@
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { z } from "zod";
+import { JsonValue, Limits, Message, TenantId } from "../protocol/index.js";
+import { ToolDeclaration } from "./scenario-tool.js";
+import { ScriptedTurn } from "./scripted-model.js";
+
+/**
+ * A reproducible agent session: which tenant, which hooks, which tools, what the (scripted) model says and
+ * what the user asks. `isohook run --scenario <file>` and the demo run these.
+ *
+ * ```json
+ * {
+ *   "tenant": "acme",
+ *   "hook": "../hooks/block-destructive-shell",
+ *   "tools": [{ "name": "shell", "parameters": { "type": "object", "properties": { "command": { "type": "string" } } } }],
+ *   "model": { "turns": [{ "toolCalls": [{ "name": "shell", "args": { "command": "rm -rf /" } }] }, { "text": "Done." }] },
+ *   "input": "Clean up the disk"
+ * }
+ * ```
+ */
+export const Scenario = z.strictObject({
+  $schema: z.string().optional(),
+  name: z.string().max(200).optional(),
+  description: z.string().max(2_000).optional(),
+  tenant: TenantId,
+  /** The tenant's hook entry (a folder with index.ts, or a file), relative to the scenario file. Without it the store's active bundle runs. */
+  hook: z.string().min(1).optional(),
+  /** `ctx.config` for the hook entry's bundle. */
+  config: JsonValue.optional(),
+  /** Version number reported for the hook entry's bundle (a store bundle has its own). */
+  version: z.number().int().nonnegative().optional(),
+  system: z.string().optional(),
+  input: z.union([z.string(), z.array(Message).min(1)]),
+  /** Messages delivered (through `input.inbound`, source `followUp`) when the run would otherwise end. */
+  followUp: z.array(z.string()).default([]),
+  tools: z.array(ToolDeclaration).default([]),
+  model: z.strictObject({ id: z.string().min(1).optional(), turns: z.array(ScriptedTurn).min(1) }),
+  maxTurns: z.number().int().min(1).max(1_000).default(20),
+  parallelToolCalls: z.boolean().default(false),
+  /** Sandbox limits for this session's executor (DESIGN §5); unset ones keep their defaults. */
+  limits: Limits.optional(),
+});
+export type Scenario = z.infer<typeof Scenario>;
+export type ScenarioInput = z.input<typeof Scenario>;
+
+/** A scenario file that cannot be read or does not match the schema; the message names the field. */
+export class ScenarioError extends Error {
+  readonly code = "invalid_scenario";
+  constructor(message: string) {
+    super(message);
+    this.name = "ScenarioError";
+  }
+}
+
+/** A parsed scenario and the folder its relative paths resolve against. */
+export interface LoadedScenario {
+  readonly scenario: Scenario;
+  readonly file: string;
+  /** `hook` resolved against the scenario's folder. */
+  readonly hookEntry: string | undefined;
+}
+
+/** Reads and validates a scenario file; throws `ScenarioError` naming the file and the field. */
+export async function loadScenario(file: string, signal?: AbortSignal): Promise<LoadedScenario> {
+  let text: string;
+  try {
+    text = await readFile(file, { encoding: "utf8", ...(signal ? { signal } : {}) });
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : String(error);
+    throw new ScenarioError(`Cannot read scenario ${file}: ${reason}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ScenarioError(`${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const scenario = parseScenario(json, file);
+  return {
+    scenario,
+    file,
+    hookEntry: scenario.hook === undefined ? undefined : resolve(dirname(file), scenario.hook),
+  };
+}
+
+/** Validates a scenario value; `where` prefixes the messages (a file name). */
+export function parseScenario(value: unknown, where = "scenario"): Scenario {
+  const parsed = Scenario.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.slice(0, 5).map((issue) => `  \`${fieldPath(issue.path)}\`: ${issue.message}`);
+  const more = parsed.error.issues.length > 5 ? `\n  … and ${parsed.error.issues.length - 5} more` : "";
+  throw new ScenarioError(`${where} is not a valid scenario:\n${lines.join("\n")}${more}`);
+}
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return "(the whole file)";
+  let out = "";
+  for (const key of path) out += typeof key === "number" ? `[${key}]` : out === "" ? String(key) : `.${String(key)}`;
+  return out;
+}
