@@ -53,6 +53,16 @@ export function parseGuestReply<P extends HookPoint>(point: P, reply: unknown, l
   } catch {
     return failed("invalid_result", "The hook's reply is not JSON", []);
   }
+  try {
+    return validateReply(point, raw);
+  } catch (error) {
+    // zod validates recursively: a few KB of `[[[…]]]` overflow the stack. Guest output must never throw here.
+    const why = error instanceof RangeError ? "is nested too deeply to validate" : "could not be validated";
+    return failed("invalid_result", `The hook's reply ${why}`, []);
+  }
+}
+
+function validateReply<P extends HookPoint>(point: P, raw: unknown): HookOutcome<P> {
   const envelope = GuestReply.safeParse(raw);
   if (!envelope.success)
     return failed("invalid_result", "The hook's reply envelope is malformed", [], envelope.error.issues);
