@@ -24,8 +24,8 @@ export {
   ToolCall,
   ToolChoice,
   ToolMessage,
-  ToolResult,
   ToolName,
+  ToolResult,
   ToolSpec,
   Usage,
 } from "./messages.js";
@@ -33,3 +33,4 @@ export { Failure, FailureCode, type HookOutcome, QUARANTINE_CODES, ResultIssue }
 export * as results from "./results.js";
 export { SDK_VERSION } from "./version.js";
 export { SandboxLimits, WorkerRequest, WorkerResponse } from "./wire.js";
+export { isWorkerRequest, isWorkerResponse } from "./wire-guard.js";

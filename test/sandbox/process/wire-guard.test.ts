@@ -1,0 +1,87 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { isWorkerRequest, isWorkerResponse, WorkerRequest, WorkerResponse } from "../../../src/protocol/index.js";
+
+const HASH = `sha256-${"a".repeat(64)}`;
+const LIMITS = { memoryMb: 32, maxResultBytes: 65_536, maxStateBytes: 16_384, maxLogLines: 50, maxLogBytes: 8_192 };
+const VALID_REQUESTS: Record<string, unknown>[] = [
+  {
+    kind: "call",
+    id: 0,
+    tenantId: "t1",
+    bundleHash: HASH,
+    point: "tool.call",
+    eventJson: "{}",
+    ctxJson: "{}",
+    timeoutMs: 50,
+  },
+  { kind: "load", bundleHash: HASH, code: "var x", limits: LIMITS },
+  { kind: "describe", id: 3, tenantId: "acme", bundleHash: HASH },
+  { kind: "unload", bundleHash: HASH },
+];
+const VALID_RESPONSES: Record<string, unknown>[] = [
+  { kind: "ready", pid: 12 },
+  { kind: "replied", id: 1, reply: "{}", cpuMs: 0.1, wallMs: 0.2 },
+  { kind: "failed", id: 1, code: "timeout", message: "m", cpuMs: 50, wallMs: 51 },
+];
+
+/** Values that break one field of a valid message: wrong types, edge numbers, bad ids, extra keys. */
+const oddValue = fc.oneof(
+  fc.constantFrom(-1, 0, 1, 7, 8, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, -0, "", "x", "T1", "../x"),
+  fc.constantFrom(null, undefined, true, [], {}, `sha256-${"A".repeat(64)}`, "tool.call", "timeout", "bogus"),
+  fc.anything(),
+);
+
+function mutate(keys: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    keys,
+    fc.tuple(keys, fc.string(), oddValue).map(([base, key, value]) => ({ ...base, [key]: value })),
+    fc.tuple(keys, fc.nat(), oddValue).map(([base, index, value]) => {
+      const names = Object.keys(base);
+      const name = names[index % names.length] ?? "kind";
+      return { ...base, [name]: value };
+    }),
+    fc.tuple(keys, fc.nat()).map(([base, index]) => {
+      const copy = { ...base };
+      delete copy[Object.keys(copy)[index % Object.keys(copy).length] ?? "kind"];
+      return copy;
+    }),
+    fc.tuple(keys, fc.nat(), keys).map(([base, index, other]) => {
+      const name = Object.keys(other)[index % Object.keys(other).length] ?? "kind";
+      return { ...base, [name]: other[name] };
+    }),
+    fc.anything(),
+  );
+}
+
+describe("wire guards", () => {
+  it("accept every well-formed request and response", () => {
+    for (const request of VALID_REQUESTS) expect(isWorkerRequest(request)).toBe(true);
+    for (const response of VALID_RESPONSES) expect(isWorkerResponse(response)).toBe(true);
+  });
+
+  it("agree with the WorkerRequest schema on mutated requests", () => {
+    fc.assert(
+      fc.property(mutate(fc.constantFrom(...VALID_REQUESTS)), (value) => {
+        expect(isWorkerRequest(value)).toBe(WorkerRequest.safeParse(value).success);
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it("agree with the WorkerResponse schema on mutated responses", () => {
+    fc.assert(
+      fc.property(mutate(fc.constantFrom(...VALID_RESPONSES)), (value) => {
+        expect(isWorkerResponse(value)).toBe(WorkerResponse.safeParse(value).success);
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it("reject nested garbage in load limits", () => {
+    const load = VALID_REQUESTS[1] ?? {};
+    expect(isWorkerRequest({ ...load, limits: { ...LIMITS, memoryMb: 4 } })).toBe(false);
+    expect(isWorkerRequest({ ...load, limits: { ...LIMITS, extra: 1 } })).toBe(false);
+    expect(isWorkerRequest({ ...load, limits: [] })).toBe(false);
+  });
+});
