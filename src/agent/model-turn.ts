@@ -1,5 +1,6 @@
 import type { ModelRequestPatch } from "../dispatch/index.js";
 import type { AssistantMessage, Message, ModelSettings, ToolSpec } from "../protocol/index.js";
+import { raceAbort } from "./abort.js";
 import type { Model, ModelReply } from "./model.js";
 import { ModelError } from "./model-error.js";
 import { addMessage, decided, type Ending, messageOf, type RunContext, stopped, type Tally } from "./run-context.js";
@@ -71,10 +72,8 @@ export async function modelTurn(
   } else {
     const tools = setup.specs.filter((s) => active.includes(s.name));
     try {
-      reply = await model.complete(
-        { model: patch.model ?? model.id, messages, tools, settings: merge(settings, patch) },
-        signal,
-      );
+      const modelRequest = { model: patch.model ?? model.id, messages, tools, settings: merge(settings, patch) };
+      reply = await raceAbort(model.complete(modelRequest, signal), signal);
     } catch (error) {
       if (signal.aborted) throw error;
       const code = error instanceof ModelError ? error.code : "host_error";

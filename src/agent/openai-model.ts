@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type JsonObject, type Message, type ModelSettings, ToolName, type ToolSpec } from "../protocol/index.js";
-import { deadline } from "./deadline.js";
+import { deadline } from "./abort.js";
 import type { FinishReason, Model, ModelReply, ModelRequest } from "./model.js";
 import { ModelError } from "./model-error.js";
 

@@ -1,5 +1,6 @@
 import type { DecidedBy, StopDecision } from "../dispatch/index.js";
 import type { JsonObject, ToolCall, ToolMessage, ToolResult } from "../protocol/index.js";
+import { raceAbort } from "./abort.js";
 import { addMessage, decided, type RunContext } from "./run-context.js";
 import type { Tool } from "./tool.js";
 
@@ -206,7 +207,10 @@ function answered(call: ToolCall, how: How, content: string, isError: boolean): 
 async function execute(run: RunContext, prepared: Prepared & { kind: "run" }): Promise<ToolResult> {
   run.signal.throwIfAborted();
   try {
-    return await prepared.tool.execute(prepared.args, { callId: prepared.call.id, signal: run.signal });
+    return await raceAbort(
+      prepared.tool.execute(prepared.args, { callId: prepared.call.id, signal: run.signal }),
+      run.signal,
+    );
   } catch (error) {
     run.signal.throwIfAborted();
     return { content: `error: ${error instanceof Error ? error.message : String(error)}`, isError: true };

@@ -1,3 +1,4 @@
+import { raceAbort } from "../../src/agent/abort.js";
 import type {
   DispatchOptions,
   HookRecord,
@@ -36,8 +37,10 @@ export function fakeHooks(overrides: Overrides = {}): FakeHooks {
     calls.push({ point, turn, event: structuredClone(event) });
     const override = overrides[point] as Override<P> | undefined;
     if (!override) return { decision: fallback, records: [] };
-    const decision = await override(event, (options ?? {}) as never);
-    options?.signal?.throwIfAborted();
+    const pending = Promise.resolve(override(event, (options ?? {}) as never));
+    // Like the real dispatcher: a point's promise rejects as soon as its signal aborts.
+    const signal = options?.signal;
+    const decision = signal ? await raceAbort(pending, signal) : await pending;
     return { decision, records: [record(point)] };
   };
   return {

@@ -1,0 +1,53 @@
+/** A signal that aborts when `parent` does or `ms` after creation; `dispose` clears the timer and listener. */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  timedOut(): boolean;
+  dispose(): void;
+}
+
+export function deadline(parent: AbortSignal, ms: number): Deadline {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onAbort = () => controller.abort(parent.reason);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error(`timed out after ${ms} ms`));
+  }, ms);
+  timer.unref();
+  if (parent.aborted) onAbort();
+  else parent.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    dispose() {
+      clearTimeout(timer);
+      parent.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/**
+ * Settles with `promise`, or rejects with the signal's reason as soon as it aborts: code the loop calls
+ * (tools, models) may ignore its signal, the loop must not wait for it.
+ */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    // Its late rejection is no longer anyone's business, but must not go unhandled.
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
