@@ -1,0 +1,119 @@
+import {
+  type ActiveBundle,
+  BundleHash,
+  type ExecutionOutcome,
+  type FailureCode,
+  type HookCall,
+  type HookExecutor,
+  type HookPoint,
+  type JsonValue,
+  RunId,
+  TenantId,
+} from "../../src/protocol/index.js";
+
+export const TENANT = TenantId.parse("acme");
+export const RUN = RunId.parse("run-1");
+export const HASH = BundleHash.parse(`sha256-${"a".repeat(64)}`);
+
+export function bundleOf(
+  points: HookPoint[],
+  options: { version?: number; config?: JsonValue; hash?: string } = {},
+): ActiveBundle {
+  const hash = BundleHash.parse(options.hash ?? HASH);
+  return {
+    tenantId: TENANT,
+    version: options.version ?? 3,
+    code: "/* bundle */",
+    manifest: { hash, bytes: 12, hookPoints: points, sdkVersion: "1", entry: "hooks/test" },
+    config: options.config ?? { limit: 10 },
+  };
+}
+
+/** A sandbox call as the fake executor saw it, with event and ctx parsed back for assertions. */
+export interface SeenCall {
+  readonly call: HookCall;
+  readonly point: HookPoint;
+  readonly event: Record<string, unknown>;
+  readonly ctx: Record<string, unknown> & { state: Record<string, unknown> };
+}
+
+export type Respond = (seen: SeenCall, signal: AbortSignal | undefined) => ExecutionOutcome | Promise<ExecutionOutcome>;
+
+/** A HookExecutor that answers from a function: canned replies and failures, no sandbox. */
+export class FakeExecutor implements HookExecutor {
+  readonly mode = "inline";
+  readonly seen: SeenCall[] = [];
+  #respond: Respond;
+
+  constructor(respond: Respond) {
+    this.#respond = respond;
+  }
+
+  respondWith(respond: Respond): void {
+    this.#respond = respond;
+  }
+
+  async execute(call: HookCall, signal?: AbortSignal): Promise<ExecutionOutcome> {
+    signal?.throwIfAborted();
+    const seen: SeenCall = {
+      call,
+      point: call.point,
+      event: JSON.parse(call.eventJson),
+      ctx: JSON.parse(call.ctxJson),
+    };
+    this.seen.push(seen);
+    return this.#respond(seen, signal);
+  }
+
+  async describe(): Promise<never> {
+    throw new Error("not used by the dispatcher");
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The guest reply for a handler that returned `result` (undefined = nothing). */
+export function returned(
+  result: unknown,
+  extra: { state?: unknown; logs?: string[]; durationMs?: number; cpuMs?: number } = {},
+): ExecutionOutcome {
+  const reply: Record<string, unknown> = { kind: "returned", result: result ?? null, logs: extra.logs ?? [] };
+  if (extra.state !== undefined) reply.state = extra.state;
+  return {
+    type: "replied",
+    reply: JSON.stringify(reply),
+    cpuMs: extra.cpuMs ?? 0.5,
+    durationMs: extra.durationMs ?? 1,
+  };
+}
+
+/** A guest-side failure reported by the prelude (threw, pending, result_too_large, invalid_result). */
+export function guestFailed(
+  code: "threw" | "pending" | "result_too_large" | "invalid_result",
+  message = "boom",
+): ExecutionOutcome {
+  return {
+    type: "replied",
+    reply: JSON.stringify({ kind: "failed", code, message, logs: ["before the throw"] }),
+    cpuMs: 1,
+    durationMs: 2,
+  };
+}
+
+/** A sandbox-side failure (timeout, memory_limit, sandbox_crashed, unavailable …). */
+export function sandboxFailed(code: FailureCode, durationMs = 50): ExecutionOutcome {
+  return { type: "failed", failure: { code, message: `sandbox said ${code}` }, cpuMs: durationMs, durationMs };
+}
+
+export class FakeClock {
+  now = 1_000_000;
+  readonly read = (): number => this.now;
+  advance(ms: number): void {
+    this.now += ms;
+  }
+}
+
+export const toolCallEvent = (args: Record<string, JsonValue> = { path: "/tmp/x" }) => ({
+  call: { id: "c1", name: "shell", args },
+  batch: { index: 0, size: 1 },
+});

@@ -1,0 +1,121 @@
+import { describe, expect, it } from "vitest";
+import type { DispatchEvent } from "../../src/dispatch/index.js";
+import { QuarantineBook } from "../../src/dispatch/quarantine.js";
+import { HASH, returned, sandboxFailed, TENANT, toolCallEvent } from "./helpers.js";
+import { setup } from "./setup.js";
+
+const settings = { failures: 3, windowMs: 60_000, cooldownMs: 30_000, maxCooldownMs: 100_000, forgetAfterMs: 600_000 };
+
+describe("quarantine through the dispatcher", () => {
+  it("quarantines after K timeouts, skips the sandbox meanwhile and exits after the cooldown", async () => {
+    const { run, executor, clock, events, dispatcher } = setup({
+      points: ["tool.call"],
+      respond: () => sandboxFailed("timeout", 1),
+      options: { quarantine: { failures: 3, windowMs: 60_000, cooldownMs: 30_000 } },
+    });
+    for (let i = 0; i < 3; i++) await run.toolCall(toolCallEvent());
+    expect(executor.seen).toHaveLength(3);
+    expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBe(clock.now + 30_000);
+    expect(events.find((e) => e.type === "quarantine.entered")).toEqual({
+      type: "quarantine.entered",
+      at: clock.now,
+      tenantId: TENANT,
+      bundleHash: HASH,
+      until: clock.now + 30_000,
+      cooldownMs: 30_000,
+      strike: 1,
+      code: "timeout",
+    });
+
+    const during = await run.toolCall(toolCallEvent());
+    expect(executor.seen).toHaveLength(3);
+    expect(during.decision).toMatchObject({ type: "block", reason: "quarantined" });
+    expect(during.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "quarantined" } });
+
+    clock.advance(30_000);
+    executor.respondWith(() => returned(undefined));
+    const after = await run.toolCall(toolCallEvent());
+    expect(after.decision.type).toBe("execute");
+    expect(executor.seen).toHaveLength(4);
+    expect(events.filter((e) => e.type === "quarantine.exited")).toEqual([
+      { type: "quarantine.exited", at: clock.now, tenantId: TENANT, bundleHash: HASH },
+    ]);
+  });
+
+  it("ends quarantined calls as the no-op under open", async () => {
+    const { run } = setup({
+      points: ["turn.end"],
+      respond: () => sandboxFailed("memory_limit", 1),
+      options: { quarantine: { failures: 1 } },
+    });
+    const event = { turn: 0, message: { role: "assistant" as const, content: "" }, toolResults: [] };
+    await run.turnEnd(event);
+    const { decision, records } = await run.turnEnd(event);
+    expect(decision).toEqual({ type: "default" });
+    expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "quarantined" } });
+  });
+
+  it("does not count threw, invalid_result or budget denials", async () => {
+    const { run, dispatcher } = setup({
+      points: ["tool.call"],
+      respond: () => returned({ type: "nonsense" }),
+      options: { quarantine: { failures: 1 } },
+    });
+    await run.toolCall(toolCallEvent());
+    expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeUndefined();
+  });
+});
+
+describe("QuarantineBook", () => {
+  it("only counts failures inside the window", () => {
+    const book = new QuarantineBook(settings, undefined);
+    book.strike(TENANT, HASH, "timeout", 0);
+    book.strike(TENANT, HASH, "pending", 30_000);
+    expect(book.strike(TENANT, HASH, "sandbox_crashed", 60_000)).toBeUndefined();
+    expect(book.strike(TENANT, HASH, "timeout", 60_001)).toEqual({ until: 90_001, strike: 1 });
+  });
+
+  it("doubles the cooldown on each repeat up to the maximum", () => {
+    const events: DispatchEvent[] = [];
+    const book = new QuarantineBook(settings, (e) => events.push(e));
+    let now = 0;
+    const cooldowns: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      let entered: { until: number } | undefined;
+      for (let i = 0; i < 3; i++) entered = book.strike(TENANT, HASH, "timeout", now);
+      if (entered === undefined) throw new Error("expected a quarantine");
+      cooldowns.push(entered.until - now);
+      expect(book.status(TENANT, HASH, entered.until - 1)).toBeDefined();
+      now = entered.until;
+      expect(book.status(TENANT, HASH, now)).toBeUndefined();
+    }
+    expect(cooldowns).toEqual([30_000, 60_000, 100_000, 100_000]);
+    expect(events.map((e) => e.type)).toEqual([
+      "quarantine.entered",
+      "quarantine.exited",
+      "quarantine.entered",
+      "quarantine.exited",
+      "quarantine.entered",
+      "quarantine.exited",
+      "quarantine.entered",
+      "quarantine.exited",
+    ]);
+  });
+
+  it("starts over at the base cooldown after a quiet period", () => {
+    const book = new QuarantineBook(settings, undefined);
+    for (let i = 0; i < 3; i++) book.strike(TENANT, HASH, "timeout", 0);
+    book.status(TENANT, HASH, 30_000);
+    const later = 30_000 + 600_000;
+    for (let i = 0; i < 2; i++) book.strike(TENANT, HASH, "timeout", later);
+    expect(book.strike(TENANT, HASH, "timeout", later)).toEqual({ until: later + 30_000, strike: 1 });
+  });
+
+  it("keeps bundles and tenants apart", () => {
+    const book = new QuarantineBook({ ...settings, failures: 1 }, undefined);
+    book.strike(TENANT, HASH, "timeout", 0);
+    const other = `sha256-${"b".repeat(64)}` as typeof HASH;
+    expect(book.status(TENANT, other, 1)).toBeUndefined();
+    expect(book.status(TENANT, HASH, 1)).toBeDefined();
+  });
+});
