@@ -113,7 +113,12 @@ export class SqliteBundleStore implements BundleStore {
       integrityCheck: options.integrityCheck ?? true,
       maxSizeBytes: options.maxSizeBytes,
     });
-    return new SqliteBundleStore(absolute, db, options, busyTimeoutMs);
+    try {
+      return new SqliteBundleStore(absolute, db, options, busyTimeoutMs);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
   }
 
   async upload(input: UploadInput, signal?: AbortSignal): Promise<UploadResult> {
