@@ -1,0 +1,198 @@
+/**
+ * The boundaries of DESIGN §6, checked on every .ts file under src/ and sandbox/:
+ * src/protocol imports only zod; sandbox/guest imports nothing at run time; only src/bundler imports
+ * esbuild; only sandbox/worker imports isolated-vm (and nothing loads it statically from outside, so the
+ * host never loads it unless inline mode is asked for); areas import each other only through their
+ * index.ts and without cycles. Run-time imports come from esbuild's parser (type-only imports erased, as
+ * at run time); `import type`/`export type` statements are found by a regex and checked too.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const SCANNED = ["src", "sandbox"];
+
+type Kind = "static" | "dynamic" | "type";
+interface Edge {
+  /** Importer, relative to the repo root, `/`-separated. */
+  readonly from: string;
+  readonly specifier: string;
+  readonly kind: Kind;
+  /** The imported file relative to the repo root, for relative specifiers; the package name otherwise. */
+  readonly target: string;
+  readonly isPackage: boolean;
+}
+
+const posix = (path: string) => path.split(sep).join("/");
+
+async function listTs(dir: string): Promise<string[]> {
+  const entries = await readdir(join(ROOT, dir), { withFileTypes: true }).catch(() => []);
+  const nested = await Promise.all(
+    entries.map((e) => (e.isDirectory() ? listTs(`${dir}/${e.name}`) : Promise.resolve([`${dir}/${e.name}`]))),
+  );
+  return nested.flat().filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"));
+}
+
+function packageName(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? specifier);
+}
+
+function edge(from: string, specifier: string, kind: Kind): Edge {
+  if (!specifier.startsWith(".")) return { from, specifier, kind, target: packageName(specifier), isPackage: true };
+  const absolute = resolve(ROOT, dirname(from), specifier).replace(/\.js$/, ".ts");
+  return { from, specifier, kind, target: posix(relative(ROOT, absolute)), isPackage: false };
+}
+
+const TYPE_IMPORT = /^[ \t]*(?:import|export)[ \t]+type\b[^;]*?\bfrom[ \t]*["']([^"']+)["']/gm;
+
+async function scan(files: string[]): Promise<Edge[]> {
+  const edges: Edge[] = [];
+  await build({
+    entryPoints: files.map((f) => join(ROOT, f)),
+    absWorkingDir: ROOT,
+    bundle: true,
+    write: false,
+    outdir: join(ROOT, ".isohook/architecture-scan"),
+    platform: "node",
+    format: "esm",
+    logLevel: "silent",
+    plugins: [
+      {
+        name: "record-imports",
+        setup(b) {
+          b.onResolve({ filter: /.*/ }, (args) => {
+            if (args.kind === "entry-point") return undefined;
+            const kind: Kind = args.kind === "dynamic-import" ? "dynamic" : "static";
+            edges.push(edge(posix(relative(ROOT, args.importer)), args.path, kind));
+            return { path: args.path, external: true };
+          });
+        },
+      },
+    ],
+  });
+  for (const file of files) {
+    const text = await readFile(join(ROOT, file), "utf8");
+    for (const match of text.matchAll(TYPE_IMPORT)) edges.push(edge(file, match[1] ?? "", "type"));
+  }
+  return edges;
+}
+
+/** `src/cli/commands/bundle.ts` → `src/cli`; `src/index.ts` → `src`. */
+function areaOf(file: string): string | undefined {
+  const parts = file.split("/");
+  if (!SCANNED.includes(parts[0] ?? "")) return undefined;
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : (parts[0] ?? undefined);
+}
+
+const show = (e: Edge) =>
+  `${e.from} → ${e.kind === "type" ? "import type " : e.kind === "dynamic" ? "import(" : ""}${e.specifier}`;
+
+let files: string[];
+let edges: Edge[];
+
+beforeAll(async () => {
+  files = (await Promise.all(SCANNED.map(listTs))).flat();
+  edges = await scan(files);
+});
+
+describe("architecture", () => {
+  it("sees static, dynamic and type-only imports", async () => {
+    const probe = await scan(["sandbox/guest/hook-sdk.ts", "src/dispatch/invoke-hook.ts"]);
+    expect(probe).toContainEqual(
+      expect.objectContaining({ from: "src/dispatch/invoke-hook.ts", target: "src/protocol/index.ts", kind: "static" }),
+    );
+    expect(probe).toContainEqual(
+      expect.objectContaining({ from: "sandbox/guest/hook-sdk.ts", target: "zod", kind: "type" }),
+    );
+    expect(probe.filter((e) => e.from === "sandbox/guest/hook-sdk.ts" && e.kind !== "type")).toEqual([]);
+    expect(files).toContain("src/bundler/index.ts");
+  });
+
+  it("keeps src/protocol on zod and its own files", () => {
+    const bad = edges.filter(
+      (e) =>
+        e.from.startsWith("src/protocol/") &&
+        !(e.isPackage ? e.target === "zod" : e.target.startsWith("src/protocol/")),
+    );
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("keeps sandbox/guest free of run-time imports, with types only from itself, src/protocol and zod", () => {
+    const guest = edges.filter((e) => e.from.startsWith("sandbox/guest/"));
+    const runtime = guest.filter((e) => e.kind !== "type");
+    const types = guest.filter(
+      (e) =>
+        e.kind === "type" &&
+        !(e.isPackage
+          ? e.target === "zod"
+          : e.target.startsWith("sandbox/guest/") || e.target.startsWith("src/protocol/")),
+    );
+    expect([...runtime, ...types].map(show)).toEqual([]);
+  });
+
+  it("imports esbuild only in src/bundler", () => {
+    const bad = edges.filter((e) => e.isPackage && e.target === "esbuild" && !e.from.startsWith("src/bundler/"));
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("imports isolated-vm only in sandbox/worker", () => {
+    const bad = edges.filter((e) => e.isPackage && e.target === "isolated-vm" && !e.from.startsWith("sandbox/worker/"));
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("loads sandbox/worker from outside only with import() or import type, so the host never loads isolated-vm unasked", () => {
+    const bad = edges.filter(
+      (e) => e.kind === "static" && e.target.startsWith("sandbox/worker/") && !e.from.startsWith("sandbox/worker/"),
+    );
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("imports nothing from test/, hooks/ or scripts/", () => {
+    const bad = edges.filter((e) => !e.isPackage && /^(test|hooks|scripts)\//.test(e.target));
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("crosses areas only through the target area's index.ts", () => {
+    const bad = edges.filter((e) => {
+      if (e.isPackage) return false;
+      const from = areaOf(e.from);
+      const to = areaOf(e.target);
+      if (from === to || to === undefined) return false;
+      // The hook SDK is bundled into the guest: it may take types straight from the protocol files.
+      if (from === "sandbox/guest" && to === "src/protocol" && e.kind === "type") return false;
+      return e.target !== `${to}/index.ts`;
+    });
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("has no import cycles between areas", () => {
+    const graph = new Map<string, Map<string, Edge>>();
+    for (const e of edges) {
+      const from = areaOf(e.from);
+      const to = e.isPackage ? undefined : areaOf(e.target);
+      if (from === undefined || to === undefined || from === to) continue;
+      if (!graph.has(from)) graph.set(from, new Map());
+      graph.get(from)?.set(to, e);
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, "visiting" | "done">();
+    const visit = (area: string, path: string[]): void => {
+      state.set(area, "visiting");
+      for (const [next, via] of graph.get(area) ?? []) {
+        if (state.get(next) === "visiting") {
+          const loop = [...path.slice(path.indexOf(next)), area, next];
+          cycles.push(`${loop.join(" → ")} (closing import: ${show(via)})`);
+        } else if (!state.has(next)) {
+          visit(next, [...path, area]);
+        }
+      }
+      state.set(area, "done");
+    };
+    for (const area of [...graph.keys()].sort()) if (!state.has(area)) visit(area, []);
+    expect(cycles).toEqual([]);
+  });
+});
