@@ -1,5 +1,11 @@
 export { type ActiveBundle, BundleManifest, type BundleSource } from "./bundle.js";
 export { HookContext } from "./context.js";
+export {
+  DescribeReply,
+  MAX_DESCRIBE_REPLY_CHARS,
+  type ParsedDescribe,
+  parseDescribeReply,
+} from "./describe-reply.js";
 export * as events from "./events.js";
 export type { DescribeOutcome, ExecutionOutcome, HookCall, HookExecutor, SandboxBundle } from "./executor.js";
 export { GuestReply, maxReplyChars, parseGuestReply } from "./guest-reply.js";
