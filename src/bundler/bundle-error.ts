@@ -10,7 +10,7 @@ export type BundleErrorCode =
   | "no_default_export"
   | "bundle_too_large"
   | "unknown_handler"
-  | "invalid_handler"
+  | "invalid_export"
   | "describe_failed";
 
 /** One thing wrong with a hook module. `line` and `column` are 1-based; `file` is relative to the caller's cwd. */
@@ -69,8 +69,8 @@ export function headlineOf(code: BundleErrorCode): string {
       return "the bundle is too large";
     case "unknown_handler":
       return "it exports unknown hook handlers";
-    case "invalid_handler":
-      return "a handler is not a function";
+    case "invalid_export":
+      return "its default export is not an object of handler functions";
     case "describe_failed":
       return "the sandbox could not load it";
     default: {

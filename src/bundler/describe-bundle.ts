@@ -1,7 +1,7 @@
 import { type BundleManifest, type HookExecutor, SDK_VERSION, TenantId } from "../protocol/index.js";
 import { BundleError, headlineOf } from "./bundle-error.js";
 import type { BuiltBundle } from "./bundle-hook.js";
-import { checkHandlers, type ExportedKey } from "./handler-names.js";
+import { checkHandlers } from "./handler-names.js";
 
 export interface DescribeOptions {
   /** The tenant the sandbox evaluates the bundle for (it only picks the worker). Default: `isohook-bundler`. */
@@ -16,8 +16,9 @@ const BUNDLER_TENANT = TenantId.parse("isohook-bundler");
  * never runs tenant code. Every key of the default export must be a handler (the camelCase of a hook
  * point) whose value is a function.
  *
- * @throws {BundleError} `unknown_handler` (listing the valid names, with a did-you-mean), `invalid_handler`,
- *   or `describe_failed` when the bundle throws, times out or exports no object while loading.
+ * @throws {BundleError} `unknown_handler` (listing the valid names, with a did-you-mean); `invalid_export`
+ *   when the default export is no object or holds a non-function; `describe_failed` when the bundle throws,
+ *   times out or the sandbox is unavailable while loading it.
  */
 export async function describeBundle(
   built: BuiltBundle,
@@ -30,14 +31,20 @@ export async function describeBundle(
     options.signal,
   );
   if (outcome.type === "failed") {
-    throw new BundleError("describe_failed", `Cannot use ${built.entry}: ${headlineOf("describe_failed")}`, [
-      { message: `${outcome.failure.code}: ${outcome.failure.message}` },
+    // invalid_result: the sandbox loaded the bundle and found its default export wrong (not an object, a
+    // key that is no function, too many keys); anything else kept it from loading at all.
+    const code = outcome.failure.code === "invalid_result" ? "invalid_export" : "describe_failed";
+    throw new BundleError(code, `Cannot use ${built.entry}: ${headlineOf(code)}`, [
+      { message: `${outcome.failure.message} (${outcome.failure.code})` },
     ]);
   }
-  const keys: ExportedKey[] = outcome.handlers.map((key) => ({ key }));
-  const checked = checkHandlers(keys);
-  if (checked.code !== undefined) {
-    throw new BundleError(checked.code, `Cannot use ${built.entry}: ${headlineOf(checked.code)}`, checked.problems);
+  const checked = checkHandlers(outcome.handlers);
+  if (checked.unknown.length > 0) {
+    throw new BundleError(
+      "unknown_handler",
+      `Cannot use ${built.entry}: ${headlineOf("unknown_handler")}`,
+      checked.unknown,
+    );
   }
   return {
     hash: built.hash,

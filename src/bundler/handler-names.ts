@@ -1,48 +1,34 @@
 import { HOOK_POINT_NAMES, type HookPoint, handlerOf, hookPointOfHandler } from "../protocol/index.js";
-import type { BundleErrorCode, BundleProblem } from "./bundle-error.js";
-
-/** One key of a hook module's default export, as the sandbox saw it. */
-export interface ExportedKey {
-  readonly key: string;
-  /** `typeof` the value in the isolate when known; anything but `function` is refused. */
-  readonly type?: string;
-}
+import type { BundleProblem } from "./bundle-error.js";
 
 export interface CheckedHandlers {
+  /** The hook points of the known keys, in protocol order. */
   readonly hookPoints: HookPoint[];
-  readonly code?: Extract<BundleErrorCode, "unknown_handler" | "invalid_handler">;
-  readonly problems: BundleProblem[];
+  /** One per unknown key, listing the valid names. */
+  readonly unknown: BundleProblem[];
 }
 
 const VALID = HOOK_POINT_NAMES.map(handlerOf);
 
 /**
- * Checks a default export's keys: each must be a handler name (`toolCall`, the camelCase of `tool.call`)
- * whose value is a function. Near-misses of case or format (`toolcall`, `tool.call`, `ToolCall`,
- * `tool_call`) and one- or two-letter typos get a did-you-mean.
+ * Checks a default export's keys: each must be a handler name (`toolCall`, the camelCase of `tool.call`).
+ * (That each holds a function the sandbox checks: `parseDescribeReply`.) Near-misses of case or format
+ * (`toolcall`, `tool.call`, `ToolCall`, `tool_call`) and one- or two-letter typos get a did-you-mean.
  */
-export function checkHandlers(keys: readonly ExportedKey[]): CheckedHandlers {
+export function checkHandlers(keys: readonly string[]): CheckedHandlers {
   const hookPoints = new Set<HookPoint>();
-  const problems: BundleProblem[] = [];
-  let code: CheckedHandlers["code"];
-  for (const { key, type } of keys) {
+  const unknown: BundleProblem[] = [];
+  for (const key of keys) {
     const point = hookPointOfHandler(key);
-    if (point === undefined) {
-      code ??= "unknown_handler";
-      const guess = suggestHandler(key);
-      const hint = guess === undefined ? "" : ` (did you mean \`${guess}\`?)`;
-      problems.push({ message: `Unknown handler \`${key}\`${hint}. Valid handlers: ${VALID.join(", ")}.` });
-    } else if (type !== undefined && type !== "function") {
-      code ??= "invalid_handler";
-      problems.push({
-        message: `Handler \`${key}\` is a ${type}, not a function. Export \`${key}(event, ctx) { … }\`.`,
-      });
-    } else {
+    if (point !== undefined) {
       hookPoints.add(point);
+      continue;
     }
+    const guess = suggestHandler(key);
+    const hint = guess === undefined ? "" : ` (did you mean \`${guess}\`?)`;
+    unknown.push({ message: `Unknown handler \`${key}\`${hint}. Valid handlers: ${VALID.join(", ")}.` });
   }
-  const ordered = HOOK_POINT_NAMES.filter((p) => hookPoints.has(p));
-  return code === undefined ? { hookPoints: ordered, problems } : { hookPoints: ordered, code, problems };
+  return { hookPoints: HOOK_POINT_NAMES.filter((p) => hookPoints.has(p)), unknown };
 }
 
 /** The valid handler name `key` most likely meant, if any is close. */

@@ -100,20 +100,21 @@ describe("describeBundle", () => {
     expect(suggestHandler(key)).toBe(expected);
   });
 
-  it("turns a sandbox failure into describe_failed with the failure code", async () => {
-    const executor = fakeExecutor({
-      type: "failed",
-      failure: { code: "threw", message: "ReferenceError: window is not defined" },
-      cpuMs: 0,
-      durationMs: 1,
-    });
+  it.each([
+    ["threw", "ReferenceError: window is not defined", "describe_failed"],
+    ["timeout", "The bundle did not load within 1000 ms", "describe_failed"],
+    ["sandbox_crashed", "The worker exited", "describe_failed"],
+    ["invalid_result", "The default export's `toolCall` is a string, not a function", "invalid_export"],
+    ["invalid_result", "The bundle has no default export object", "invalid_export"],
+  ] as const)("turns a %s sandbox failure into %s keeping its message", async (failureCode, message, code) => {
+    const executor = fakeExecutor({ type: "failed", failure: { code: failureCode, message }, cpuMs: 0, durationMs: 1 });
     const error = await describeBundle(built, executor).then(
       () => undefined,
       (e: unknown) => e as BundleError,
     );
     expect(error).toBeInstanceOf(BundleError);
-    expect(error?.code).toBe("describe_failed");
-    expect(error?.problems).toEqual([{ message: "threw: ReferenceError: window is not defined" }]);
+    expect(error?.code).toBe(code);
+    expect(error?.problems).toEqual([{ message: `${message} (${failureCode})` }]);
   });
 });
 
