@@ -1,11 +1,44 @@
-import type { BundleHash, SandboxLimits, TenantId } from "../../src/protocol/index.js";
-import type { IsolatePoolOptions, PoolCall, PoolResult, PoolStats } from "./pool-types.js";
+import ivm from "isolated-vm";
+import { type BundleHash, isHookPoint, type SandboxLimits, type TenantId } from "../../src/protocol/index.js";
+import { PoolClosedError } from "./errors.js";
+import { classifyIsolateError } from "./isolate-error.js";
+import { resolvePoolOptions } from "./pool-options.js";
+import type { IsolatePoolOptions, PoolCall, PoolFailureCode, PoolResult, PoolStats } from "./pool-types.js";
+import { verifyPrelude } from "./prelude-check.js";
+import { preludeScript } from "./prelude-script.js";
+
+interface LoadedBundle {
+  readonly code: string;
+  readonly limits: SandboxLimits;
+  readonly prelude: string;
+}
+
+/** One live isolate: the prelude's entry points, referenced before any tenant code ran. */
+interface Slot {
+  readonly key: string;
+  readonly bundleHash: BundleHash;
+  readonly isolate: ivm.Isolate;
+  readonly call: ivm.Reference;
+  readonly collect: ivm.Reference;
+  readonly describe: ivm.Reference;
+  readonly memoryMb: number;
+  lastUsed: number;
+  heapBytes: number;
+  calls: number;
+}
+
+type Opened = { kind: "opened"; slot: Slot } | { kind: "failed"; code: PoolFailureCode; message: string };
+
+/** Heap statistics are read on the first call and every this many calls after (a sync call, ~µs). */
+const HEAP_SAMPLE_EVERY = 64;
+const DESCRIBE_TIMEOUT_MS = 1_000;
 
 /**
  * The in-process isolate manager: one V8 isolate per (tenant, bundle hash), created lazily on the first
  * call, bundle compiled once, one long-lived context. Every call is one synchronous `applySync` with a
- * timeout, strings in and one string out (DESIGN §2). Used by the worker process main and by the inline
- * executor; the only user of isolated-vm.
+ * timeout, strings in and one string out (DESIGN §2); an async handler takes a second `applySync` to
+ * collect its settled reply. Used by the worker process main and by the inline executor; the only user of
+ * isolated-vm.
  *
  * ```ts
  * const pool = new IsolatePool({ maxIsolates: 128 });
@@ -14,59 +47,293 @@ import type { IsolatePoolOptions, PoolCall, PoolResult, PoolStats } from "./pool
  * // r.kind === "replied" → parseGuestReply(point, r.reply, limits) on the host
  * ```
  *
- * Methods never throw for anything a guest does; they throw only on host misuse (after `dispose()`).
+ * An isolate is disposed and recreated lazily after every timeout, memory-limit event or error outside the
+ * prelude's control (DESIGN §2.7). There is no in-thread watchdog: `applySync` blocks this thread, so no
+ * timer can fire during a call; what the `timeout` does not cover must be stopped by killing the process
+ * (the supervisor's deadline). Methods never throw for anything a guest does; they throw
+ * `PoolClosedError` after `dispose()`.
  */
 export class IsolatePool {
+  readonly #maxIsolates: number;
+  readonly #maxHeapBytes: number;
+  readonly #maxIdleMs: number;
+  readonly #now: () => number;
+  readonly #bundles = new Map<string, LoadedBundle>();
+  /** Insertion order is recency order: the first entry is the least recently used. */
+  readonly #slots = new Map<string, Slot>();
+  #heapBytes = 0;
+  #recycled = 0;
+  #evicted = 0;
+  #closed = false;
+
   constructor(options: IsolatePoolOptions = {}) {
-    void options;
+    const resolved = resolvePoolOptions(options);
+    this.#maxIsolates = resolved.maxIsolates;
+    this.#maxHeapBytes = resolved.maxHeapMb * 1024 * 1024;
+    this.#maxIdleMs = resolved.maxIdleMs;
+    this.#now = resolved.now;
   }
 
-  /** Makes a bundle known. Idempotent per hash; new limits for a known hash recycle its isolates. */
+  /** Makes a bundle known. Idempotent per hash; other code or limits for a known hash recycle its isolates. */
   load(bundleHash: BundleHash, code: string, limits: SandboxLimits): void {
-    void bundleHash;
-    void code;
-    void limits;
-    throw new Error("IsolatePool.load: not implemented yet");
+    this.#assertOpen();
+    const known = this.#bundles.get(bundleHash);
+    if (known && known.code === code && sameLimits(known.limits, limits)) return;
+    if (known) this.#disposeBundleSlots(bundleHash);
+    this.#bundles.set(bundleHash, { code, limits: { ...limits }, prelude: preludeScript(limits) });
   }
 
   /** Forgets a bundle and disposes its isolates. */
   unload(bundleHash: BundleHash): void {
-    void bundleHash;
-    throw new Error("IsolatePool.unload: not implemented yet");
+    this.#assertOpen();
+    this.#disposeBundleSlots(bundleHash);
+    this.#bundles.delete(bundleHash);
   }
 
   isLoaded(bundleHash: BundleHash): boolean {
-    void bundleHash;
-    return false;
+    return this.#bundles.has(bundleHash);
   }
 
   /** Runs one hook call synchronously. `replied` carries the prelude's `GuestReply` JSON string. */
   call(call: PoolCall): PoolResult {
-    void call;
-    throw new Error("IsolatePool.call: not implemented yet");
+    this.#assertOpen();
+    const started = performance.now();
+    const deadline = started + call.timeoutMs;
+    const bundle = this.#bundles.get(call.bundleHash);
+    if (!bundle) return failure("unavailable", notLoaded(call.bundleHash), 0, 0);
+    if (!isHookPoint(call.point))
+      return failure("unavailable", `Unknown hook point ${JSON.stringify(call.point)}`, 0, 0);
+    const key = `${call.tenantId}\u0000${call.bundleHash}`;
+    let slot = this.#slots.get(key);
+    let cpuStart = 0n;
+    if (slot) {
+      this.#slots.delete(key);
+      this.#slots.set(key, slot);
+      cpuStart = slot.isolate.cpuTime;
+    } else {
+      while (this.#slots.size >= this.#maxIsolates) this.#evictOldest();
+      const opened = this.#open(key, call.bundleHash, bundle, deadline, call.timeoutMs);
+      if (opened.kind === "failed") {
+        return failure(opened.code, opened.message, elapsed(started), elapsed(started));
+      }
+      slot = opened.slot;
+      this.#slots.set(key, slot);
+    }
+    slot.lastUsed = this.#now();
+    const { isolate } = slot;
+    let reply: unknown;
+    try {
+      reply = slot.call.applySync(undefined, [call.point, call.eventJson, call.ctxJson], {
+        timeout: remaining(deadline),
+      });
+      if (reply === "") reply = slot.collect.applySync(undefined, [], { timeout: remaining(deadline) });
+    } catch (error) {
+      const cpuMs = cpuSince(isolate, cpuStart, started);
+      this.#recycle(slot);
+      const classified = classifyIsolateError(error, isolate, call.timeoutMs, slot.memoryMb);
+      return failure(classified.code, classified.message, cpuMs, elapsed(started));
+    }
+    const cpuMs = cpuSince(isolate, cpuStart, started);
+    if (typeof reply !== "string") {
+      this.#recycle(slot);
+      return failure("threw", "The sandbox prelude returned no reply string", cpuMs, elapsed(started));
+    }
+    if (slot.calls++ % HEAP_SAMPLE_EVERY === 0) this.#sampleHeap(slot);
+    return { kind: "replied", reply, cpuMs, wallMs: elapsed(started) };
   }
 
   /**
    * Evaluates a loaded bundle in a fresh, throwaway isolate and replies with the prelude's `DescribeReply`
-   * JSON string (the default export's keys and whether each is a function); parse it with
-   * `parseDescribeReply` (src/protocol).
+   * JSON string (the default export's keys and the `typeof` of each); parse it with `parseDescribeReply`.
    */
-  describe(tenantId: TenantId, bundleHash: BundleHash, timeoutMs = 1_000): PoolResult {
-    void tenantId;
-    void bundleHash;
-    void timeoutMs;
-    throw new Error("IsolatePool.describe: not implemented yet");
+  describe(tenantId: TenantId, bundleHash: BundleHash, timeoutMs = DESCRIBE_TIMEOUT_MS): PoolResult {
+    this.#assertOpen();
+    const started = performance.now();
+    const bundle = this.#bundles.get(bundleHash);
+    if (!bundle) return failure("unavailable", notLoaded(bundleHash), 0, 0);
+    const deadline = started + timeoutMs;
+    const opened = this.#open(`${tenantId}\u0000describe`, bundleHash, bundle, deadline, timeoutMs);
+    if (opened.kind === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
+    const { isolate } = opened.slot;
+    try {
+      const reply: unknown = opened.slot.describe.applySync(undefined, [], { timeout: remaining(deadline) });
+      const cpuMs = cpuSince(isolate, 0n, started);
+      if (typeof reply !== "string")
+        return failure("threw", "The sandbox prelude returned no describe reply", cpuMs, elapsed(started));
+      return { kind: "replied", reply, cpuMs, wallMs: elapsed(started) };
+    } catch (error) {
+      const classified = classifyIsolateError(error, isolate, timeoutMs, bundle.limits.memoryMb);
+      return failure(classified.code, classified.message, cpuSince(isolate, 0n, started), elapsed(started));
+    } finally {
+      disposeQuietly(isolate);
+    }
   }
 
   /** Disposes isolates idle past `maxIdleMs`; the worker calls it from a timer. Returns how many. */
   sweep(): number {
-    return 0;
+    this.#assertOpen();
+    const cutoff = this.#now() - this.#maxIdleMs;
+    let swept = 0;
+    for (const slot of this.#slots.values()) {
+      if (slot.lastUsed > cutoff) break;
+      this.#drop(slot);
+      this.#evicted++;
+      swept++;
+    }
+    return swept;
   }
 
   stats(): PoolStats {
-    return { isolates: 0, bundles: 0, heapBytes: 0, recycled: 0, evicted: 0 };
+    return {
+      isolates: this.#slots.size,
+      bundles: this.#bundles.size,
+      heapBytes: this.#heapBytes,
+      recycled: this.#recycled,
+      evicted: this.#evicted,
+    };
   }
 
-  /** Disposes every isolate; later calls throw. */
-  dispose(): void {}
+  /** Disposes every isolate; later calls throw `PoolClosedError`. Idempotent. */
+  dispose(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const slot of this.#slots.values()) disposeQuietly(slot.isolate);
+    this.#slots.clear();
+    this.#bundles.clear();
+    this.#heapBytes = 0;
+  }
+
+  /** A new isolate with the prelude, the bundle evaluated and adopted, all within `deadline`. */
+  #open(key: string, bundleHash: BundleHash, bundle: LoadedBundle, deadline: number, timeoutMs: number): Opened {
+    verifyPrelude();
+    const { memoryMb } = bundle.limits;
+    const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
+    let phase = "prelude";
+    try {
+      const context = isolate.createContextSync();
+      // The only `reference` taken on an isolate value: the trusted prelude's entry array, before any tenant
+      // code exists in this isolate (DESIGN §2.1 forbids it on values a guest could have shaped).
+      const entries = isolate
+        .compileScriptSync(bundle.prelude, { filename: "isohook:prelude" })
+        .runSync(context, { reference: true, timeout: remaining(deadline) });
+      const call = entries.getSync(0, { reference: true });
+      const collect = entries.getSync(1, { reference: true });
+      const adopt = entries.getSync(2, { reference: true });
+      const describe = entries.getSync(3, { reference: true });
+      entries.release();
+      phase = "compile";
+      // `void 0` makes the completion value a primitive whatever the bundle's last statement is.
+      const script = isolate.compileScriptSync(`${bundle.code}\n;void 0;`, { filename: `bundle:${bundleHash}` });
+      phase = "run";
+      script.runSync(context, { timeout: remaining(deadline) });
+      script.release();
+      adopt.applySync(undefined, [], { timeout: remaining(deadline) });
+      adopt.release();
+      const slot: Slot = {
+        key,
+        bundleHash,
+        isolate,
+        call,
+        collect,
+        describe,
+        memoryMb,
+        lastUsed: this.#now(),
+        heapBytes: 0,
+        calls: 0,
+      };
+      return { kind: "opened", slot };
+    } catch (error) {
+      const classified = classifyIsolateError(error, isolate, timeoutMs, memoryMb);
+      disposeQuietly(isolate);
+      if (classified.code !== "threw") return { kind: "failed", code: classified.code, message: classified.message };
+      const what = phase === "compile" ? "does not compile" : "threw while loading";
+      return { kind: "failed", code: "threw", message: `The bundle ${what}: ${classified.detail}` };
+    }
+  }
+
+  #sampleHeap(slot: Slot): void {
+    try {
+      const heap = slot.isolate.getHeapStatisticsSync();
+      const bytes = heap.used_heap_size + heap.externally_allocated_size;
+      this.#heapBytes += bytes - slot.heapBytes;
+      slot.heapBytes = bytes;
+    } catch {
+      return;
+    }
+    for (const oldest of this.#slots.values()) {
+      if (this.#heapBytes <= this.#maxHeapBytes || oldest === slot) break;
+      this.#drop(oldest);
+      this.#evicted++;
+    }
+  }
+
+  #evictOldest(): void {
+    const oldest = this.#slots.values().next();
+    if (oldest.done) return;
+    this.#drop(oldest.value);
+    this.#evicted++;
+  }
+
+  #recycle(slot: Slot): void {
+    this.#drop(slot);
+    this.#recycled++;
+  }
+
+  #drop(slot: Slot): void {
+    if (this.#slots.get(slot.key) === slot) this.#slots.delete(slot.key);
+    this.#heapBytes -= slot.heapBytes;
+    disposeQuietly(slot.isolate);
+  }
+
+  #disposeBundleSlots(bundleHash: BundleHash): void {
+    for (const slot of [...this.#slots.values()]) if (slot.bundleHash === bundleHash) this.#drop(slot);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new PoolClosedError();
+  }
+}
+
+function failure(code: PoolFailureCode, message: string, cpuMs: number, wallMs: number): PoolResult {
+  return { kind: "failed", code, message, cpuMs, wallMs };
+}
+
+function notLoaded(bundleHash: BundleHash): string {
+  return `Bundle ${bundleHash} is not loaded in this sandbox: load it before calling`;
+}
+
+/** What is left until `deadline`, as an `applySync` timeout (at least 1 ms: 0 would mean none). */
+function remaining(deadline: number): number {
+  return Math.max(1, Math.ceil(deadline - performance.now()));
+}
+
+function elapsed(started: number): number {
+  return performance.now() - started;
+}
+
+/** CPU time spent in the isolate since `start`; after a disposal it is gone, so wall time stands in. */
+function cpuSince(isolate: ivm.Isolate, start: bigint, started: number): number {
+  try {
+    return Number(isolate.cpuTime - start) / 1e6;
+  } catch {
+    return elapsed(started);
+  }
+}
+
+function disposeQuietly(isolate: ivm.Isolate): void {
+  try {
+    if (!isolate.isDisposed) isolate.dispose();
+  } catch {
+    // Already disposed by isolated-vm after a memory-limit event.
+  }
+}
+
+function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
+  return (
+    a.memoryMb === b.memoryMb &&
+    a.maxResultBytes === b.maxResultBytes &&
+    a.maxStateBytes === b.maxStateBytes &&
+    a.maxLogLines === b.maxLogLines &&
+    a.maxLogBytes === b.maxLogBytes
+  );
 }

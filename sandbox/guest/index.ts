@@ -1,0 +1,1 @@
+export { installPrelude, type PreludeConfig, type PreludeEntries } from "./prelude.js";

@@ -1,0 +1,129 @@
+/**
+ * The sandbox worker process: the IPC loop around an `IsolatePool`. Forked by the supervisor
+ * (sandbox/supervisor) with `--no-node-snapshot` and an IPC channel.
+ *
+ * Protocol (src/protocol/wire.ts): the host sends `WorkerRequest`s, alone or as an array of them; the worker
+ * answers every `call` and `describe` with one `WorkerResponse` carrying the request's id, in request order,
+ * batching the answers to one incoming message into one outgoing array. `ready` goes out once, when the
+ * loop listens. Each request is checked with the allocation-free `isWorkerRequest`: the host is trusted but
+ * the channel must not fall over on garbage, so a malformed request with an id gets an `unavailable` answer
+ * and one without is dropped.
+ *
+ * No orphans: the worker exits when the host disconnects, and a watcher thread kills the process if the
+ * host dies while the main thread is busy (the host's SIGKILL reparents the worker; the thread sees it).
+ */
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { isWorkerRequest, type WorkerRequest, type WorkerResponse } from "../../src/protocol/index.js";
+import type { IsolatePool, PoolResult } from "./index.js";
+
+/** What the loop needs of an `IsolatePool` (a stand-in implements it in the supervisor's tests). */
+export type WorkerEngine = Pick<IsolatePool, "load" | "unload" | "call" | "describe" | "sweep" | "dispose">;
+
+const SWEEP_EVERY_MS = 10_000;
+const ORPHAN_POLL_MS = 250;
+
+export function serveWorker(engine: WorkerEngine): void {
+  const send = process.send?.bind(process);
+  if (send === undefined) throw new Error("worker-main must be forked with an IPC channel (child_process.fork)");
+
+  let outbox: WorkerResponse[] = [];
+  let flushQueued = false;
+  const flush = (): void => {
+    flushQueued = false;
+    const batch = outbox;
+    outbox = [];
+    const first = batch[0];
+    if (process.connected) send(batch.length === 1 && first !== undefined ? first : batch);
+  };
+  const handle = (message: unknown): void => {
+    const response = isWorkerRequest(message) ? serve(engine, message) : malformed(message);
+    if (response === undefined) return;
+    outbox.push(response);
+    if (!flushQueued) {
+      flushQueued = true;
+      queueMicrotask(flush);
+    }
+  };
+
+  process.on("message", (message: unknown) => {
+    if (Array.isArray(message)) for (const one of message) handle(one);
+    else handle(message);
+  });
+  process.on("disconnect", () => process.exit(0));
+  setInterval(() => engine.sweep(), SWEEP_EVERY_MS).unref();
+  watchForOrphaning();
+  send({ kind: "ready", pid: process.pid } satisfies WorkerResponse);
+}
+
+function serve(engine: WorkerEngine, request: WorkerRequest): WorkerResponse | undefined {
+  try {
+    switch (request.kind) {
+      case "call":
+        return respond(request.id, engine.call(request));
+      case "describe":
+        return respond(request.id, engine.describe(request.tenantId, request.bundleHash));
+      case "load":
+        engine.load(request.bundleHash, request.code, request.limits);
+        return undefined;
+      case "unload":
+        engine.unload(request.bundleHash);
+        return undefined;
+      default: {
+        const never: never = request;
+        return never;
+      }
+    }
+  } catch (error) {
+    // The pool throws only on misuse; answer rather than leave the call to the host's deadline.
+    if (request.kind !== "call" && request.kind !== "describe") return undefined;
+    const message = `The sandbox worker could not run the call: ${error instanceof Error ? error.message : String(error)}`;
+    return { kind: "failed", id: request.id, code: "unavailable", message, cpuMs: 0, wallMs: 0 };
+  }
+}
+
+function respond(id: number, result: PoolResult): WorkerResponse {
+  return result.kind === "replied"
+    ? { kind: "replied", id, reply: result.reply, cpuMs: result.cpuMs, wallMs: result.wallMs }
+    : { kind: "failed", id, code: result.code, message: result.message, cpuMs: result.cpuMs, wallMs: result.wallMs };
+}
+
+function malformed(message: unknown): WorkerResponse | undefined {
+  const id = typeof message === "object" && message !== null && "id" in message ? message.id : undefined;
+  if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) return undefined;
+  const text = "The sandbox worker received a malformed request";
+  return { kind: "failed", id, code: "unavailable", message: text, cpuMs: 0, wallMs: 0 };
+}
+
+/**
+ * A thread that SIGKILLs this process once its parent is gone (reparenting changes `ppid`). `disconnect`
+ * covers the usual case; this covers a host killed while the main thread is inside a long call.
+ */
+function watchForOrphaning(): void {
+  const source = `
+    const { workerData } = require("node:worker_threads");
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    for (;;) {
+      Atomics.wait(cell, 0, 0, ${ORPHAN_POLL_MS});
+      if (process.ppid !== workerData) process.kill(process.pid, "SIGKILL");
+    }`;
+  const thread = new Worker(source, { eval: true, workerData: process.ppid, execArgv: [] });
+  thread.unref();
+}
+
+function isMainModule(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMainModule()) {
+  // Loaded here, not at the top, so a stand-in engine can reuse the loop without isolated-vm.
+  const { IsolatePool } = await import("./index.js");
+  serveWorker(new IsolatePool());
+}
