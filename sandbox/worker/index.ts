@@ -1,3 +1,5 @@
-export { createInlineExecutor, type InlineExecutorOptions } from "./inline-executor.js";
+export { PoolClosedError, PreludeError, SandboxOptionsError } from "./errors.js";
+export { createInlineExecutor, ExecutorClosedError, type InlineExecutorOptions } from "./inline-executor.js";
 export { IsolatePool } from "./isolate-pool.js";
+export { POOL_DEFAULTS } from "./pool-options.js";
 export type { IsolatePoolOptions, PoolCall, PoolFailureCode, PoolResult, PoolStats } from "./pool-types.js";

@@ -1,18 +1,133 @@
-import type { HookExecutor, LimitsInput } from "../../src/protocol/index.js";
-import type { IsolatePoolOptions } from "./pool-types.js";
+import {
+  type DescribeOutcome,
+  type ExecutionOutcome,
+  type HookCall,
+  type HookExecutor,
+  Limits,
+  type LimitsInput,
+  parseDescribeReply,
+  type SandboxBundle,
+  type SandboxLimits,
+  type TenantId,
+} from "../../src/protocol/index.js";
+import { SandboxOptionsError } from "./errors.js";
+import { IsolatePool } from "./isolate-pool.js";
+import type { IsolatePoolOptions, PoolResult } from "./pool-types.js";
 
 export interface InlineExecutorOptions {
+  /** Sandbox limits (DESIGN §5); validated here. */
   readonly limits?: LimitsInput;
+  /** Isolate budgets of the underlying pool. */
   readonly pool?: IsolatePoolOptions;
   /** Suppresses the once-per-process stderr warning that inline mode is for tests and benchmarks only. */
   readonly quiet?: boolean;
 }
 
+/** `execute`/`describe` after `close()`. */
+export class ExecutorClosedError extends Error {
+  readonly code = "executor_closed";
+  constructor() {
+    super("This hook executor was closed: create a new one to run hooks again");
+  }
+}
+
+let warned = false;
+
 /**
- * A `HookExecutor` that keeps isolates in the calling process. For tests and benchmarks only: a fatal
- * out-of-memory in a guest aborts the whole process (DESIGN §1).
+ * A `HookExecutor` that keeps isolates in the calling process, on the calling thread: each `execute` runs
+ * synchronously and resolves at once. For tests and benchmarks only — a fatal out-of-memory in a guest
+ * aborts the whole process and nothing but the `applySync` timeout bounds a call (DESIGN §1) — so it
+ * warns once per process on stderr unless `quiet`.
+ *
+ * ```ts
+ * const executor = createInlineExecutor({ limits: { timeoutMs: 100 }, quiet: true });
+ * const { outcome } = await invokeHook(executor, call, limits);
+ * ```
  */
 export function createInlineExecutor(options: InlineExecutorOptions = {}): HookExecutor {
-  void options;
-  throw new Error("createInlineExecutor: not implemented yet");
+  const limits = parseLimits(options.limits);
+  const sandboxLimits: SandboxLimits = {
+    memoryMb: limits.memoryMb,
+    maxResultBytes: limits.maxResultBytes,
+    maxStateBytes: limits.maxStateBytes,
+    maxLogLines: limits.maxLogLines,
+    maxLogBytes: limits.maxLogBytes,
+  };
+  const pool = new IsolatePool(options.pool);
+  if (!options.quiet && !warned) {
+    warned = true;
+    process.stderr.write(
+      "isohook: inline executor — tenant isolates run in this process; for tests and benchmarks only, use the process executor in production\n",
+    );
+  }
+  let closed = false;
+
+  function ready(bundle: SandboxBundle, signal: AbortSignal | undefined): void {
+    if (closed) throw new ExecutorClosedError();
+    signal?.throwIfAborted();
+    if (!pool.isLoaded(bundle.hash)) pool.load(bundle.hash, bundle.code, sandboxLimits);
+  }
+
+  return {
+    mode: "inline",
+    async execute(call: HookCall, signal?: AbortSignal): Promise<ExecutionOutcome> {
+      ready(call.bundle, signal);
+      if (call.eventJson.length > limits.maxEventBytes) {
+        const message = `The ${call.point} event is ${call.eventJson.length} characters, over the ${limits.maxEventBytes} limit`;
+        return { type: "failed", failure: { code: "event_too_large", message }, cpuMs: 0, durationMs: 0 };
+      }
+      const timeoutMs = Math.max(1, Math.min(call.timeoutMs ?? limits.timeoutMs, limits.timeoutMs));
+      const result = pool.call({
+        tenantId: call.tenantId,
+        bundleHash: call.bundle.hash,
+        point: call.point,
+        eventJson: call.eventJson,
+        ctxJson: call.ctxJson,
+        timeoutMs,
+      });
+      return toExecution(result);
+    },
+    async describe(tenantId: TenantId, bundle: SandboxBundle, signal?: AbortSignal): Promise<DescribeOutcome> {
+      ready(bundle, signal);
+      const result = pool.describe(tenantId, bundle.hash);
+      if (result.kind === "failed") {
+        const failure = { code: result.code, message: result.message };
+        return { type: "failed", failure, cpuMs: result.cpuMs, durationMs: result.wallMs };
+      }
+      const parsed = parseDescribeReply(result.reply);
+      return parsed.type === "described"
+        ? { type: "described", handlers: parsed.handlers, cpuMs: result.cpuMs, durationMs: result.wallMs }
+        : { type: "failed", failure: parsed.failure, cpuMs: result.cpuMs, durationMs: result.wallMs };
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      pool.dispose();
+    },
+  };
+}
+
+function toExecution(result: PoolResult): ExecutionOutcome {
+  if (result.kind === "replied") {
+    return { type: "replied", reply: result.reply, cpuMs: result.cpuMs, durationMs: result.wallMs };
+  }
+  return {
+    type: "failed",
+    failure: { code: result.code, message: result.message },
+    cpuMs: result.cpuMs,
+    durationMs: result.wallMs,
+  };
+}
+
+function parseLimits(input: LimitsInput | undefined): Limits {
+  const parsed = Limits.safeParse(input ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const path = issue?.path.map(String) ?? [];
+  let got: unknown = input;
+  for (const key of path)
+    got = typeof got === "object" && got !== null ? (got as Record<string, unknown>)[key] : undefined;
+  throw new SandboxOptionsError(
+    `Invalid \`limits.${path.join(".")}\`, got \`${String(got)}\`: ${issue?.message ?? "unknown problem"}`,
+  );
 }
