@@ -1,1 +1,414 @@
-export { installPrelude, type PreludeConfig, type PreludeEntries } from "./prelude.js";
+/**
+ * The guest prelude: trusted code installed into every isolate BEFORE the tenant bundle. It lives in the
+ * guest area's index.ts because guest files may not import each other at run time (DESIGN §6) and the
+ * worker may reach this area only through its index; hook-sdk.ts is the other guest file, for hook authors.
+ *
+ * How it gets there: the worker embeds `installPrelude.toString()` in a classic script (see
+ * sandbox/worker/prelude-script.ts). The function must therefore be self-contained: it references only its
+ * parameter and the isolate's own globals, never anything else of this module. Whatever loader ran this
+ * file (tsx, vitest) has erased the types; esbuild's `keepNames` may wrap inner functions in `__name(…)`,
+ * which the script defines as the identity. The worker self-tests the produced script once per process.
+ *
+ * Protocol with the worker (strings only, DESIGN §2.1):
+ * - the script evaluates to `[call, collect, adopt, describe]` (the worker takes references to these four
+ *   trusted functions before any tenant code runs);
+ * - the worker runs the bundle script, then `adopt()`, which takes `__isohook_bundle.default` into this
+ *   closure and clears the global;
+ * - `call(point, eventJson, ctxJson)` returns one `GuestReply` JSON string, or `""` when the handler
+ *   returned a thenable: the microtasks then drain inside the same timed `applySync` (V8 runs them when the
+ *   call returns), and the worker calls `collect()` for the settled reply (`pending` if it did not settle);
+ * - `describe()` returns a `DescribeReply` JSON string listing the default export's keys.
+ *
+ * Tamper resistance: every intrinsic the prelude uses after install is captured here, first. Later it
+ * calls only captured functions, concatenates only strings it made, keeps per-call data in closure
+ * variables (never in objects whose prototype a tenant could give setters), and never reads `stack`. So
+ * a tenant that redefines `JSON`, `Array.prototype.*`, `Object.prototype.toJSON`, `Promise.prototype.then`
+ * or `Error.prepareStackTrace` changes at most its own result, which the host validates anyway. Every
+ * entry point catches everything; the last resort is a constant reply.
+ */
+
+export interface PreludeConfig {
+  /** Longest JSON text of a result, in UTF-16 code units (`Limits.maxResultBytes`). */
+  readonly maxResultChars: number;
+  /** Longest JSON text of `ctx.state` handed back (`Limits.maxStateBytes`). */
+  readonly maxStateChars: number;
+  readonly maxLogLines: number;
+  /** Budget for the JSON text of all log lines of one call (`Limits.maxLogBytes`). */
+  readonly maxLogChars: number;
+  /** Longest reply string; the host's `maxReplyChars(limits)`. */
+  readonly maxReplyChars: number;
+  /** Hook point → handler key of the default export (`tool.call` → `toolCall`). */
+  readonly handlers: { readonly [point: string]: string };
+}
+
+type Call = (point: string, eventJson: string, ctxJson: string) => string;
+
+/** What the prelude script evaluates to, in this order. */
+export type PreludeEntries = readonly [call: Call, collect: () => string, adopt: () => string, describe: () => string];
+
+export function installPrelude(config: PreludeConfig): PreludeEntries {
+  const G = globalThis as unknown as Record<string, unknown>;
+  const ReflectApply = Reflect.apply;
+  const JSONStringify = JSON.stringify;
+  const JSONParse = JSON.parse;
+  const ObjectKeys = Object.keys;
+  const ObjectHasOwn = Object.hasOwn;
+  const ObjectDefineProperty = Object.defineProperty;
+  const ArrayIsArray = Array.isArray;
+  const StringCtor = String;
+  const StringSlice = String.prototype.slice;
+  const MAX_MESSAGE = 1_000;
+  const MAX_KEYS = 64;
+  const MAX_KEY_CHARS = 128;
+  // Strings this long are never sliced (that would flatten a rope inside a small heap); they are described.
+  const MAX_SLICEABLE = 1 << 20;
+  const TOO_LARGE = { tooLarge: true };
+  const FALLBACK = '{"kind":"failed","code":"threw","message":"The hook prelude could not build a reply","logs":[]}';
+
+  const handlerOf: Record<string, string> = { __proto__: null } as unknown as Record<string, string>;
+  for (const point of ObjectKeys(config.handlers)) handlerOf[point] = config.handlers[point] as string;
+  const { maxResultChars, maxStateChars, maxLogLines, maxLogChars, maxReplyChars } = config;
+
+  let hooks: unknown;
+  let adoptFailure: string | undefined = "The bundle was not loaded";
+
+  // Logs of the current call: JSON text of the array elements, joined with commas.
+  let logJson = "";
+  let logLines = 0;
+  let logChars = 0;
+  let logDropped = 0;
+
+  // The current call's pending thenable, if any.
+  let asyncToken = 0;
+  let asyncState: "none" | "pending" | "fulfilled" | "rejected" = "none";
+  let asyncValue: unknown;
+  let asyncPoint = "";
+  let asyncCtx: unknown;
+
+  let budget = 0;
+  function guard(this: unknown, key: string, value: unknown): unknown {
+    const t = typeof value;
+    if (t === "undefined" || t === "function" || t === "symbol") return value;
+    budget -= key.length + (t === "string" ? (value as string).length : 1);
+    if (budget < 0) throw TOO_LARGE;
+    return value;
+  }
+
+  /** JSON text of `value`, or TOO_LARGE if it would exceed `cap` characters. Throws what stringify throws. */
+  function toJson(value: unknown, cap: number): string | undefined | typeof TOO_LARGE {
+    if (value === undefined || value === null) return "null";
+    if (typeof value === "string" && value.length > cap) return TOO_LARGE;
+    budget = cap;
+    try {
+      const json = JSONStringify(value, guard);
+      return json !== undefined && json.length > cap ? TOO_LARGE : json;
+    } catch (error) {
+      if (error === TOO_LARGE) return TOO_LARGE;
+      throw error;
+    }
+  }
+
+  function clip(text: string): string {
+    if (text.length <= MAX_MESSAGE) return text;
+    if (text.length > MAX_SLICEABLE) return `(a message of ${text.length} characters)`;
+    return `${ReflectApply(StringSlice, text, [0, MAX_MESSAGE]) as string}…`;
+  }
+
+  /** A message for any thrown value; runs tenant getters/toString inside the timed call, never throws. */
+  function describeThrown(error: unknown): string {
+    try {
+      const t = typeof error;
+      if (t === "string") return `The hook threw a string: ${clip(error as string)}`;
+      if (t === "object" && error !== null) {
+        let name: unknown;
+        let message: unknown;
+        try {
+          name = (error as { name?: unknown }).name;
+          message = (error as { message?: unknown }).message;
+        } catch {
+          return "The hook threw an object whose properties throw";
+        }
+        if (typeof message === "string") return clip(`${typeof name === "string" ? clip(name) : "Error"}: ${message}`);
+        return "The hook threw an object that is not an Error";
+      }
+      if (t === "function") return "The hook threw a function";
+      if (t === "symbol") return "The hook threw a symbol";
+      return `The hook threw ${t}: ${clip(StringCtor(error))}`;
+    } catch {
+      return "The hook threw a value that cannot be described";
+    }
+  }
+
+  function resetLogs(): void {
+    logJson = "";
+    logLines = 0;
+    logChars = 0;
+    logDropped = 0;
+  }
+
+  function pushLog(line: string): void {
+    if (logLines >= maxLogLines || logChars >= maxLogChars) {
+      logDropped++;
+      return;
+    }
+    let text = line;
+    if (text.length > maxLogChars - logChars) {
+      if (text.length > MAX_SLICEABLE) {
+        logDropped++;
+        return;
+      }
+      text = `${ReflectApply(StringSlice, text, [0, maxLogChars - logChars]) as string}…`;
+    }
+    const json = JSONStringify(text);
+    if (json.length > maxLogChars - logChars) {
+      logDropped++;
+      return;
+    }
+    logJson = logLines === 0 ? json : `${logJson},${json}`;
+    logLines++;
+    logChars += json.length + 1;
+  }
+
+  function formatArg(arg: unknown): string {
+    if (typeof arg === "string") return arg;
+    try {
+      const t = typeof arg;
+      if (t === "object" && arg !== null) {
+        const json = toJson(arg, maxLogChars);
+        return json === TOO_LARGE ? "[object too large to log]" : typeof json === "string" ? json : "[object]";
+      }
+      if (t === "symbol") return "[symbol]";
+      if (t === "function") return "[function]";
+      return StringCtor(arg);
+    } catch {
+      return "[unprintable]";
+    }
+  }
+
+  function logger(level: string): (...args: unknown[]) => void {
+    return (...args: unknown[]): void => {
+      if (logLines >= maxLogLines || logChars >= maxLogChars) {
+        logDropped++;
+        return;
+      }
+      let line = level;
+      for (let i = 0; i < args.length && line.length <= maxLogChars; i++) {
+        let part = formatArg(args[i]);
+        if (part.length > MAX_SLICEABLE) part = `[${part.length} characters]`;
+        line = line === "" ? part : `${line} ${part}`;
+      }
+      pushLog(line);
+    };
+  }
+
+  const consoleObject = {
+    log: logger(""),
+    info: logger("[info]"),
+    debug: logger("[debug]"),
+    warn: logger("[warn]"),
+    error: logger("[error]"),
+    trace: logger("[trace]"),
+  };
+  ObjectDefineProperty(G, "console", { value: consoleObject, writable: true, configurable: true, enumerable: false });
+
+  function logsPart(): string {
+    if (logDropped === 0) return `"logs":[${logJson}]`;
+    const marker = JSONStringify(
+      `[${logDropped} more log line(s) dropped: over ${maxLogLines} lines or ${maxLogChars} characters]`,
+    );
+    return `"logs":[${logJson === "" ? marker : `${logJson},${marker}`}]`;
+  }
+
+  function failed(code: "threw" | "pending" | "result_too_large" | "invalid_result", message: string): string {
+    const reply = `{"kind":"failed","code":"${code}","message":${JSONStringify(clip(message))},${logsPart()}}`;
+    if (reply.length <= maxReplyChars) return reply;
+    // Tiny limits: keep the code, drop the logs and most of the message.
+    const short = JSONStringify(ReflectApply(StringSlice, clip(message), [0, 100]) as string);
+    return `{"kind":"failed","code":"${code}","message":${short},"logs":[]}`;
+  }
+
+  function finish(reply: string): string {
+    resetLogs();
+    return typeof reply === "string" && reply.length <= maxReplyChars ? reply : FALLBACK;
+  }
+
+  /** The reply for a handler's settled value: result and state as capped JSON, or a failure. */
+  function returned(point: string, value: unknown, ctx: unknown): string {
+    const t = typeof value;
+    if (t === "function" || t === "symbol" || t === "bigint") {
+      return failed("invalid_result", `The ${point} hook returned a ${t}, not a JSON result`);
+    }
+    let resultJson: string | undefined | typeof TOO_LARGE;
+    try {
+      resultJson = toJson(value, maxResultChars);
+    } catch (error) {
+      return failed("invalid_result", `The ${point} hook's result is not JSON-serializable: ${describeThrown(error)}`);
+    }
+    if (resultJson === TOO_LARGE) {
+      return failed("result_too_large", `The ${point} hook's result is over ${maxResultChars} characters of JSON`);
+    }
+    if (resultJson === undefined) return failed("invalid_result", `The ${point} hook's result is not JSON`);
+    let state: unknown;
+    try {
+      state = (ctx as { state?: unknown }).state;
+    } catch (error) {
+      return failed("invalid_result", `Reading ctx.state failed: ${describeThrown(error)}`);
+    }
+    if (typeof state !== "object" || state === null || ArrayIsArray(state)) {
+      return failed("invalid_result", "ctx.state must stay a JSON object");
+    }
+    let stateJson: string | undefined | typeof TOO_LARGE;
+    try {
+      stateJson = toJson(state, maxStateChars);
+    } catch (error) {
+      return failed("invalid_result", `ctx.state is not JSON-serializable: ${describeThrown(error)}`);
+    }
+    if (stateJson === TOO_LARGE)
+      return failed("result_too_large", `ctx.state is over ${maxStateChars} characters of JSON`);
+    if (stateJson === undefined) return failed("invalid_result", "ctx.state is not JSON");
+    return `{"kind":"returned","result":${resultJson},"state":${stateJson},${logsPart()}}`;
+  }
+
+  async function settle(token: number, thenable: unknown): Promise<void> {
+    try {
+      const value = await thenable;
+      if (token === asyncToken) {
+        asyncState = "fulfilled";
+        asyncValue = value;
+      }
+    } catch (error) {
+      if (token === asyncToken) {
+        asyncState = "rejected";
+        asyncValue = error;
+      }
+    }
+  }
+
+  const call: Call = (point, eventJson, ctxJson) => {
+    try {
+      asyncToken++;
+      asyncState = "none";
+      asyncValue = undefined;
+      asyncCtx = undefined;
+      resetLogs();
+      if (adoptFailure !== undefined) return finish(failed("threw", adoptFailure));
+      const key = handlerOf[point];
+      if (key === undefined) return finish(failed("threw", `Unknown hook point ${JSONStringify(clip(point))}`));
+      let event: unknown;
+      let ctx: unknown;
+      try {
+        event = JSONParse(eventJson);
+        ctx = JSONParse(ctxJson);
+      } catch {
+        return finish(failed("threw", "The host sent an event or ctx that is not JSON"));
+      }
+      if (typeof ctx !== "object" || ctx === null)
+        return finish(failed("threw", "The host sent a ctx that is no object"));
+      const state = (ctx as { state?: unknown }).state;
+      if (typeof state !== "object" || state === null || ArrayIsArray(state)) {
+        ObjectDefineProperty(ctx, "state", { value: {}, writable: true, enumerable: true, configurable: true });
+      }
+      let value: unknown;
+      try {
+        const handler =
+          typeof hooks === "object" && hooks !== null && ObjectHasOwn(hooks, key)
+            ? (hooks as Record<string, unknown>)[key]
+            : undefined;
+        if (handler === undefined || handler === null) return finish(returned(point, undefined, ctx));
+        if (typeof handler !== "function") {
+          return finish(failed("invalid_result", `The default export's ${key} is a ${typeof handler}, not a function`));
+        }
+        value = ReflectApply(handler, hooks, [event, ctx]);
+        if (
+          ((typeof value === "object" && value !== null) || typeof value === "function") &&
+          typeof (value as { then?: unknown }).then === "function"
+        ) {
+          asyncState = "pending";
+          asyncPoint = point;
+          asyncCtx = ctx;
+          void settle(asyncToken, value);
+          return "";
+        }
+      } catch (error) {
+        return finish(failed("threw", describeThrown(error)));
+      }
+      return finish(returned(point, value, ctx));
+    } catch {
+      return finish(FALLBACK);
+    }
+  };
+
+  const collect = (): string => {
+    try {
+      const state = asyncState;
+      asyncState = "none";
+      if (state === "fulfilled") return finish(returned(asyncPoint, asyncValue, asyncCtx));
+      if (state === "rejected") return finish(failed("threw", describeThrown(asyncValue)));
+      if (state === "pending") {
+        asyncToken++;
+        return finish(
+          failed("pending", `The ${asyncPoint} hook's promise did not settle: hooks cannot await timers or I/O`),
+        );
+      }
+      return finish(failed("threw", "No asynchronous hook call to collect"));
+    } catch {
+      return finish(FALLBACK);
+    } finally {
+      asyncValue = undefined;
+      asyncCtx = undefined;
+    }
+  };
+
+  const adopt = (): string => {
+    try {
+      const bundle = G.__isohook_bundle;
+      try {
+        G.__isohook_bundle = undefined;
+        delete G.__isohook_bundle;
+      } catch {
+        // A `var` binding is not deletable; it stays undefined.
+      }
+      if ((typeof bundle !== "object" && typeof bundle !== "function") || bundle === null) {
+        adoptFailure = "The bundle did not define __isohook_bundle: build it with isohook's bundler";
+        return "";
+      }
+      hooks = (bundle as { default?: unknown }).default;
+      adoptFailure = undefined;
+      return "";
+    } catch (error) {
+      adoptFailure = `Loading the bundle failed: ${describeThrown(error)}`;
+      return "";
+    }
+  };
+
+  const describe = (): string => {
+    try {
+      resetLogs();
+      if (adoptFailure !== undefined) return finish(failed("threw", adoptFailure));
+      if ((typeof hooks !== "object" && typeof hooks !== "function") || hooks === null) {
+        return finish(
+          failed("invalid_result", "The bundle has no default export object: export default defineHooks({ … })"),
+        );
+      }
+      const keys = ObjectKeys(hooks);
+      if (keys.length > MAX_KEYS) {
+        return finish(failed("invalid_result", `The default export has ${keys.length} keys, more than ${MAX_KEYS}`));
+      }
+      let handlers = "";
+      for (let i = 0; i < keys.length; i++) {
+        const name = keys[i] as string;
+        if (name.length > MAX_KEY_CHARS) {
+          return finish(failed("invalid_result", `The default export has a key of ${name.length} characters`));
+        }
+        const type = typeof (hooks as Record<string, unknown>)[name];
+        const entry = `{"name":${JSONStringify(name)},"type":"${type}"}`;
+        handlers = i === 0 ? entry : `${handlers},${entry}`;
+      }
+      return finish(`{"kind":"described","handlers":[${handlers}]}`);
+    } catch (error) {
+      return finish(failed("threw", describeThrown(error)));
+    }
+  };
+
+  return [call, collect, adopt, describe];
+}

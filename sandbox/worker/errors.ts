@@ -14,7 +14,7 @@ export class SandboxOptionsError extends Error {
 /**
  * The guest prelude's source did not survive the loader that ran this process (its function source is
  * embedded into every isolate). Happens when a transform injects helpers or instrumentation into
- * sandbox/guest/prelude.ts (e.g. istanbul coverage): run under tsx or plain vitest, or use v8 coverage.
+ * sandbox/guest/index.ts (e.g. istanbul coverage): run under tsx or plain vitest, or use v8 coverage.
  */
 export class PreludeError extends Error {
   readonly code = "prelude_broken";

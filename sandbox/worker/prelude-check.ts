@@ -37,4 +37,4 @@ export function verifyPrelude(): void {
 }
 
 const HINT =
-  "Its source is embedded from sandbox/guest/prelude.ts at run time; a loader transform that injects helpers or coverage instrumentation breaks it";
+  "Its source is embedded from sandbox/guest/index.ts at run time; a loader transform that injects helpers or coverage instrumentation breaks it";
