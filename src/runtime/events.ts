@@ -1,0 +1,29 @@
+import type { SupervisorEvent } from "../../sandbox/supervisor/index.js";
+import type { AgentEvent } from "../agent/index.js";
+import type {
+  BundleRef,
+  DispatchEvent,
+  HookCalledEvent,
+  QuarantineEnteredEvent,
+  QuarantineExitedEvent,
+} from "../dispatch/index.js";
+import type { RunId, TenantId } from "../protocol/index.js";
+
+/** The first event of every run: which tenant, which bundle version it resolved (and keeps). */
+export interface RunStartedEvent {
+  readonly type: "run.started";
+  readonly runId: RunId;
+  readonly tenantId: TenantId;
+  /** The tenant's active bundle at run start; undefined when the tenant has none (platform hooks only). */
+  readonly bundle: BundleRef | undefined;
+}
+
+/**
+ * What one run reports to its `onEvent`, in order: `run.started`, the loop's events (`hooks.decided`
+ * carries each point's decision with the hook calls behind it), one `hook.called` per hook call, and the
+ * quarantine changes of its tenant's bundle; `run.finished` last.
+ */
+export type RunEvent = RunStartedEvent | AgentEvent | HookCalledEvent | QuarantineEnteredEvent | QuarantineExitedEvent;
+
+/** What the runtime reports to its own `onEvent`: every dispatcher event and the sandbox workers' lifecycle. */
+export type RuntimeEvent = DispatchEvent | SupervisorEvent;

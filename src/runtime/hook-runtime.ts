@@ -1,0 +1,190 @@
+import { randomUUID } from "node:crypto";
+import { createHookExecutor } from "../../sandbox/supervisor/index.js";
+import { type AgentLoopOptions, type AgentRunResult, type Model, runAgentLoop, type Tool } from "../agent/index.js";
+import {
+  type BundleRef,
+  createDispatcher,
+  type DispatchEvent,
+  type PlatformHooks,
+  type PolicyMap,
+} from "../dispatch/index.js";
+import type { BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
+import { RunId, TenantId } from "../protocol/index.js";
+import { type BundleStore, SqliteBundleStore } from "../store/index.js";
+import { RuntimeError } from "./errors.js";
+import type { RunEvent } from "./events.js";
+import { checkRuntimeOptions, dispatcherFields, type HookRuntimeOptions } from "./options.js";
+
+export interface RunAgentOptions {
+  readonly tenantId: string;
+  /** A user prompt or messages. */
+  readonly input: string | readonly Message[];
+  readonly tools?: readonly Tool[];
+  /** Default: the runtime's `model`. */
+  readonly model?: Model;
+  readonly system?: string;
+  readonly settings?: ModelSettings;
+  /** Model calls allowed, retries included. Default 20. */
+  readonly maxTurns?: number;
+  readonly parallelToolCalls?: boolean;
+  readonly steering?: AgentLoopOptions["steering"];
+  readonly followUp?: AgentLoopOptions["followUp"];
+  /** Default: a fresh `run_<uuid>`. */
+  readonly runId?: string;
+  /** The failure policy the tenant asked for, per point (the platform floor may raise it to `closed`). */
+  readonly policy?: PolicyMap;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: RunEvent) => void;
+}
+
+export interface RunAgentResult extends AgentRunResult {
+  readonly runId: RunId;
+  readonly tenantId: TenantId;
+  /** The bundle version the run used from start to end; undefined when the tenant had none. */
+  readonly bundle: BundleRef | undefined;
+}
+
+export interface HookRuntime {
+  /** Runs one agent session for a tenant with its active bundle (resolved once, kept for the run). */
+  runAgent(options: RunAgentOptions): Promise<RunAgentResult>;
+  /** Adds trusted in-process hooks to every run started from now on; returns their removal. */
+  registerPlatformHooks(hooks: PlatformHooks | readonly PlatformHooks[]): () => void;
+  /** The store, when the runtime was given one (or opened one from a path). */
+  readonly store: BundleStore | undefined;
+  readonly executor: HookExecutor;
+  /** Aborts runs in flight, waits for them, then closes what the runtime opened (executor, store). */
+  close(): Promise<void>;
+}
+
+/**
+ * The library entry: a sandbox executor, a dispatcher over it, tenants' bundles from a store or another
+ * source, and the agent loop. Options are validated before anything starts (`RuntimeError`).
+ *
+ * ```ts
+ * const runtime = await createHookRuntime({ store: ".isohook/store.db", model: scriptedModel(turns) });
+ * runtime.registerPlatformHooks({ id: "platform:audit", position: "last", hooks: { toolCall: audit } });
+ * const result = await runtime.runAgent({ tenantId: "acme", input: "Clean up the build folder", tools });
+ * console.log(result.stopReason, result.output, result.bundle?.version);
+ * await runtime.close();
+ * ```
+ */
+export async function createHookRuntime(options: HookRuntimeOptions = {}): Promise<HookRuntime> {
+  checkRuntimeOptions(options);
+  const listeners = new Map<string, (event: DispatchEvent) => void>();
+  const emit = (event: DispatchEvent) => {
+    safely(options.onEvent, event);
+    if (event.type === "hook.called") {
+      listeners.get(event.runId)?.(event);
+      return;
+    }
+    for (const listener of listeners.values()) listener(event);
+  };
+
+  const ownsStore = typeof options.store === "string";
+  const store = typeof options.store === "string" ? await SqliteBundleStore.open(options.store) : options.store;
+  let executor: HookExecutor;
+  try {
+    executor = options.executor ?? (await createHookExecutor(executorFields(options)));
+  } catch (error) {
+    if (ownsStore) await store?.close();
+    throw error;
+  }
+  const dispatcher = createDispatcher({ ...dispatcherFields(options, executor), emit });
+  const bundles: BundleSource | undefined = options.bundles ?? store;
+  const inFlight = new Set<{ controller: AbortController; done: Promise<unknown> }>();
+  let closed = false;
+
+  async function runAgent(run: RunAgentOptions): Promise<RunAgentResult> {
+    if (closed)
+      throw new RuntimeError("closed", "The hook runtime is closed; create a new one with createHookRuntime()");
+    const tenant = TenantId.safeParse(run.tenantId);
+    if (!tenant.success) {
+      throw new RuntimeError(
+        "invalid_run",
+        `Expected \`tenantId\` to be a tenant id (lowercase letters, digits, . _ -), got \`${String(run.tenantId)}\``,
+      );
+    }
+    const model = run.model ?? options.model;
+    if (!model)
+      throw new RuntimeError(
+        "no_model",
+        "No model: pass `model` to runAgent or createHookRuntime (scriptedModel or openAIModel)",
+      );
+    const runId = RunId.parse(run.runId ?? `run_${randomUUID()}`);
+    const tenantId = tenant.data;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(run.signal?.reason);
+    if (run.signal?.aborted) onAbort();
+    else run.signal?.addEventListener("abort", onAbort, { once: true });
+    const entry = { controller, done: Promise.resolve() as Promise<unknown> };
+    inFlight.add(entry);
+    const forward = (event: RunEvent) => safely(run.onEvent, event);
+    try {
+      const bundle = await bundles?.active(tenantId, controller.signal);
+      const ref = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
+      const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: run.policy });
+      listeners.set(runId, (event) => {
+        if (event.type === "hook.called" || event.tenantId === tenantId) forward(event);
+      });
+      forward({ type: "run.started", runId, tenantId, bundle: ref });
+      const loop = runAgentLoop({ ...loopFields(run), hooks, model, signal: controller.signal, onEvent: forward });
+      entry.done = loop;
+      const result = await loop;
+      return { ...result, runId, tenantId, bundle: ref };
+    } finally {
+      listeners.delete(runId);
+      inFlight.delete(entry);
+      run.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  return {
+    runAgent,
+    registerPlatformHooks: (hooks) => dispatcher.registerPlatformHooks(hooks),
+    store,
+    executor,
+    async close() {
+      if (closed) return;
+      closed = true;
+      const running = [...inFlight];
+      for (const run of running) run.controller.abort(new RuntimeError("closed", "The hook runtime is closing"));
+      await Promise.allSettled(running.map((r) => r.done));
+      if (!options.executor) await executor.close();
+      if (ownsStore) await store?.close();
+    },
+  };
+}
+
+function executorFields(options: HookRuntimeOptions) {
+  return {
+    ...(options.mode !== undefined ? { mode: options.mode } : {}),
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    ...(options.limits !== undefined ? { limits: options.limits } : {}),
+    ...(options.rssCapMb !== undefined ? { rssCapMb: options.rssCapMb } : {}),
+    ...(options.spareWorker !== undefined ? { spareWorker: options.spareWorker } : {}),
+    ...(options.onEvent !== undefined ? { onEvent: options.onEvent } : {}),
+  };
+}
+
+function loopFields(run: RunAgentOptions): Omit<AgentLoopOptions, "hooks" | "model"> {
+  const { input, tools, system, settings, maxTurns, parallelToolCalls, steering, followUp } = run;
+  return {
+    input,
+    ...(tools !== undefined ? { tools } : {}),
+    ...(system !== undefined ? { system } : {}),
+    ...(settings !== undefined ? { settings } : {}),
+    ...(maxTurns !== undefined ? { maxTurns } : {}),
+    ...(parallelToolCalls !== undefined ? { parallelToolCalls } : {}),
+    ...(steering !== undefined ? { steering } : {}),
+    ...(followUp !== undefined ? { followUp } : {}),
+  };
+}
+
+function safely<E>(listener: ((event: E) => void) | undefined, event: E): void {
+  if (!listener) return;
+  try {
+    listener(event);
+  } catch {
+    // A listener's bug is not the run's failure.
+  }
+}

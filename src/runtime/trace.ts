@@ -1,0 +1,126 @@
+import type { HookRecord } from "../dispatch/index.js";
+import type { HookPoint, JsonValue, ToolCall } from "../protocol/index.js";
+import type { RunEvent } from "./events.js";
+
+/** Options of the readable trace. */
+export interface TraceOptions {
+  /** Characters of text (contents, arguments) shown before `…`. Default 72. */
+  readonly width?: number;
+}
+
+/**
+ * One run event as readable trace lines (without trailing newline), or undefined for events the trace
+ * leaves out (messages entering the transcript, raw `hook.called` duplicates of `hooks.decided`). Every
+ * hook call shows its point, hook id (which carries the bundle version), what it decided and how long it took.
+ */
+export function formatRunEvent(event: RunEvent, options: TraceOptions = {}): string | undefined {
+  const width = options.width ?? 72;
+  switch (event.type) {
+    case "run.started": {
+      const bundle = event.bundle
+        ? `bundle v${event.bundle.version} (${short(event.bundle.hash)})`
+        : "no tenant bundle";
+      return `▶ ${event.tenantId} · ${event.runId} · ${bundle}`;
+    }
+    case "turn.started":
+      return `  turn ${event.turn}`;
+    case "hooks.decided": {
+      const lines: string[] = [];
+      for (const record of event.records as readonly HookRecord[]) lines.push(recordLine(record, width));
+      const decision = event.decision;
+      if ("by" in decision && decision.by?.failure !== undefined) {
+        lines.push(`${pad("", 4)}${pad("", 16)}↳ ${decision.by.failure} under policy closed → ${decision.type}`);
+      }
+      return lines.join("\n");
+    }
+    case "model.replied": {
+      const calls = event.message.toolCalls ?? [];
+      const said =
+        calls.length > 0 ? calls.map((c) => callText(c, width)).join(", ") : `“${clip(event.message.content, width)}”`;
+      return `    ${pad(event.byHook ? "hook reply" : "model", 16)}${said}`;
+    }
+    case "tool.finished":
+      return `    ${pad(`⇒ ${event.call.name}`, 16)}${event.how}: ${clip(event.result.content, width)}`;
+    case "inbound.dropped":
+      return `    ${pad("inbound", 16)}dropped (${clip(event.reason, width)})`;
+    case "quarantine.entered":
+      return `  ⚠ quarantine: ${event.tenantId} bundle ${short(event.bundleHash)} for ${Math.round(event.cooldownMs / 1000)} s (strike ${event.strike}, after ${event.code})`;
+    case "quarantine.exited":
+      return `  ✓ quarantine over: ${event.tenantId} bundle ${short(event.bundleHash)}`;
+    case "run.finished": {
+      const why = event.reason ? ` (${clip(event.reason, width)})` : "";
+      const usage = `${event.usage.inputTokens} tokens in / ${event.usage.outputTokens} out`;
+      return `■ ${event.stopReason}${why} · ${event.turns} turn${event.turns === 1 ? "" : "s"} · ${usage}`;
+    }
+    case "message.added":
+    case "hook.called":
+      return undefined;
+    default: {
+      const never: never = event;
+      return never;
+    }
+  }
+}
+
+function recordLine(record: HookRecord, width: number): string {
+  const ms = `${record.durationMs.toFixed(2)} ms`;
+  const outcome =
+    record.outcome.type === "failed"
+      ? `FAILED ${record.outcome.failure.code}: ${clip(record.outcome.failure.message, width)}`
+      : record.outcome.result === null
+        ? "no-op"
+        : resultText(record.point, record.outcome.result as Record<string, JsonValue | undefined>, width);
+  return `    ${pad(record.point, 16)}${pad(record.hookId, 24)}${outcome} · ${ms}`;
+}
+
+/** `block “reason”`, `rewrite args → {…}`, `patch content → “…”`, … */
+function resultText(point: HookPoint, result: Record<string, JsonValue | undefined>, width: number): string {
+  const type = String(result.type);
+  const text = (key: string) => (typeof result[key] === "string" ? ` “${clip(String(result[key]), width)}”` : "");
+  switch (type) {
+    case "rewrite":
+      if (point === "tool.call") return `rewrite args → ${clip(JSON.stringify(result.args), width)}`;
+      return point === "run.start" ? "rewrite input" : "rewrite message";
+    case "block":
+      return `block${text("reason")}${result.terminate === true ? " (terminate)" : ""}`;
+    case "patch": {
+      if (point === "tool.result") {
+        const fields = Object.keys(result).filter((k) => k !== "type");
+        return `patch ${fields.join(", ")}${text("content")}`;
+      }
+      const { type: _, ...fields } = result;
+      return `patch ${clip(JSON.stringify(fields), width)}`;
+    }
+    case "restrict":
+      return `restrict → [${Array.isArray(result.allow) ? result.allow.join(", ") : ""}]`;
+    case "replace":
+      return point === "context.prepare"
+        ? `replace (${Array.isArray(result.messages) ? result.messages.length : 0} messages)`
+        : "replace message";
+    case "repair":
+      return `repair → ${String(result.name)}`;
+    case "continue":
+      return `continue${text("message")}`;
+    case "retry":
+      return `retry${text("feedback")}`;
+    default:
+      return `${type}${text("reason")}`;
+  }
+}
+
+function callText(call: ToolCall, width: number): string {
+  return `${call.name}(${clip(JSON.stringify(call.args), width)})`;
+}
+
+function clip(text: string, width: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+}
+
+function pad(text: string, size: number): string {
+  return text.length >= size ? `${text} ` : text.padEnd(size);
+}
+
+function short(hash: string): string {
+  return `${hash.slice(0, 15)}…`;
+}
