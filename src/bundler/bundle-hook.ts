@@ -20,10 +20,10 @@ const OUT_FILE = "__isohook_bundle.js";
 
 export interface BundleOptions {
   /** Largest bundle accepted, in UTF-8 bytes. Default: `DEFAULT_LIMITS.maxBundleBytes` (1 MiB). */
-  readonly maxBundleBytes?: number;
+  readonly maxBundleBytes?: number | undefined;
   /** Where a relative `entry` is resolved from and problems' file names are relative to. Default: `process.cwd()`. */
-  readonly cwd?: string;
-  readonly signal?: AbortSignal;
+  readonly cwd?: string | undefined;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** One hook module as one classic script for the isolate, plus its external source map. */

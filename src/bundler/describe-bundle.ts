@@ -5,8 +5,8 @@ import { checkHandlers } from "./handler-names.js";
 
 export interface DescribeOptions {
   /** The tenant the sandbox evaluates the bundle for (it only picks the worker). Default: `isohook-bundler`. */
-  readonly tenantId?: TenantId;
-  readonly signal?: AbortSignal;
+  readonly tenantId?: TenantId | undefined;
+  readonly signal?: AbortSignal | undefined;
 }
 
 const BUNDLER_TENANT = TenantId.parse("isohook-bundler");
