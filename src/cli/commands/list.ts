@@ -1,0 +1,55 @@
+import { CliError, type Command, EXIT, writeJson } from "../command.js";
+import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
+import { shortHash, textTable } from "../text-table.js";
+
+export const listCommand: Command = {
+  name: "list",
+  summary: "List tenants with their active and latest bundle versions",
+  help: `Usage: isohook list [--tenant <id>] [--store <path>] [--json]
+
+Lists every tenant in the bundle store: the active version (what runs now), the latest uploaded version,
+how many versions are kept and when the tenant last changed.
+
+Options:
+  --tenant <id>      Only this tenant
+${STORE_HELP}
+  --json             One JSON object: {"tenants": [...]}
+`,
+  options: { tenant: { type: "string" }, ...STORE_OPTION },
+  allowPositionals: false,
+  async run(args, io) {
+    const only = tenantFlag(args, false);
+    const tenants = await withStore(args, io, { create: false }, async (store) => {
+      if (only === undefined) return store.tenants(io.signal);
+      const one = await store.tenant(only, io.signal);
+      if (!one)
+        throw new CliError(
+          `No tenant \`${only}\` in the store. Run \`isohook list\` to see every tenant.`,
+          "not_found",
+        );
+      return [one];
+    });
+    if (args.json) {
+      writeJson(io, { tenants });
+      return EXIT.ok;
+    }
+    if (tenants.length === 0) {
+      io.stdout("No tenants yet. Upload a bundle with `isohook upload --tenant <id> <entry>`.\n");
+      return EXIT.ok;
+    }
+    io.stdout(
+      textTable(
+        ["TENANT", "ACTIVE", "HASH", "LATEST", "VERSIONS", "UPDATED"],
+        tenants.map((t) => [
+          t.tenantId,
+          t.activeVersion === null ? "-" : `v${t.activeVersion}`,
+          t.activeHash === null ? "-" : shortHash(t.activeHash),
+          t.latestVersion === null ? "-" : `v${t.latestVersion}`,
+          String(t.versionCount),
+          t.updatedAt,
+        ]),
+      ),
+    );
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,28 @@
+import { type Command, EXIT, writeJson } from "../command.js";
+import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
+
+export const rollbackCommand: Command = {
+  name: "rollback",
+  summary: "Return a tenant to the version that was active before",
+  help: `Usage: isohook rollback --tenant <id> [--by <name>] [--store <path>] [--json]
+
+Re-activates the version that was active before the current activation. Repeated rollbacks walk further
+back through the activation history. Fails (exit 1) when there is nothing earlier to return to.
+
+Options:
+  --tenant <id>      The tenant (required)
+${BY_HELP}
+${STORE_HELP}
+  --json             The result as JSON: {"tenantId", "version", "previous", "changed"}
+`,
+  options: { tenant: { type: "string" }, ...BY_OPTION, ...STORE_OPTION },
+  allowPositionals: false,
+  async run(args, io) {
+    const tenantId = tenantFlag(args, true);
+    const by = uploaderOf(args, io);
+    const result = await withStore(args, io, { create: false }, (store) => store.rollback({ tenantId, by }, io.signal));
+    if (args.json) writeJson(io, result);
+    else io.stdout(`${tenantId}: rolled back to version ${result.version} (from v${result.previous}).\n`);
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,68 @@
+import { resolve } from "node:path";
+import { TenantId } from "../protocol/index.js";
+import { SqliteBundleStore, StoreError } from "../store/index.js";
+import { CliError, type CliIO, type OptionSpec, type ParsedArgs, stringFlag, UsageError } from "./command.js";
+
+/** Where the store lives unless `--store` or `ISOHOOK_STORE` says otherwise (relative to the working directory). */
+export const DEFAULT_STORE_PATH = ".isohook/store.db";
+
+/** `--store <path>`, shared by every command that reads or writes the bundle store. */
+export const STORE_OPTION: OptionSpec = { store: { type: "string" } };
+
+export const STORE_HELP = `  --store <path>     The bundle store (default: $ISOHOOK_STORE, else ${DEFAULT_STORE_PATH})`;
+
+/** The store path: `--store`, then `ISOHOOK_STORE`, then `.isohook/store.db`, resolved against the working directory. */
+export function storePathOf(args: ParsedArgs, io: CliIO): string {
+  const chosen = stringFlag(args, "store") ?? io.env.ISOHOOK_STORE ?? DEFAULT_STORE_PATH;
+  if (chosen === "") throw new UsageError("Expected --store to be a file path, got an empty string");
+  return resolve(io.cwd, chosen);
+}
+
+/**
+ * Opens the store for one command, runs `fn` and closes it. Read-only commands pass `create: false` so a
+ * mistyped path is an error, not a new empty store. Store failures become CliErrors (exit 1) whose
+ * message says what to do next.
+ */
+export async function withStore<T>(
+  args: ParsedArgs,
+  io: CliIO,
+  options: { readonly create: boolean },
+  fn: (store: SqliteBundleStore) => Promise<T>,
+): Promise<T> {
+  const path = storePathOf(args, io);
+  let store: SqliteBundleStore | undefined;
+  try {
+    store = await SqliteBundleStore.open(path, { create: options.create });
+    return await fn(store);
+  } catch (error) {
+    if (error instanceof StoreError) throw new CliError(error.message, error.code);
+    throw error;
+  } finally {
+    await store?.close();
+  }
+}
+
+/** `--tenant <id>`, validated: a bad id is a usage error that says what ids look like. */
+export function tenantFlag(args: ParsedArgs, required: true): TenantId;
+export function tenantFlag(args: ParsedArgs, required: false): TenantId | undefined;
+export function tenantFlag(args: ParsedArgs, required: boolean): TenantId | undefined {
+  const raw = required ? stringFlag(args, "tenant", true) : stringFlag(args, "tenant");
+  if (raw === undefined) return undefined;
+  const parsed = TenantId.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw new UsageError(
+    `Invalid --tenant ${JSON.stringify(raw)}: use 1–64 characters of lowercase letters, digits, '.', '_' or '-', starting with a letter or digit`,
+  );
+}
+
+/** Who is acting, for the audit log: `--by`, else $USER, else $LOGNAME. */
+export function uploaderOf(args: ParsedArgs, io: CliIO): string {
+  const by = stringFlag(args, "by") ?? io.env.USER ?? io.env.LOGNAME;
+  if (by === undefined || by === "") {
+    throw new UsageError("Pass --by <name> (or set $USER): every change to the store is audited with who made it");
+  }
+  return by;
+}
+
+export const BY_OPTION: OptionSpec = { by: { type: "string" } };
+export const BY_HELP = "  --by <name>        Who is making the change, for the audit log (default: $USER)";

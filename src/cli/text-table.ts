@@ -1,0 +1,22 @@
+/** Left-aligned columns separated by two spaces, with a header row; for human output (`--json` is for machines). */
+export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd();
+  return `${[line(header), ...rows.map(line)].join("\n")}\n`;
+}
+
+/** `sha256-0123456789ab…` → `0123456789ab`: enough to tell bundles apart in a table. */
+export function shortHash(hash: string): string {
+  return hash.replace(/^sha256-/, "").slice(0, 12);
+}
+
+/** 2048 → "2.0 KB". */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
