@@ -76,13 +76,13 @@ export async function bundleHook(entry: string, options: BundleOptions = {}): Pr
 
   const code = result.outputFiles.find((f) => f.path.endsWith(".js"))?.text ?? "";
   const sourceMap = result.outputFiles.find((f) => f.path.endsWith(".map"))?.text ?? "";
-  const loads = findComputedLoads(code, sourceMap, workDir, resolved.cwd);
-  const first = loads[0];
-  if (first)
+  const [firstLoad, ...moreLoads] = findComputedLoads(code, sourceMap, workDir, resolved.cwd);
+  if (firstLoad !== undefined) {
     throw failed(
-      first.code,
-      loads.map((l) => l.problem),
+      firstLoad.code,
+      [firstLoad, ...moreLoads].map((l) => l.problem),
     );
+  }
 
   const bytes = Buffer.byteLength(code, "utf8");
   if (bytes > maxBundleBytes) {
