@@ -10,7 +10,7 @@ import {
 } from "./options.js";
 import { PlatformHook, type PlatformRegistration, validatePlatformHooks } from "./platform-hooks.js";
 import { effectivePolicy } from "./policy.js";
-import { QuarantineBook } from "./quarantine.js";
+import { bundleKey, QuarantineBook } from "./quarantine.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 import { RunScope } from "./run-dispatcher.js";
 import type { StackedHook } from "./stacked-hook.js";
@@ -88,7 +88,7 @@ class HookDispatcher implements Dispatcher {
   }
 
   quarantinedUntil(tenantId: TenantId, hash: BundleHash): number | undefined {
-    return this.#book.status(tenantId, hash, this.#options.clock())?.until;
+    return this.#book.status(bundleKey(tenantId, hash), this.#options.clock())?.until;
   }
 
   #floorOf(tenantId: TenantId): PolicyMap | undefined {

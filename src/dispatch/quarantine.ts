@@ -17,6 +17,17 @@ interface Entry {
   exitedAt: number | undefined;
 }
 
+/** A (tenant, bundle) pair as the book keys it; built once per run, not per call. */
+export interface BundleKey {
+  readonly tenantId: TenantId;
+  readonly hash: BundleHash;
+  readonly id: string;
+}
+
+export function bundleKey(tenantId: TenantId, hash: BundleHash): BundleKey {
+  return { tenantId, hash, id: `${tenantId}\u0000${hash}` };
+}
+
 /** A bundle in quarantine: when it ends and how many strikes led there. */
 export interface QuarantineStatus {
   readonly until: number;
@@ -40,26 +51,25 @@ export class QuarantineBook {
   }
 
   /** The quarantine the pair is in at `now`, or undefined (emitting `quarantine.exited` when one just ended). */
-  status(tenantId: TenantId, hash: BundleHash, now: number): QuarantineStatus | undefined {
-    const entry = this.#entries.get(key(tenantId, hash));
+  status(key: BundleKey, now: number): QuarantineStatus | undefined {
+    const entry = this.#entries.get(key.id);
     if (entry?.until === undefined) return undefined;
     if (now < entry.until) return { until: entry.until, strike: entry.strikes };
     const at = entry.until;
     entry.until = undefined;
     entry.exitedAt = at;
     entry.failures = [];
-    this.#emit?.({ type: "quarantine.exited", at, tenantId, bundleHash: hash });
+    this.#emit?.({ type: "quarantine.exited", at, tenantId: key.tenantId, bundleHash: key.hash });
     return undefined;
   }
 
   /** Counts a failure; only the quarantine kinds count. Returns the quarantine it started, if any. */
-  strike(tenantId: TenantId, hash: BundleHash, code: FailureCode, now: number): QuarantineStatus | undefined {
+  strike(key: BundleKey, code: FailureCode, now: number): QuarantineStatus | undefined {
     if (!QUARANTINE_CODES.has(code)) return undefined;
-    const id = key(tenantId, hash);
-    let entry = this.#entries.get(id);
+    let entry = this.#entries.get(key.id);
     if (entry === undefined) {
       entry = { failures: [], until: undefined, strikes: 0, exitedAt: undefined };
-      this.#entries.set(id, entry);
+      this.#entries.set(key.id, entry);
     }
     if (entry.until !== undefined) return undefined;
     const { failures, windowMs, cooldownMs, maxCooldownMs, forgetAfterMs } = this.#settings;
@@ -77,8 +87,8 @@ export class QuarantineBook {
     this.#emit?.({
       type: "quarantine.entered",
       at: now,
-      tenantId,
-      bundleHash: hash,
+      tenantId: key.tenantId,
+      bundleHash: key.hash,
       until: entry.until,
       cooldownMs: cooldown,
       strike: entry.strikes,
@@ -86,8 +96,4 @@ export class QuarantineBook {
     });
     return { until: entry.until, strike: entry.strikes };
   }
-}
-
-function key(tenantId: TenantId, hash: BundleHash): string {
-  return `${tenantId}\u0000${hash}`;
 }

@@ -14,7 +14,7 @@ import {
 } from "../protocol/index.js";
 import type { HookBudget } from "./budget.js";
 import { invokeHook } from "./invoke-hook.js";
-import type { QuarantineBook } from "./quarantine.js";
+import { type BundleKey, bundleKey, type QuarantineBook } from "./quarantine.js";
 import type { BundleRef, FailurePolicy } from "./registration.js";
 import type { CallScope, HookCallResult, StackedHook } from "./stacked-hook.js";
 
@@ -36,6 +36,7 @@ export class TenantHook implements StackedHook {
   readonly bundle: BundleRef;
   readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
   readonly #tenantId: TenantId;
+  readonly #key: BundleKey;
   readonly #sandboxBundle: SandboxBundle;
   readonly #exported: ReadonlySet<HookPoint>;
   readonly #ctxPrefix: string;
@@ -49,6 +50,7 @@ export class TenantHook implements StackedHook {
     deps: TenantHookDeps,
   ) {
     this.#tenantId = active.tenantId;
+    this.#key = bundleKey(active.tenantId, active.manifest.hash);
     this.hookId = HookId.parse(`tenant:${active.tenantId}@v${active.version}`);
     this.bundle = { version: active.version, hash: active.manifest.hash };
     this.policy = policy;
@@ -73,7 +75,7 @@ export class TenantHook implements StackedHook {
   ): Promise<HookCallResult<P>> {
     const { executor, limits, book, budget, clock } = this.#deps;
     const hash = this.bundle.hash;
-    const quarantine = book.status(this.#tenantId, hash, clock());
+    const quarantine = book.status(this.#key, clock());
     if (quarantine !== undefined) {
       const until = new Date(quarantine.until).toISOString();
       return notRun(
@@ -92,7 +94,7 @@ export class TenantHook implements StackedHook {
     budget.charge(invoked.durationMs);
     const { outcome, durationMs, cpuMs } = invoked;
     if (outcome.type === "failed") {
-      book.strike(this.#tenantId, hash, outcome.failure.code, clock());
+      book.strike(this.#key, outcome.failure.code, clock());
       return { outcome: { type: "failed", failure: outcome.failure }, durationMs, cpuMs, logs: outcome.logs };
     }
     if (outcome.state !== undefined) {

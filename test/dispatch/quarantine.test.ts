@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { DispatchEvent } from "../../src/dispatch/index.js";
-import { QuarantineBook } from "../../src/dispatch/quarantine.js";
+import { bundleKey, QuarantineBook } from "../../src/dispatch/quarantine.js";
 import { HASH, returned, sandboxFailed, TENANT, toolCallEvent } from "./helpers.js";
 import { setup } from "./setup.js";
 
+const KEY = bundleKey(TENANT, HASH);
 const settings = { failures: 3, windowMs: 60_000, cooldownMs: 30_000, maxCooldownMs: 100_000, forgetAfterMs: 600_000 };
 
 describe("quarantine through the dispatcher", () => {
@@ -69,10 +70,10 @@ describe("quarantine through the dispatcher", () => {
 describe("QuarantineBook", () => {
   it("only counts failures inside the window", () => {
     const book = new QuarantineBook(settings, undefined);
-    book.strike(TENANT, HASH, "timeout", 0);
-    book.strike(TENANT, HASH, "pending", 30_000);
-    expect(book.strike(TENANT, HASH, "sandbox_crashed", 60_000)).toBeUndefined();
-    expect(book.strike(TENANT, HASH, "timeout", 60_001)).toEqual({ until: 90_001, strike: 1 });
+    book.strike(KEY, "timeout", 0);
+    book.strike(KEY, "pending", 30_000);
+    expect(book.strike(KEY, "sandbox_crashed", 60_000)).toBeUndefined();
+    expect(book.strike(KEY, "timeout", 60_001)).toEqual({ until: 90_001, strike: 1 });
   });
 
   it("doubles the cooldown on each repeat up to the maximum", () => {
@@ -82,12 +83,12 @@ describe("QuarantineBook", () => {
     const cooldowns: number[] = [];
     for (let round = 0; round < 4; round++) {
       let entered: { until: number } | undefined;
-      for (let i = 0; i < 3; i++) entered = book.strike(TENANT, HASH, "timeout", now);
+      for (let i = 0; i < 3; i++) entered = book.strike(KEY, "timeout", now);
       if (entered === undefined) throw new Error("expected a quarantine");
       cooldowns.push(entered.until - now);
-      expect(book.status(TENANT, HASH, entered.until - 1)).toBeDefined();
+      expect(book.status(KEY, entered.until - 1)).toBeDefined();
       now = entered.until;
-      expect(book.status(TENANT, HASH, now)).toBeUndefined();
+      expect(book.status(KEY, now)).toBeUndefined();
     }
     expect(cooldowns).toEqual([30_000, 60_000, 100_000, 100_000]);
     expect(events.map((e) => e.type)).toEqual([
@@ -104,18 +105,18 @@ describe("QuarantineBook", () => {
 
   it("starts over at the base cooldown after a quiet period", () => {
     const book = new QuarantineBook(settings, undefined);
-    for (let i = 0; i < 3; i++) book.strike(TENANT, HASH, "timeout", 0);
-    book.status(TENANT, HASH, 30_000);
+    for (let i = 0; i < 3; i++) book.strike(KEY, "timeout", 0);
+    book.status(KEY, 30_000);
     const later = 30_000 + 600_000;
-    for (let i = 0; i < 2; i++) book.strike(TENANT, HASH, "timeout", later);
-    expect(book.strike(TENANT, HASH, "timeout", later)).toEqual({ until: later + 30_000, strike: 1 });
+    for (let i = 0; i < 2; i++) book.strike(KEY, "timeout", later);
+    expect(book.strike(KEY, "timeout", later)).toEqual({ until: later + 30_000, strike: 1 });
   });
 
   it("keeps bundles and tenants apart", () => {
     const book = new QuarantineBook({ ...settings, failures: 1 }, undefined);
-    book.strike(TENANT, HASH, "timeout", 0);
+    book.strike(KEY, "timeout", 0);
     const other = `sha256-${"b".repeat(64)}` as typeof HASH;
-    expect(book.status(TENANT, other, 1)).toBeUndefined();
-    expect(book.status(TENANT, HASH, 1)).toBeDefined();
+    expect(book.status(bundleKey(TENANT, other), 1)).toBeUndefined();
+    expect(book.status(KEY, 1)).toBeDefined();
   });
 });
