@@ -4,8 +4,8 @@ import { z } from "zod";
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
-export const JsonValue: z.ZodType<JsonValue> = z.lazy(() =>
+export const JsonValue: z.ZodType<JsonValue, JsonValue> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
 );
 
-export const JsonObject: z.ZodType<JsonObject> = z.record(z.string(), JsonValue);
+export const JsonObject: z.ZodType<JsonObject, JsonObject> = z.record(z.string(), JsonValue);
