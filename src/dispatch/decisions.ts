@@ -104,9 +104,18 @@ export type ToolCallDecision =
     }
   | StopDecision;
 
-/** `result` is the tool result after every patch, applied field by field; `terminate` as the latest patch set it. */
+/**
+ * `result` is the tool result after every patch, applied field by field; `terminate` as the latest patch
+ * that set it left it, and `terminatedBy` names that hook when it is true.
+ */
 export type ToolResultDecision =
-  | { readonly type: "result"; readonly result: ToolResult; readonly terminate: boolean; readonly patched: boolean }
+  | {
+      readonly type: "result";
+      readonly result: ToolResult;
+      readonly terminate: boolean;
+      readonly terminatedBy?: DecidedBy;
+      readonly patched: boolean;
+    }
   | StopDecision;
 
 /** Every hook runs; precedence stop > end > continue > default, the first of the winning kind decides. */

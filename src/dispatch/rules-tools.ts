@@ -1,4 +1,4 @@
-import type { JsonObject } from "../protocol/index.js";
+import type { HookEvent, JsonObject } from "../protocol/index.js";
 import type {
   DecidedBy,
   OutputValidateDecision,
@@ -86,34 +86,40 @@ function block(acc: ToolCallAcc, reason: string, terminate: boolean, by: Decided
 }
 
 interface ToolResultAcc extends Chain<"tool.result", ToolResultDecision> {
-  readonly terminate: boolean;
+  /** The hook whose patch set `terminate: true` last, while no later patch set it false. */
+  readonly terminatedBy: DecidedBy | undefined;
 }
 export const toolResultRule: PointRule<"tool.result", ToolResultAcc> = {
   point: "tool.result",
-  start: (event) => ({ ...chainStart<"tool.result", ToolResultDecision>(event), terminate: false }),
+  start: (event) => ({ ...chainStart<"tool.result", ToolResultDecision>(event), terminatedBy: undefined }),
   event: (acc) => acc.event,
   check: noCheck,
   apply(acc, result, by) {
     if (result.type === "stop") return { ...acc, final: stopOf(result.reason, by) };
-    const terminate = result.terminate ?? acc.terminate;
+    const terminatedBy = result.terminate === undefined ? acc.terminatedBy : result.terminate ? by : undefined;
     if (result.content === undefined && result.isError === undefined && result.details === undefined) {
-      return { ...acc, terminate };
+      return { ...acc, terminatedBy };
     }
     // Field-wise: each field a patch sets replaces that field; the others stay as earlier hooks left them.
     const patched = { ...acc.event.result };
     if (result.content !== undefined) patched.content = result.content;
     if (result.isError !== undefined) patched.isError = result.isError;
     if (result.details !== undefined) patched.details = result.details;
-    return { ...acc, event: { ...acc.event, result: patched }, changed: true, terminate };
+    return { ...acc, event: { ...acc.event, result: patched }, changed: true, terminatedBy };
   },
   safe: (acc, failure, by) => ({ ...acc, final: stopOf(failure.code, by) }),
   done: (acc) => acc.final !== undefined,
-  decide: (acc) =>
-    acc.final ?? { type: "result", result: acc.event.result, terminate: acc.terminate, patched: acc.changed },
+  decide(acc) {
+    if (acc.final !== undefined) return acc.final;
+    const { result } = acc.event;
+    return acc.terminatedBy === undefined
+      ? { type: "result", result, terminate: false, patched: acc.changed }
+      : { type: "result", result, terminate: true, terminatedBy: acc.terminatedBy, patched: acc.changed };
+  },
 };
 
 interface TurnEndAcc {
-  readonly event: Chain<"turn.end", never>["event"];
+  readonly event: HookEvent<"turn.end">;
   readonly best: TurnEndDecision;
 }
 const TURN_RANK: Record<TurnEndDecision["type"], number> = { default: 0, continue: 1, end: 2, stop: 3 };

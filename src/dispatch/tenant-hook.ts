@@ -107,11 +107,6 @@ export class TenantHook implements StackedHook {
     }
     return { outcome: { type: "decided", result: outcome.result }, durationMs, cpuMs, logs: outcome.logs };
   }
-
-  /** For tests and operators: the state the next call will receive. */
-  stateJson(): string {
-    return this.#stateJson;
-  }
 }
 
 function notRun<P extends HookPoint>(code: FailureCode, message: string): HookCallResult<P> {

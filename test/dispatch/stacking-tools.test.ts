@@ -113,7 +113,22 @@ describe("tool.result stacking", () => {
       type: "result",
       result: { content: "key=[redacted]!", isError: true, details: { rows: 3 } },
       terminate: true,
+      terminatedBy: { hookId: "tenant:acme@v3", source: "tenant" },
       patched: true,
+    });
+  });
+
+  it("lets a later patch take back an earlier terminate", async () => {
+    const { run } = setup({
+      points: ["tool.result"],
+      respond: () => returned({ type: "patch", terminate: true }),
+      last: [{ toolResult: () => ({ type: "patch", terminate: false }) }],
+    });
+    expect((await run.toolResult(event)).decision).toEqual({
+      type: "result",
+      result: event.result,
+      terminate: false,
+      patched: false,
     });
   });
 
