@@ -1,0 +1,260 @@
+import type {
+  DescribeOutcome,
+  ExecutionOutcome,
+  HookCall,
+  HookExecutor,
+  SandboxBundle,
+  SandboxLimits,
+  TenantId,
+} from "../../src/protocol/index.js";
+import { ExecutorClosedError, SandboxStartError } from "./errors.js";
+import type { SupervisorEvent } from "./events.js";
+import type { ProcessOptions } from "./options.js";
+import { readRssBytes } from "./rss.js";
+import { shardOf } from "./shard.js";
+import type { WorkerSpawnSpec } from "./spawn-spec.js";
+import { type WorkerExit, WorkerProcess } from "./worker-process.js";
+import { WorkerSlot } from "./worker-slot.js";
+
+/** A worker as `workers()` reports it. `slot` is -1 for the spare. */
+export interface WorkerInfo {
+  readonly slot: number;
+  readonly pid: number;
+  readonly ready: boolean;
+  readonly accepting: boolean;
+  readonly pending: number;
+}
+
+/** Executors alive in this process, killed synchronously if the process exits without closing them. */
+const LIVE = new Set<ProcessExecutor>();
+function killAllOnExit(): void {
+  for (const executor of LIVE) executor.killNow();
+}
+
+/**
+ * The `process` executor: tenants sharded over N supervised worker processes (stable hash of the tenant
+ * id), calls pipelined over IPC, one spare worker booted ahead so a crashed worker is replaced at once,
+ * RSS watched and a worker over its cap drained and replaced. See worker-process.ts for the channel.
+ */
+export class ProcessExecutor implements HookExecutor {
+  readonly mode = "process" as const;
+  #options: ProcessOptions;
+  #spec: WorkerSpawnSpec;
+  #sandboxLimits: SandboxLimits;
+  #slots: WorkerSlot[];
+  #spare: WorkerProcess | undefined;
+  #all = new Set<WorkerProcess>();
+  #closing: Promise<void> | undefined;
+  #rssTimer: NodeJS.Timeout;
+  #checkingRss = false;
+
+  constructor(options: ProcessOptions, spec: WorkerSpawnSpec) {
+    this.#options = options;
+    this.#spec = spec;
+    const { memoryMb, maxResultBytes, maxStateBytes, maxLogLines, maxLogBytes } = options.limits;
+    this.#sandboxLimits = { memoryMb, maxResultBytes, maxStateBytes, maxLogLines, maxLogBytes };
+    this.#slots = Array.from({ length: options.workers }, (_, i) => new WorkerSlot(i, this.#spawn));
+    this.#refillSpare();
+    this.#rssTimer = setInterval(this.#checkRss, options.rssCheckMs);
+    this.#rssTimer.unref();
+    if (LIVE.size === 0) process.on("exit", killAllOnExit);
+    LIVE.add(this);
+  }
+
+  /** Waits until every shard's worker is ready; on failure closes everything and throws `SandboxStartError`. */
+  async started(signal?: AbortSignal): Promise<void> {
+    const aborted = new Promise<"aborted">((resolve) => {
+      if (signal?.aborted) resolve("aborted");
+      signal?.addEventListener("abort", () => resolve("aborted"), { once: true });
+    });
+    for (const slot of this.#slots) {
+      const worker = slot.current;
+      const result = worker === undefined ? undefined : await Promise.race([worker.started, aborted]);
+      if (result === "aborted") {
+        await this.close();
+        throw signal?.reason;
+      }
+      if (worker === undefined || result !== undefined) {
+        const detail = worker?.stderrTail.trim() ?? "";
+        const why =
+          result === undefined ? "it was not assigned" : `it exited (${result.signal ?? `code ${result.exitCode}`})`;
+        await this.close();
+        throw new SandboxStartError(why, detail);
+      }
+    }
+  }
+
+  execute(call: HookCall, signal?: AbortSignal): Promise<ExecutionOutcome> {
+    if (this.#closing !== undefined) return Promise.reject(new ExecutorClosedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const limit = this.#options.limits.timeoutMs;
+    const requested = call.timeoutMs;
+    const timeoutMs = requested === undefined ? limit : Math.min(limit, Math.ceil(requested));
+    if (!(timeoutMs >= 1)) {
+      const message = `The hook had no time left to run (${requested} ms of budget)`;
+      return Promise.resolve({ type: "failed", failure: { code: "timeout", message }, cpuMs: 0, durationMs: 0 });
+    }
+    const maxEventBytes = this.#options.limits.maxEventBytes;
+    if (call.eventJson.length > maxEventBytes) {
+      const message = `The ${call.point} event is ${call.eventJson.length} characters, over the ${maxEventBytes} limit`;
+      return Promise.resolve({
+        type: "failed",
+        failure: { code: "event_too_large", message },
+        cpuMs: 0,
+        durationMs: 0,
+      });
+    }
+    const slot = this.#slotOf(call.tenantId);
+    const worker = slot.current;
+    if (worker !== undefined) return worker.execute(call, timeoutMs, signal);
+    return slot.whenWorker().then((next) => {
+      if (signal?.aborted) throw signal.reason;
+      return next === undefined ? closedOutcome() : next.execute(call, timeoutMs, signal);
+    });
+  }
+
+  describe(tenantId: TenantId, bundle: SandboxBundle, signal?: AbortSignal): Promise<DescribeOutcome> {
+    if (this.#closing !== undefined) return Promise.reject(new ExecutorClosedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const slot = this.#slotOf(tenantId);
+    const worker = slot.current;
+    if (worker !== undefined) return worker.describe(tenantId, bundle, signal);
+    return slot.whenWorker().then((next) => {
+      if (signal?.aborted) throw signal.reason;
+      return next === undefined ? closedOutcome() : next.describe(tenantId, bundle, signal);
+    });
+  }
+
+  /** Kills every worker; pending calls settle as `unavailable`. Resolves when all worker processes have exited. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  /** The worker processes now, for health checks and tests. */
+  workers(): WorkerInfo[] {
+    return [...this.#all].map((w) => ({
+      slot: w.slot,
+      pid: w.pid,
+      ready: w.ready,
+      accepting: w.accepting,
+      pending: w.pendingCount,
+    }));
+  }
+
+  /** The shard a tenant's calls go to. */
+  shardOf(tenantId: string): number {
+    return shardOf(tenantId, this.#slots.length);
+  }
+
+  /** Synchronous SIGKILL of every worker, for process exit handlers. */
+  killNow(): void {
+    for (const worker of this.#all) worker.killNow();
+  }
+
+  async #shutdown(): Promise<void> {
+    clearInterval(this.#rssTimer);
+    for (const slot of this.#slots) slot.close();
+    this.#spare = undefined;
+    await Promise.all([...this.#all].map((w) => w.close()));
+    LIVE.delete(this);
+    if (LIVE.size === 0) process.off("exit", killAllOnExit);
+  }
+
+  #slotOf(tenantId: string): WorkerSlot {
+    const slot = this.#slots[shardOf(tenantId, this.#slots.length)];
+    if (slot === undefined) throw new RangeError("shardOf returned a slot out of range");
+    return slot;
+  }
+
+  #spawn = (slot: number): WorkerProcess => {
+    const spare = this.#spare;
+    if (spare?.accepting === true) {
+      this.#spare = undefined;
+      spare.slot = slot;
+      this.#emit({ type: "worker_started", slot, pid: spare.pid });
+      this.#refillSpare();
+      return spare;
+    }
+    return this.#fork(slot);
+  };
+
+  #refillSpare(): void {
+    if (this.#options.spareWorker && this.#closing === undefined && this.#spare === undefined) {
+      this.#spare = this.#fork(-1);
+    }
+  }
+
+  #fork(slot: number): WorkerProcess {
+    const worker = new WorkerProcess(slot, {
+      spec: this.#spec,
+      limits: this.#sandboxLimits,
+      killGraceMs: this.#options.killGraceMs,
+      maxPending: this.#options.maxPendingPerWorker,
+      onExit: this.#onExit,
+    });
+    this.#all.add(worker);
+    this.#emit({ type: "worker_started", slot, pid: worker.pid });
+    return worker;
+  }
+
+  #onExit = (worker: WorkerProcess, exit: WorkerExit): void => {
+    this.#all.delete(worker);
+    this.#emit({
+      type: "worker_exited",
+      slot: worker.slot,
+      pid: worker.pid,
+      reason: exit.reason,
+      exitCode: exit.exitCode,
+      signal: exit.signal,
+      failedCalls: exit.failedCalls,
+    });
+    if (worker === this.#spare) {
+      // A spare that dies is replaced on demand, not in a loop.
+      this.#spare = undefined;
+      return;
+    }
+    this.#slots[worker.slot]?.workerExited(worker, exit);
+  };
+
+  #checkRss = async (): Promise<void> => {
+    if (this.#checkingRss || this.#closing !== undefined) return;
+    this.#checkingRss = true;
+    try {
+      for (const slot of this.#slots) {
+        const worker = slot.current;
+        if (worker === undefined || !worker.ready) continue;
+        const rss = await readRssBytes(worker.pid);
+        if (rss === undefined || rss <= this.#options.rssCapBytes || slot.current !== worker) continue;
+        this.#emit({ type: "worker_recycling", slot: slot.index, pid: worker.pid, rssBytes: rss });
+        slot.recycle();
+      }
+    } finally {
+      this.#checkingRss = false;
+    }
+  };
+
+  #emit(event: SupervisorEvent): void {
+    const listener = this.#options.onEvent;
+    if (listener === undefined) return;
+    try {
+      listener(event);
+    } catch {
+      // A throwing listener must not break the supervisor.
+    }
+  }
+}
+
+function closedOutcome(): {
+  type: "failed";
+  failure: { code: "unavailable"; message: string };
+  cpuMs: 0;
+  durationMs: 0;
+} {
+  return {
+    type: "failed",
+    failure: { code: "unavailable", message: "The hook executor was closed while this call was waiting for a worker" },
+    cpuMs: 0,
+    durationMs: 0,
+  };
+}

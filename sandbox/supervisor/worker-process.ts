@@ -1,0 +1,469 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { Socket } from "node:net";
+import {
+  type BundleHash,
+  type DescribeOutcome,
+  type ExecutionOutcome,
+  type Failure,
+  type HookCall,
+  isWorkerResponse,
+  type SandboxBundle,
+  type SandboxLimits,
+  type TenantId,
+  type WorkerRequest,
+  type WorkerResponse,
+} from "../../src/protocol/index.js";
+import { describeOutcomeOf } from "./describe-outcome.js";
+import type { WorkerExitReason } from "./events.js";
+import type { WorkerSpawnSpec } from "./spawn-spec.js";
+
+/**
+ * One sandbox worker process and the host end of its IPC channel.
+ *
+ * Requests carry ids; the worker answers them in order, one `WorkerResponse` each. Requests made in the
+ * same tick travel as one array message (and so do the worker's replies), which is what makes pipelined
+ * calls cheap. Nothing is sent before the worker says `ready`. Every pending call settles exactly once:
+ * with the worker's answer, or, when the process ends for any reason, as a failure — `timeout` for the
+ * call the host killed the worker over, `unavailable` after `close()`, `sandbox_crashed` for the rest.
+ *
+ * The host owns a hard deadline: the worker runs calls one at a time, so the oldest pending call started
+ * when the worker last answered (or became ready, or the call was sent, whichever is latest). If that call
+ * is not answered `killGraceMs` after its own timeout, the worker is killed. One lazily re-armed timer per
+ * worker does this: no timer per call.
+ */
+
+export interface WorkerProcessOptions {
+  readonly spec: WorkerSpawnSpec;
+  readonly limits: SandboxLimits;
+  readonly killGraceMs: number;
+  readonly maxPending: number;
+  readonly onExit: (worker: WorkerProcess, exit: WorkerExit) => void;
+}
+
+export interface WorkerExit {
+  readonly reason: WorkerExitReason;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly failedCalls: number;
+}
+
+interface Pending {
+  readonly sentAt: number;
+  readonly timeoutMs: number;
+  readonly call: ((outcome: ExecutionOutcome) => void) | undefined;
+  readonly describe: ((outcome: DescribeOutcome) => void) | undefined;
+  /** Set while an AbortSignal is attached; cleared once the caller has been answered. */
+  abort: (() => void) | undefined;
+  signal: AbortSignal | undefined;
+  answered: boolean;
+}
+
+/** A worker that never says `ready` within this is killed (tsx start-up and isolated-vm load take ~1 s). */
+const BOOT_TIMEOUT_MS = 30_000;
+/** How long `describe` may take in the worker (IsolatePool's default). */
+export const DESCRIBE_TIMEOUT_MS = 1_000;
+/** Bundles kept loaded per worker; past it the least recently used is unloaded. */
+const MAX_LOADED_BUNDLES = 512;
+const STDERR_TAIL_CHARS = 4_096;
+
+type State = "booting" | "running" | "retiring" | "exiting" | "exited";
+
+export class WorkerProcess {
+  /** The shard this worker serves; -1 while it is the spare. */
+  slot: number;
+  readonly pid: number;
+  /** Resolves once the worker is ready (undefined) or has ended before that (its exit). Never rejects. */
+  readonly started: Promise<WorkerExit | undefined>;
+  /** Resolves when the process has ended and every pending call is settled. */
+  readonly exited: Promise<WorkerExit>;
+
+  #options: WorkerProcessOptions;
+  #child: ChildProcess;
+  #state: State = "booting";
+  #pending = new Map<number, Pending>();
+  #nextId = 0;
+  #outbox: WorkerRequest[] = [];
+  #flushQueued = false;
+  #progressAt = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #loaded = new Map<BundleHash, true>();
+  #wasReady = false;
+  #killReason: WorkerExitReason | undefined;
+  #culprit: Pending | undefined;
+  #stderrTail = "";
+  #referenced = true;
+  #resolveStarted!: (exit: WorkerExit | undefined) => void;
+  #resolveExited!: (exit: WorkerExit) => void;
+
+  constructor(slot: number, options: WorkerProcessOptions) {
+    this.slot = slot;
+    this.#options = options;
+    this.started = new Promise((resolve) => {
+      this.#resolveStarted = resolve;
+    });
+    this.exited = new Promise((resolve) => {
+      this.#resolveExited = resolve;
+    });
+    const { spec } = options;
+    this.#child = fork(spec.entry, [], {
+      execArgv: [...spec.execArgv],
+      cwd: spec.cwd,
+      env: spec.env,
+      serialization: spec.serialization,
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+    });
+    this.pid = this.#child.pid ?? -1;
+    this.#child.on("message", this.#onMessage);
+    this.#child.on("close", this.#onClose);
+    this.#child.on("error", this.#onError);
+    const stderr = this.#child.stderr;
+    stderr?.setEncoding("utf8");
+    stderr?.on("data", this.#onStderr);
+    stderr?.on("error", () => {});
+    setTimeout(this.#onBootTimeout, BOOT_TIMEOUT_MS).unref();
+    if (this.#child.pid === undefined) this.#state = "exiting";
+  }
+
+  /** Running and taking new calls (not booting, draining or gone). */
+  get accepting(): boolean {
+    return this.#state === "running" || this.#state === "booting";
+  }
+
+  get ready(): boolean {
+    return this.#wasReady && (this.#state === "running" || this.#state === "retiring");
+  }
+
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  /** The last lines the worker wrote to stderr (V8's out-of-memory report, a start-up error). */
+  get stderrTail(): string {
+    return this.#stderrTail;
+  }
+
+  execute(call: HookCall, timeoutMs: number, signal: AbortSignal | undefined): Promise<ExecutionOutcome> {
+    if (this.#pending.size >= this.#options.maxPending) return Promise.resolve(this.#overloaded(call.tenantId));
+    const id = this.#nextId++;
+    this.#ensureLoaded(call.bundle);
+    return new Promise((resolve, reject) => {
+      this.#track(id, { timeoutMs, call: resolve, describe: undefined }, signal, reject);
+      this.#push({
+        kind: "call",
+        id,
+        tenantId: call.tenantId,
+        bundleHash: call.bundle.hash,
+        point: call.point,
+        eventJson: call.eventJson,
+        ctxJson: call.ctxJson,
+        timeoutMs,
+      });
+    });
+  }
+
+  describe(tenantId: TenantId, bundle: SandboxBundle, signal: AbortSignal | undefined): Promise<DescribeOutcome> {
+    if (this.#pending.size >= this.#options.maxPending) return Promise.resolve(this.#overloaded(tenantId));
+    const id = this.#nextId++;
+    this.#ensureLoaded(bundle);
+    return new Promise((resolve, reject) => {
+      this.#track(id, { timeoutMs: DESCRIBE_TIMEOUT_MS, call: undefined, describe: resolve }, signal, reject);
+      this.#push({ kind: "describe", id, tenantId, bundleHash: bundle.hash });
+    });
+  }
+
+  /** Stops taking calls; the worker is killed once its pending calls are answered. */
+  retire(): void {
+    if (!this.accepting) return;
+    this.#state = "retiring";
+    if (this.#pending.size === 0) this.#kill("recycled");
+  }
+
+  /** Kills the worker now; pending calls settle as `unavailable`. */
+  close(): Promise<WorkerExit> {
+    this.#kill("closed");
+    return this.exited;
+  }
+
+  /** Synchronous last resort for process exit handlers. */
+  killNow(): void {
+    this.#child.kill("SIGKILL");
+  }
+
+  #track(
+    id: number,
+    base: Pick<Pending, "timeoutMs" | "call" | "describe">,
+    signal: AbortSignal | undefined,
+    reject: (reason: unknown) => void,
+  ): void {
+    const entry: Pending = { ...base, sentAt: performance.now(), abort: undefined, signal: undefined, answered: false };
+    if (signal !== undefined) {
+      entry.signal = signal;
+      entry.abort = () => {
+        // The worker still runs the call; its answer is dropped when it comes.
+        entry.answered = true;
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", entry.abort, { once: true });
+    }
+    if (this.#pending.size === 0) this.#reference(true);
+    this.#pending.set(id, entry);
+    if (this.#timer === undefined && this.ready) this.#armTimer();
+  }
+
+  #ensureLoaded(bundle: SandboxBundle): void {
+    const loaded = this.#loaded;
+    if (loaded.has(bundle.hash)) {
+      // Keep least-recently-used order only once eviction can matter.
+      if (loaded.size > MAX_LOADED_BUNDLES / 2) {
+        loaded.delete(bundle.hash);
+        loaded.set(bundle.hash, true);
+      }
+      return;
+    }
+    loaded.set(bundle.hash, true);
+    this.#push({ kind: "load", bundleHash: bundle.hash, code: bundle.code, limits: this.#options.limits });
+    if (loaded.size > MAX_LOADED_BUNDLES) {
+      for (const oldest of loaded.keys()) {
+        loaded.delete(oldest);
+        this.#push({ kind: "unload", bundleHash: oldest });
+        break;
+      }
+    }
+  }
+
+  #push(request: WorkerRequest): void {
+    this.#outbox.push(request);
+    if (!this.#flushQueued && this.ready) {
+      this.#flushQueued = true;
+      queueMicrotask(this.#flush);
+    }
+  }
+
+  #flush = (): void => {
+    this.#flushQueued = false;
+    const batch = this.#outbox;
+    if (batch.length === 0) return;
+    this.#outbox = [];
+    if (!this.#child.connected) return;
+    const first = batch[0];
+    this.#child.send(batch.length === 1 && first !== undefined ? first : batch);
+  };
+
+  #onMessage = (message: unknown): void => {
+    if (Array.isArray(message)) {
+      for (const one of message) this.#receive(one);
+    } else {
+      this.#receive(message);
+    }
+  };
+
+  #receive(message: unknown): void {
+    // Once the host has given up on a worker, nothing it says counts: its calls settle when it is gone.
+    if (this.#state === "exiting" || this.#state === "exited") return;
+    if (!isWorkerResponse(message)) {
+      this.#kill("protocol");
+      return;
+    }
+    if (message.kind === "ready") {
+      this.#onReady();
+      return;
+    }
+    const entry = this.#pending.get(message.id);
+    if (entry === undefined) return;
+    this.#pending.delete(message.id);
+    const now = performance.now();
+    this.#progressAt = now;
+    this.#answer(entry, message, now);
+    if (this.#pending.size === 0) {
+      this.#reference(false);
+      if (this.#state === "retiring") this.#kill("recycled");
+    }
+  }
+
+  #answer(entry: Pending, response: Exclude<WorkerResponse, { kind: "ready" }>, now: number): void {
+    if (entry.answered) return;
+    entry.answered = true;
+    if (entry.abort !== undefined) entry.signal?.removeEventListener("abort", entry.abort);
+    const durationMs = now - entry.sentAt;
+    if (response.kind === "failed") {
+      const failed = {
+        type: "failed" as const,
+        failure: { code: response.code, message: response.message },
+        cpuMs: response.cpuMs,
+        durationMs,
+      };
+      entry.call?.(failed);
+      entry.describe?.(failed);
+      return;
+    }
+    entry.call?.({ type: "replied", reply: response.reply, cpuMs: response.cpuMs, durationMs });
+    entry.describe?.(describeOutcomeOf(response.reply, response.cpuMs, durationMs));
+  }
+
+  #fail(entry: Pending, failure: Failure, now: number): void {
+    if (entry.answered) return;
+    entry.answered = true;
+    if (entry.abort !== undefined) entry.signal?.removeEventListener("abort", entry.abort);
+    const failed = { type: "failed" as const, failure, cpuMs: 0, durationMs: now - entry.sentAt };
+    entry.call?.(failed);
+    entry.describe?.(failed);
+  }
+
+  #overloaded(tenantId: TenantId): { type: "failed"; failure: Failure; cpuMs: number; durationMs: number } {
+    const message =
+      `The sandbox worker for tenant ${tenantId} has ${this.#pending.size} calls pending, its limit; ` +
+      "retry later or raise maxPendingPerWorker";
+    return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, durationMs: 0 };
+  }
+
+  #onReady(): void {
+    if (this.#wasReady || (this.#state !== "booting" && this.#state !== "retiring")) return;
+    this.#wasReady = true;
+    if (this.#state === "booting") this.#state = "running";
+    this.#progressAt = performance.now();
+    this.#resolveStarted(undefined);
+    if (this.#pending.size === 0) this.#reference(false);
+    else this.#armTimer();
+    if (this.#outbox.length > 0 && !this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(this.#flush);
+    }
+  }
+
+  #armTimer(delayMs = this.#headBudget()): void {
+    this.#timer = setTimeout(this.#onTimer, Math.max(1, delayMs));
+    this.#timer.unref();
+  }
+
+  #headBudget(): number {
+    for (const entry of this.#pending.values()) return entry.timeoutMs + this.#options.killGraceMs;
+    return this.#options.killGraceMs;
+  }
+
+  #onTimer = (): void => {
+    this.#timer = undefined;
+    if (!this.ready) return;
+    for (const head of this.#pending.values()) {
+      const startedAt = Math.max(head.sentAt, this.#progressAt);
+      const due = startedAt + head.timeoutMs + this.#options.killGraceMs;
+      const now = performance.now();
+      if (now >= due) {
+        this.#culprit = head;
+        this.#kill("deadline");
+      } else {
+        this.#armTimer(due - now);
+      }
+      return;
+    }
+  };
+
+  #onBootTimeout = (): void => {
+    if (this.#state === "booting") this.#kill("boot");
+  };
+
+  #kill(reason: WorkerExitReason): void {
+    if (this.#state === "exiting" || this.#state === "exited") return;
+    this.#state = "exiting";
+    this.#killReason = reason;
+    this.#reference(true);
+    this.#child.kill("SIGKILL");
+  }
+
+  /**
+   * The worker keeps the host's event loop alive only while it boots, has calls pending or is being killed
+   * (so its exit is seen and every call settles); an idle executor does not hold the host open.
+   */
+  #reference(on: boolean): void {
+    if (this.#referenced === on) return;
+    this.#referenced = on;
+    const child = this.#child;
+    const stderr = child.stderr;
+    if (on) {
+      child.ref();
+      child.channel?.ref();
+      if (stderr instanceof Socket) stderr.ref();
+    } else {
+      child.unref();
+      child.channel?.unref();
+      if (stderr instanceof Socket) stderr.unref();
+    }
+  }
+
+  #onStderr = (chunk: string): void => {
+    const tail = this.#stderrTail + chunk;
+    this.#stderrTail = tail.length > STDERR_TAIL_CHARS ? tail.slice(-STDERR_TAIL_CHARS) : tail;
+  };
+
+  #onError = (): void => {
+    // A failed spawn never emits `close`; a failed send on a dying channel is followed by `close`.
+    if (this.#child.pid === undefined) this.#onClose(null, null);
+  };
+
+  #onClose = (exitCode: number | null, signal: NodeJS.Signals | null): void => {
+    if (this.#state === "exited") return;
+    const reason = this.#killReason ?? (this.#wasReady ? "crashed" : "boot");
+    this.#state = "exited";
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#outbox = [];
+    const now = performance.now();
+    const culprit = this.#culprit;
+    const failedCalls = this.#pending.size;
+    const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
+    for (const entry of this.#pending.values()) {
+      if (entry === culprit) {
+        this.#fail(entry, timeoutFailure(entry.timeoutMs, this.#options.killGraceMs, this.pid), now);
+      } else {
+        this.#fail(entry, exitFailure(reason, this.pid, how), now);
+      }
+    }
+    this.#pending.clear();
+    this.#culprit = undefined;
+    const exit: WorkerExit = { reason, exitCode, signal, failedCalls };
+    this.#resolveStarted(exit);
+    this.#resolveExited(exit);
+    this.#options.onExit(this, exit);
+  };
+}
+
+function timeoutFailure(timeoutMs: number, graceMs: number, pid: number): Failure {
+  return {
+    code: "timeout",
+    message:
+      `The hook did not finish within its ${timeoutMs} ms timeout and its sandbox worker (pid ${pid}) did not ` +
+      `answer for ${graceMs} ms more, so the worker was killed`,
+  };
+}
+
+function exitFailure(reason: WorkerExitReason, pid: number, how: string): Failure {
+  switch (reason) {
+    case "closed":
+      return { code: "unavailable", message: "The hook executor was closed while this call was pending" };
+    case "crashed":
+      return {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) died (${how}) while this call was pending on it, e.g. a hook exhausted V8 memory`,
+      };
+    case "deadline":
+      return {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) was killed because a call ahead of this one stopped answering`,
+      };
+    case "protocol":
+      return {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) sent a malformed message and was killed`,
+      };
+    case "boot":
+      return { code: "sandbox_crashed", message: `The sandbox worker (pid ${pid}) ended (${how}) before it was ready` };
+    case "recycled":
+      return {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) was recycled with this call pending`,
+      };
+    default: {
+      const never: never = reason;
+      return never;
+    }
+  }
+}

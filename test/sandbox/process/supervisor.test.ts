@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ProcessExecutor, type SupervisorEvent, startProcessExecutor } from "../../../sandbox/supervisor/index.js";
+import { TenantId } from "../../../src/protocol/index.js";
+import {
+  eventually,
+  STAND_IN_BUNDLE,
+  STAND_IN_WORKER,
+  standInCall,
+  standInReply,
+  tenantOn,
+} from "./helpers/processes.js";
+
+describe("process executor with a stand-in worker", () => {
+  let executor: ProcessExecutor;
+  let a: TenantId;
+  let b: TenantId;
+
+  beforeAll(async () => {
+    executor = await startProcessExecutor(
+      { workers: 2, spareWorker: false, maxPendingPerWorker: 1_000 },
+      { workerEntry: STAND_IN_WORKER },
+    );
+    a = tenantOn((id) => executor.shardOf(id), 0);
+    b = tenantOn((id) => executor.shardOf(id), 1);
+  });
+  afterAll(() => executor.close());
+
+  it("answers pipelined calls each with its own reply", async () => {
+    const outcomes = await Promise.all(
+      Array.from({ length: 600 }, (_, i) => executor.execute(standInCall(i % 2 === 0 ? a : b, { nonce: i }))),
+    );
+    expect(outcomes.map((o) => standInReply(o).nonce)).toEqual(Array.from({ length: 600 }, (_, i) => i));
+  });
+
+  it("keeps each tenant on one worker and spreads tenants over workers", async () => {
+    const pidsOfA = new Set<number>();
+    for (let i = 0; i < 5; i++) pidsOfA.add(standInReply(await executor.execute(standInCall(a, {}))).pid);
+    const pidOfB = standInReply(await executor.execute(standInCall(b, {}))).pid;
+    expect(pidsOfA.size).toBe(1);
+    expect(pidsOfA.has(pidOfB)).toBe(false);
+  });
+
+  it("caps a call's timeout at the limit and passes a smaller budget through", async () => {
+    expect(standInReply(await executor.execute(standInCall(a, {}, 10))).timeoutMs).toBe(10);
+    expect(standInReply(await executor.execute(standInCall(a, {}, 2.2))).timeoutMs).toBe(3);
+    expect(standInReply(await executor.execute(standInCall(a, {}, 10_000))).timeoutMs).toBe(50);
+    expect(standInReply(await executor.execute(standInCall(a, {}))).timeoutMs).toBe(50);
+  });
+
+  it("fails a call with no budget left as timeout without running it", async () => {
+    const outcome = await executor.execute(standInCall(a, { op: "exit" }, 0));
+    expect(outcome).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    expect(executor.workers().every((w) => w.ready)).toBe(true);
+  });
+
+  it("passes a failure the worker reports through with its code", async () => {
+    const outcome = await executor.execute(standInCall(a, { op: "timeout" }));
+    expect(outcome).toMatchObject({ type: "failed", failure: { code: "timeout", message: "stand-in timeout" } });
+  });
+
+  it("rejects an aborted call with the signal's reason and keeps serving the tenant", async () => {
+    const controller = new AbortController();
+    const pending = executor.execute(standInCall(a, { op: "busy", ms: 150 }), controller.signal);
+    setTimeout(() => controller.abort(new Error("caller gave up")), 20);
+    await expect(pending).rejects.toThrow("caller gave up");
+    await expect(executor.execute(standInCall(a, {}), controller.signal)).rejects.toThrow("caller gave up");
+    expect(standInReply(await executor.execute(standInCall(a, { nonce: "after" }))).nonce).toBe("after");
+  });
+
+  it("fails calls past maxPendingPerWorker as unavailable", async () => {
+    const outcomes = await Promise.all(Array.from({ length: 1_100 }, () => executor.execute(standInCall(b, {}))));
+    const unavailable = outcomes.filter((o) => o.type === "failed" && o.failure.code === "unavailable");
+    expect(unavailable).toHaveLength(100);
+  });
+
+  it("fails a describe whose export holds a non-function as invalid_result", async () => {
+    const outcome = await executor.describe(TenantId.parse("broken"), STAND_IN_BUNDLE);
+    expect(outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
+  });
+
+  it("fails an event over maxEventBytes as event_too_large without sending it", async () => {
+    const outcome = await executor.execute(standInCall(a, { op: "exit", pad: "x".repeat(1024 * 1024) }));
+    expect(outcome).toMatchObject({ type: "failed", failure: { code: "event_too_large" } });
+    expect(executor.workers().every((w) => w.ready)).toBe(true);
+  });
+
+  it("describes a bundle in the tenant's worker", async () => {
+    const outcome = await executor.describe(a, STAND_IN_BUNDLE);
+    expect(outcome).toMatchObject({ type: "described", handlers: ["toolCall", "turnEnd"] });
+  });
+});
+
+describe("process executor when a worker fails", () => {
+  let executor: ProcessExecutor;
+  const events: SupervisorEvent[] = [];
+  let a: TenantId;
+  let b: TenantId;
+
+  beforeAll(async () => {
+    executor = await startProcessExecutor(
+      { workers: 2, spareWorker: true, killGraceMs: 150, onEvent: (e) => events.push(e) },
+      { workerEntry: STAND_IN_WORKER },
+    );
+    a = tenantOn((id) => executor.shardOf(id), 0, "victim");
+    b = tenantOn((id) => executor.shardOf(id), 1, "bystander");
+  });
+  afterAll(() => executor.close());
+
+  async function pidOf(tenant: TenantId): Promise<number> {
+    return standInReply(await executor.execute(standInCall(tenant, {}))).pid;
+  }
+
+  it("settles every call pending on a crashed worker as sandbox_crashed and respawns it", async () => {
+    const before = await pidOf(a);
+    const bystander = Array.from({ length: 20 }, (_, i) => executor.execute(standInCall(b, { nonce: i })));
+    const victims = await Promise.all([
+      executor.execute(standInCall(a, { op: "busy", ms: 20 })),
+      executor.execute(standInCall(a, { op: "exit" })),
+      executor.execute(standInCall(a, {})),
+      executor.execute(standInCall(a, {})),
+    ]);
+    expect(victims.map((o) => (o.type === "failed" ? o.failure.code : o.type))).toEqual([
+      "sandbox_crashed",
+      "sandbox_crashed",
+      "sandbox_crashed",
+      "sandbox_crashed",
+    ]);
+    expect((await Promise.all(bystander)).map((o) => standInReply(o).nonce)).toEqual([...Array(20).keys()]);
+    const after = await pidOf(a);
+    expect(after).not.toBe(before);
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: "worker_exited", pid: before, reason: "crashed", exitCode: 70, failedCalls: 4 }),
+    );
+  });
+
+  it("kills a worker that does not answer by its deadline: timeout for that call, sandbox_crashed behind it", async () => {
+    const before = await pidOf(a);
+    const bystander = executor.execute(standInCall(b, { op: "busy", ms: 100 }));
+    const outcomes = await Promise.all([
+      executor.execute(standInCall(a, { op: "hang" }, 30)),
+      executor.execute(standInCall(a, {})),
+    ]);
+    expect(outcomes[0]).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    expect(outcomes[1]).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed" } });
+    expect(standInReply(await bystander).pid).not.toBe(before);
+    expect(await pidOf(a)).not.toBe(before);
+    expect(events).toContainEqual(expect.objectContaining({ type: "worker_exited", pid: before, reason: "deadline" }));
+  });
+
+  it("kills a worker that sends a malformed message", async () => {
+    const before = await pidOf(a);
+    const outcome = await executor.execute(standInCall(a, { op: "garbage" }));
+    expect(outcome).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed" } });
+    expect(await pidOf(a)).not.toBe(before);
+    expect(events).toContainEqual(expect.objectContaining({ type: "worker_exited", pid: before, reason: "protocol" }));
+  });
+
+  it("queues calls made while a crashed worker is being replaced and runs them on the new one", async () => {
+    const crash = executor.execute(standInCall(a, { op: "sigkill" }));
+    const queued = Array.from({ length: 5 }, () =>
+      crash.then(() => executor.execute(standInCall(a, { nonce: "queued" }))),
+    );
+    expect(await crash).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed" } });
+    for (const outcome of await Promise.all(queued)) expect(standInReply(outcome).nonce).toBe("queued");
+  });
+});
+
+describe("process executor RSS cap", () => {
+  it("drains a worker above its cap and replaces it without failing a call", async () => {
+    const events: SupervisorEvent[] = [];
+    const executor = await startProcessExecutor(
+      { workers: 1, spareWorker: false, rssCapMb: 1, rssCheckMs: 20, onEvent: (e) => events.push(e) },
+      { workerEntry: STAND_IN_WORKER },
+    );
+    try {
+      const tenant = TenantId.parse("grower");
+      const pids = new Set<number>();
+      const outcomes = [];
+      for (let i = 0; i < 40 && pids.size < 2; i++) {
+        const outcome = await executor.execute(standInCall(tenant, { op: "busy", ms: 5 }));
+        outcomes.push(outcome);
+        pids.add(standInReply(outcome).pid);
+      }
+      expect(pids.size).toBe(2);
+      expect(outcomes.every((o) => o.type === "replied")).toBe(true);
+      const [first] = pids;
+      expect(await eventually(() => events.some((e) => e.type === "worker_exited" && e.pid === first))).toBe(true);
+      expect(events).toContainEqual(expect.objectContaining({ type: "worker_recycling", pid: first, slot: 0 }));
+      expect(events).toContainEqual(
+        expect.objectContaining({ type: "worker_exited", pid: first, reason: "recycled", failedCalls: 0 }),
+      );
+    } finally {
+      await executor.close();
+    }
+  });
+});
