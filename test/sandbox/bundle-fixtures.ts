@@ -1,0 +1,74 @@
+import { createHash } from "node:crypto";
+import {
+  BundleHash,
+  type HookCall,
+  type HookPoint,
+  type JsonObject,
+  type JsonValue,
+  type SandboxBundle,
+  TenantId,
+} from "../../src/protocol/index.js";
+
+/**
+ * Small bundles and calls for sandbox tests, in the bundle script format of contracts §1 (what esbuild's
+ * iife output with `globalName: "__isohook_bundle"` evaluates to), written by hand so a test controls every
+ * byte a tenant could.
+ */
+
+/** A bundle from a raw classic script; the hash is the sha256 of the code, as the bundler makes it. */
+export function scriptBundle(code: string): SandboxBundle {
+  return { hash: BundleHash.parse(`sha256-${createHash("sha256").update(code).digest("hex")}`), code };
+}
+
+/** A bundle whose default export is the value of the JS expression `hooks` (an object literal, usually). */
+export function hooksBundle(hooks: string, prologue = ""): SandboxBundle {
+  return scriptBundle(`var __isohook_bundle = (() => {\n${prologue}\nreturn { default: (${hooks}) };\n})();`);
+}
+
+export const tenant = (id: string): TenantId => TenantId.parse(id);
+
+export const TOOL_CALL_EVENT = {
+  call: { id: "c1", name: "shell", args: { command: "ls -la" } },
+  batch: { index: 0, size: 1 },
+} as const;
+
+export function ctxJson(
+  tenantId: TenantId,
+  bundle: SandboxBundle,
+  state: JsonObject = {},
+  config: JsonValue = {},
+): string {
+  return JSON.stringify({
+    tenantId,
+    runId: "run-1",
+    turn: 0,
+    hookId: `tenant:${tenantId}`,
+    bundle: { version: 1, hash: bundle.hash },
+    config,
+    state,
+  });
+}
+
+/** A `tool.call` call (or another point's) with a valid event and ctx unless given. */
+export function hookCall(
+  tenantId: TenantId,
+  bundle: SandboxBundle,
+  options: { point?: HookPoint; event?: unknown; state?: JsonObject; config?: JsonValue; timeoutMs?: number } = {},
+): HookCall {
+  const call: HookCall = {
+    tenantId,
+    bundle,
+    point: options.point ?? "tool.call",
+    eventJson: JSON.stringify(options.event ?? TOOL_CALL_EVENT),
+    ctxJson: ctxJson(tenantId, bundle, options.state, options.config),
+  };
+  return options.timeoutMs === undefined ? call : { ...call, timeoutMs: options.timeoutMs };
+}
+
+/** A healthy bundle: blocks `rm`, rewrites nothing else, counts its calls in state. */
+export const HEALTHY = hooksBundle(`{
+  toolCall(event, ctx) {
+    ctx.state.calls = (ctx.state.calls || 0) + 1;
+    return { type: "block", reason: "healthy:" + event.call.name };
+  },
+}`);
