@@ -46,7 +46,7 @@ export const DispatcherOptions = z.strictObject({
   ),
   /** Limits of the sandbox calls: the per-call timeout, event/result/state caps. Defaults DESIGN §5. */
   limits: Limits.default(DEFAULT_LIMITS),
-  /** Receives one event per hook call and per quarantine change. Must not throw. */
+  /** Receives one event per hook call and per quarantine change, synchronously; a throw is ignored. */
   emit: fn<Emit>("emit").optional(),
   /** Milliseconds since some epoch; `Date.now` by default. Quarantine and event times read it. */
   clock: fn<() => number>("clock").default(() => Date.now),

@@ -90,7 +90,15 @@ export class TenantHook implements StackedHook {
     const ctxJson = `${this.#ctxPrefix}${scope.turn},"state":${this.#stateJson}}`;
     const base = { tenantId: this.#tenantId, bundle: this.#sandboxBundle, point, eventJson: eventJson(), ctxJson };
     const call: HookCall & { point: P } = timeoutMs === undefined ? base : { ...base, timeoutMs };
-    const invoked = await invokeHook(executor, call, limits, scope.signal);
+    let invoked: Awaited<ReturnType<typeof invokeHook<P>>>;
+    try {
+      invoked = await invokeHook(executor, call, limits, scope.signal);
+    } catch (error) {
+      // The executor rejects only on abort or once closed: the latter is a failure like any other.
+      scope.signal?.throwIfAborted();
+      const reason = error instanceof Error ? error.message : String(error);
+      return notRun("unavailable", `The sandbox did not take the call: ${reason}`);
+    }
     budget.charge(invoked.durationMs);
     const { outcome, durationMs, cpuMs } = invoked;
     if (outcome.type === "failed") {

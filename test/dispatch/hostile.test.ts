@@ -95,3 +95,28 @@ describe("hostile guest replies", () => {
     expect(executor.seen.map((s) => s.ctx.tenantId)).toEqual(["acme", "acme", "globex"]);
   });
 });
+
+describe("host-side faults", () => {
+  it("turns an executor that refuses the call into unavailable under the policy", async () => {
+    const { run, executor } = setup({ points: ["tool.call"] });
+    executor.respondWith(() => Promise.reject(new Error("This hook executor was closed")));
+    const { decision, records } = await run.toolCall(toolCallEvent());
+    expect(decision).toMatchObject({ type: "block", reason: "unavailable" });
+    expect(records[0]?.outcome).toMatchObject({
+      failure: { code: "unavailable", message: expect.stringContaining("was closed") },
+    });
+  });
+
+  it("keeps deciding when emit throws", async () => {
+    const { run } = setup({
+      points: ["tool.call"],
+      respond: () => returned({ type: "block", reason: "no" }),
+      options: {
+        emit: () => {
+          throw new Error("log sink down");
+        },
+      },
+    });
+    expect((await run.toolCall(toolCallEvent())).decision).toMatchObject({ type: "block", reason: "no" });
+  });
+});
