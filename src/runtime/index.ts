@@ -4,4 +4,4 @@ export { RuntimeError, type RuntimeErrorCode } from "./errors.js";
 export type { RunEvent, RunStartedEvent, RuntimeEvent } from "./events.js";
 export { createHookRuntime, type HookRuntime, type RunAgentOptions, type RunAgentResult } from "./hook-runtime.js";
 export type { HookRuntimeOptions } from "./options.js";
-export { formatRunEvent, type TraceOptions } from "./trace.js";
+export { formatRunEvent, runTrace, type TraceOptions } from "./trace.js";

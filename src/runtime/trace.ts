@@ -40,7 +40,7 @@ export function formatRunEvent(event: RunEvent, options: TraceOptions = {}): str
       return `    ${pad(event.byHook ? "hook reply" : "model", 16)}${said}`;
     }
     case "tool.finished":
-      return `    ${pad(`⇒ ${event.call.name}`, 16)}${event.how}: ${clip(event.result.content, width)}`;
+      return `    ${pad(`⇒ ${event.call.name}`, 16)}${event.result.isError ? "✗" : "✓"} ${clip(event.result.content, width)}`;
     case "inbound.dropped":
       return `    ${pad("inbound", 16)}dropped (${clip(event.reason, width)})`;
     case "quarantine.entered":
@@ -123,4 +123,24 @@ function pad(text: string, size: number): string {
 
 function short(hash: string): string {
   return `${hash.slice(0, 15)}…`;
+}
+
+/**
+ * A stateful trace of one run: `formatRunEvent` per event, except that a quarantine change (emitted while
+ * the hook call that caused it is still being dispatched) is shown after that call's line.
+ */
+export function runTrace(options: TraceOptions = {}): (event: RunEvent) => string[] {
+  let held: string[] = [];
+  return (event) => {
+    const line = formatRunEvent(event, options);
+    if (event.type === "quarantine.entered" || event.type === "quarantine.exited") {
+      if (line !== undefined) held.push(line);
+      return [];
+    }
+    if (line === undefined) return [];
+    if (event.type !== "hooks.decided" && event.type !== "run.finished") return [line];
+    const out = event.type === "hooks.decided" ? [line, ...held] : [...held, line];
+    held = [];
+    return out;
+  };
 }
