@@ -49,6 +49,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
       if (options.integrityCheck) checkIntegrity(db, path);
       const current = schemaVersion(db, path);
       if (current > SCHEMA_VERSION) throw newerSchema(path, current);
+      if (current === SCHEMA_VERSION) checkTables(db, path);
     } else if (applicationId !== 0 || tableCount(db) > 0) {
       throw foreign(
         path,
@@ -103,6 +104,14 @@ function checkIntegrity(db: SqliteDatabase, path: string): void {
     const problems = rows.map((r) => r.quick_check).filter((line) => !line.startsWith("***"));
     throw corrupt(path, `integrity check: ${problems.slice(0, 2).join("; ")}`);
   }
+}
+
+const TABLES = ["schema_version", "tenants", "bundles", "versions", "activations", "audit"];
+
+function checkTables(db: SqliteDatabase, path: string): void {
+  const present = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]);
+  const missing = TABLES.filter((t) => !present.has(t));
+  if (missing.length > 0) throw corrupt(path, `missing table${missing.length === 1 ? "" : "s"} ${missing.join(", ")}`);
 }
 
 function tableCount(db: SqliteDatabase): number {

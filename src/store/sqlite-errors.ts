@@ -7,6 +7,7 @@ export function toStoreError(error: unknown, path: string, busyTimeoutMs: number
   const detail = error instanceof Error ? error.message : String(error);
   if (code === "SQLITE_NOTADB") return foreign(path, "not an SQLite database");
   if (code.startsWith("SQLITE_CORRUPT")) return corrupt(path, detail);
+  if (code === "SQLITE_ERROR" && /no such (table|column)/.test(detail)) return corrupt(path, detail);
   if (code.startsWith("SQLITE_FULL") || code === "ENOSPC" || (code === "SQLITE_IOERR_WRITE" && /full/i.test(detail))) {
     return new StoreError(
       "full",

@@ -150,6 +150,18 @@ describe("SqliteBundleStore.open", () => {
     expect(fileDigest(path)).toBe(before);
   });
 
+  it("refuses a store with a table missing and leaves it untouched", async () => {
+    await seed(["a1"]);
+    const raw = new Database(path);
+    raw.exec("DROP TABLE audit");
+    raw.close();
+    const before = fileDigest(path);
+    const error = await openError(path);
+    expect(error.code).toBe("corrupt");
+    expect(error.message).toContain("missing table audit");
+    expect(fileDigest(path)).toBe(before);
+  });
+
   it("refuses a store whose rows do not validate", async () => {
     await seed(["a1"]);
     const raw = new Database(path);
