@@ -1,0 +1,138 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { JsonValue } from "../../protocol/index.js";
+import {
+  CliError,
+  type CliIO,
+  type Command,
+  EXIT,
+  integerFlag,
+  type ParsedArgs,
+  UsageError,
+  writeJson,
+} from "../command.js";
+import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
+import { formatBytes, shortHash } from "../text-table.js";
+
+export const uploadCommand: Command = {
+  name: "upload",
+  summary: "Bundle a hook module, run the deploy gate and store it as a new version",
+  help: `Usage: isohook upload --tenant <id> <entry|folder> [--activate] [--config <file.json>] [--by <name>] [--store <path>] [--json]
+
+Bundles the hook module (a .ts file, or a folder with index.ts) and runs the deploy gate in the real
+sandbox: the bundle must compile, export only known hook points, stay under the size cap, pass every case
+in its fixtures.jsonl (beside the entry) and return a valid result within its limits for every event of a
+short fuzz of each exported point. If any check fails nothing is stored and every reason is listed.
+Otherwise the bundle is stored as the tenant's next version (with the gate report).
+
+Options:
+  --tenant <id>      The tenant (required)
+  --activate         Make the new version active at once (otherwise: \`isohook activate\`)
+  --config <file>    The tenant config for this version, a JSON file (hooks see it as ctx.config);
+                     default: the config of the tenant's latest version, or {}
+  --seed <n>         Seed of the fuzz, to reproduce a reported failure
+${BY_HELP}
+${STORE_HELP}
+  --json             One JSON object: {"type": "deployed", "version", "activated", "report"}
+                     or {"type": "rejected", "report"} (exit 1)
+`,
+  options: {
+    tenant: { type: "string" },
+    activate: { type: "boolean" },
+    config: { type: "string" },
+    seed: { type: "string" },
+    ...BY_OPTION,
+    ...STORE_OPTION,
+  },
+  allowPositionals: true,
+  async run(args, io) {
+    const tenantId = tenantFlag(args, true);
+    const [entry, ...extra] = args.positionals;
+    if (entry === undefined) throw new UsageError("Missing the hook module: pass a .ts file or a folder with index.ts");
+    if (extra.length > 0)
+      throw new UsageError(`Expected one hook module, got ${args.positionals.length}: upload them one at a time`);
+    const by = uploaderOf(args, io);
+    const seed = integerFlag(args, "seed", -(2 ** 31), 2 ** 31 - 1);
+    const config = await readConfig(args, io);
+    // Loaded on use: the gate pulls in esbuild and the sandbox supervisor, which other commands never need.
+    const { deployHook, formatGateReport } = await import("../../gate/index.js");
+    const { createHookExecutor } = await import("../../../sandbox/supervisor/index.js");
+    return withStore(args, io, { create: true }, async (store) => {
+      const executor = await createHookExecutor({
+        workers: 1,
+        spareWorker: false,
+        ...(io.signal ? { signal: io.signal } : {}),
+      });
+      try {
+        const result = await deployHook({
+          store,
+          executor,
+          entry,
+          tenantId,
+          by,
+          cwd: io.cwd,
+          activate: args.values.activate === true,
+          ...(config === undefined ? {} : { config }),
+          ...(seed === undefined ? {} : { fuzz: { seed } }),
+          ...(io.signal ? { signal: io.signal } : {}),
+        });
+        if (result.type === "rejected") {
+          if (args.json) writeJson(io, result);
+          else {
+            const count = result.report.reasons.length;
+            io.stderr(
+              [
+                `isohook upload: the deploy gate rejected ${entry} (${count} reason${count === 1 ? "" : "s"}); nothing was stored.`,
+                ...formatGateReport(result.report).map((line) => `  ${line}`),
+                "Fix the hook or its fixtures.jsonl and upload again.",
+                "",
+              ].join("\n"),
+            );
+          }
+          return EXIT.failed;
+        }
+        const { version, activated } = result.upload;
+        if (args.json) {
+          writeJson(io, { type: "deployed", version, activated, report: result.report });
+          return EXIT.ok;
+        }
+        const next = activated
+          ? "now active"
+          : `not active; run \`isohook activate --tenant ${tenantId} --version ${version.version}\``;
+        io.stdout(
+          [
+            `Deploy gate ${formatGateReport(result.report)[0]}`,
+            ...formatGateReport(result.report)
+              .slice(1)
+              .map((line) => `  ${line}`),
+            `${tenantId}: stored version ${version.version} (${shortHash(version.hash)}, ${formatBytes(version.bytes)}, hook points: ${version.hookPoints.join(", ")}), ${next}.`,
+            "",
+          ].join("\n"),
+        );
+        return EXIT.ok;
+      } finally {
+        await executor.close();
+      }
+    });
+  },
+};
+
+async function readConfig(args: ParsedArgs, io: CliIO): Promise<JsonValue | undefined> {
+  const file = args.values.config;
+  if (typeof file !== "string") return undefined;
+  let text: string;
+  try {
+    text = await readFile(resolve(io.cwd, file), "utf8");
+  } catch (error) {
+    throw new CliError(
+      `Cannot read the config file ${file}: ${error instanceof Error ? error.message : String(error)}. Check the path.`,
+    );
+  }
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (error) {
+    throw new CliError(
+      `The config file ${file} is not valid JSON (${error instanceof Error ? error.message : String(error)}). Fix it and retry.`,
+    );
+  }
+}

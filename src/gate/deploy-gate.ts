@@ -1,0 +1,273 @@
+import { readFile, stat } from "node:fs/promises";
+import { dirname, join, relative, resolve } from "node:path";
+import { type BuiltBundle, BundleError, bundleHook, describeBundle } from "../bundler/index.js";
+import { type Fixture, FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../fixtures/index.js";
+import {
+  type BundleManifest,
+  type HookExecutor,
+  type HookPoint,
+  hookPointOfHandler,
+  type JsonValue,
+  Limits,
+  type LimitsInput,
+  SDK_VERSION,
+  type TenantId,
+} from "../protocol/index.js";
+import { fuzzHookPoint } from "./fuzz-hook-point.js";
+import type { FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
+
+/** The largest bundle the gate builds at all; `limits.maxBundleBytes` decides what passes. */
+const BUILD_CAP_BYTES = 64 * 1024 * 1024;
+
+export interface DeployGateOptions {
+  /** The hook module: a file, or a folder with index.ts. Its `fixtures.jsonl` sits beside it. */
+  readonly entry: string;
+  /** The real sandbox (`createHookExecutor()`); the caller owns and closes it. */
+  readonly executor: HookExecutor;
+  readonly tenantId: TenantId;
+  /** The tenant config the version will run with: hooks see it as `ctx.config` during the fuzz. */
+  readonly config?: JsonValue;
+  /** Must match the executor's limits; `maxBundleBytes` is the size cap. */
+  readonly limits?: LimitsInput;
+  /** Fuzz bounds per exported point: default 100 events, 2000 ms, a random seed. */
+  readonly fuzz?: { readonly runs?: number; readonly timeMs?: number; readonly seed?: number };
+  /** Where a relative entry is resolved from. Default: process.cwd(). */
+  readonly cwd?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** A passed gate carries the bundle to store; a rejected one only its report. */
+export type GateResult =
+  | {
+      readonly type: "passed";
+      readonly report: GateReport;
+      readonly bundle: { readonly code: string; readonly sourceMap: string; readonly manifest: BundleManifest };
+    }
+  | { readonly type: "rejected"; readonly report: GateReport };
+
+/**
+ * The deploy gate (DESIGN §7): the module bundles; its default export has only known hook points, as
+ * functions; it is under the size cap; its `fixtures.jsonl` passes in the real sandbox; and a fuzz of
+ * generated valid events on every exported point never fails (no timeout, memory, crash, pending, throw or
+ * invalid result). The gate keeps going after a failed check wherever it still can, so a rejection lists
+ * every reason. It stores nothing: `deployHook` does that for a passed gate.
+ *
+ * @example
+ * const result = await runDeployGate({ entry: "hooks/redact-secrets", executor, tenantId });
+ * if (result.type === "rejected") for (const r of result.report.reasons) console.log(r.message);
+ */
+export async function runDeployGate(options: DeployGateOptions): Promise<GateResult> {
+  const started = performance.now();
+  const { executor, tenantId, signal } = options;
+  const limits = Limits.parse(options.limits ?? {});
+  const cwd = options.cwd ?? process.cwd();
+  const reasons: GateReason[] = [];
+  const warnings: string[] = [];
+  const report = (fields: Partial<GateReport>): GateReport => ({
+    type: reasons.length === 0 ? "passed" : "rejected",
+    entry: options.entry,
+    hash: null,
+    bytes: null,
+    hookPoints: [],
+    reasons,
+    warnings,
+    fixtures: null,
+    fuzz: [],
+    ...fields,
+    durationMs: Math.round(performance.now() - started),
+  });
+
+  let built: BuiltBundle;
+  try {
+    built = await bundleHook(options.entry, { cwd, maxBundleBytes: BUILD_CAP_BYTES, ...(signal ? { signal } : {}) });
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+    reasons.push({ code: "bundle_failed", message: error.message, problems: error.problems });
+    return { type: "rejected", report: report({}) };
+  }
+  const base = { hash: built.hash, bytes: built.bytes };
+  if (built.bytes > limits.maxBundleBytes) {
+    reasons.push({
+      code: "too_large",
+      message: `The bundle is ${built.bytes} bytes, over the ${limits.maxBundleBytes}-byte cap: remove dependencies or split the policy.`,
+      bytes: built.bytes,
+      maxBytes: limits.maxBundleBytes,
+    });
+  }
+
+  const hookPoints = await exportedPoints(built, executor, tenantId, reasons, signal);
+  if (hookPoints === undefined) return { type: "rejected", report: report(base) };
+  const manifest: BundleManifest = {
+    hash: built.hash,
+    bytes: built.bytes,
+    hookPoints,
+    sdkVersion: SDK_VERSION,
+    entry: built.entry,
+  };
+  if (hookPoints.length === 0 && !reasons.some((r) => r.code === "unknown_exports")) {
+    reasons.push({
+      code: "no_hook_points",
+      message: "The default export has no handlers: export at least one, e.g. `toolCall(event) { … }`.",
+    });
+  }
+
+  const sandboxBundle = { hash: built.hash, code: built.code };
+  const fixtureFile = await fixturesFileOf(options.entry, cwd);
+  const shownFile = relative(cwd, fixtureFile) || fixtureFile;
+  const { summary: fixtures, dictionary } = await checkFixtures(fixtureFile, shownFile, reasons, async (fixtures) =>
+    runFixtures({ executor, bundle: sandboxBundle, tenantId, fixtures, limits, ...(signal ? { signal } : {}) }),
+  );
+  for (const point of hookPoints) {
+    if (fixtures && !dictionary.points.has(point))
+      warnings.push(`No fixture exercises ${point}: add one to ${shownFile}.`);
+  }
+
+  const fuzz: FuzzSummary[] = [];
+  const baseSeed = options.fuzz?.seed ?? Math.floor(Math.random() * 2 ** 31);
+  for (const [index, point] of hookPoints.entries()) {
+    const seed = (baseSeed + index) | 0;
+    const result = await fuzzHookPoint({
+      executor,
+      bundle: sandboxBundle,
+      tenantId,
+      point,
+      config: options.config ?? {},
+      limits,
+      dictionary: dictionary.strings,
+      runs: options.fuzz?.runs ?? 100,
+      timeMs: options.fuzz?.timeMs ?? 2_000,
+      seed,
+      ...(signal ? { signal } : {}),
+    });
+    fuzz.push({ point, runs: result.runs, passed: result.failed === undefined, seed, durationMs: result.durationMs });
+    if (result.failed) {
+      const { failure, event } = result.failed;
+      reasons.push({
+        code: "fuzz_failed",
+        message: `${point} failed with ${failure.code} on a generated event: ${failure.message}`,
+        point,
+        failure: failure.code,
+        event,
+        seed,
+      });
+    }
+  }
+
+  const final = report({ ...base, hookPoints, fixtures, fuzz });
+  if (final.type === "rejected") return { type: "rejected", report: final };
+  return { type: "passed", report: final, bundle: { code: built.code, sourceMap: built.sourceMap, manifest } };
+}
+
+/** The exported hook points; unknown keys become a reason but the known points are still checked. */
+async function exportedPoints(
+  built: BuiltBundle,
+  executor: HookExecutor,
+  tenantId: TenantId,
+  reasons: GateReason[],
+  signal: AbortSignal | undefined,
+): Promise<HookPoint[] | undefined> {
+  try {
+    return (await describeBundle(built, executor, { tenantId, ...(signal ? { signal } : {}) })).hookPoints;
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+    if (error.code === "describe_failed") {
+      reasons.push({ code: "describe_failed", message: error.message });
+      return undefined;
+    }
+    reasons.push({ code: "unknown_exports", message: error.message, problems: error.problems });
+    const described = await executor.describe(tenantId, { hash: built.hash, code: built.code }, signal);
+    if (described.type === "failed") return undefined;
+    const points = new Set(described.handlers.map(hookPointOfHandler).filter((p) => p !== undefined));
+    return [...points];
+  }
+}
+
+async function fixturesFileOf(entry: string, cwd: string): Promise<string> {
+  const absolute = resolve(cwd, entry);
+  const isFolder = await stat(absolute).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  return join(isFolder ? absolute : dirname(absolute), "fixtures.jsonl");
+}
+
+interface Dictionary {
+  readonly strings: string[];
+  readonly points: Set<string>;
+}
+
+async function checkFixtures(
+  file: string,
+  shownFile: string,
+  reasons: GateReason[],
+  run: (fixtures: Fixture[]) => Promise<FixtureReport[]>,
+): Promise<{ summary: FixtureSummary | null; dictionary: Dictionary }> {
+  const dictionary: Dictionary = { strings: [], points: new Set() };
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    reasons.push({
+      code: "no_fixtures",
+      message: `No ${shownFile}: add one JSON line per case ({"point", "event", "expect"}).`,
+      file: shownFile,
+    });
+    return { summary: null, dictionary };
+  }
+  let fixtures: Fixture[];
+  try {
+    fixtures = parseFixtures(text, shownFile);
+  } catch (error) {
+    if (!(error instanceof FixtureError)) throw error;
+    reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
+    return { summary: null, dictionary };
+  }
+  if (fixtures.length === 0) {
+    reasons.push({
+      code: "no_fixtures",
+      message: `${shownFile} has no fixtures: add at least one case per exported hook point.`,
+      file: shownFile,
+    });
+    return { summary: null, dictionary };
+  }
+  for (const fixture of fixtures) {
+    dictionary.points.add(fixture.point);
+    collectStrings(fixture.event, dictionary.strings);
+  }
+  const results = await run(fixtures);
+  let passed = 0;
+  for (const result of results) {
+    const failedWithoutExpectation = result.passed === undefined && result.outcome.type === "failed";
+    if (result.passed === true || (result.passed === undefined && !failedWithoutExpectation)) {
+      passed++;
+      continue;
+    }
+    const why =
+      result.mismatch ??
+      (result.outcome.type === "failed"
+        ? `${result.outcome.failure.code}: ${result.outcome.failure.message}`
+        : "no match");
+    reasons.push({
+      code: "fixture_failed",
+      message: `${shownFile}:${result.line} (${result.point}): ${why}`,
+      line: result.line,
+      point: result.point,
+    });
+  }
+  return { summary: { file: shownFile, total: results.length, passed, failed: results.length - passed }, dictionary };
+}
+
+/** Every string and object key in a fixture event (capped), for the fuzz dictionary. */
+function collectStrings(value: unknown, into: string[]): void {
+  if (into.length >= 500) return;
+  if (typeof value === "string") {
+    if (value.length <= 200) into.push(value);
+  } else if (Array.isArray(value)) {
+    for (const item of value) collectStrings(item, into);
+  } else if (typeof value === "object" && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      into.push(key);
+      collectStrings(item, into);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import { z } from "zod";
+import type { JsonValue } from "../protocol/index.js";
+import type { GateReport } from "./gate-report.js";
+
+/** Enough of a stored report to show it; older or newer reports with extra fields still read. */
+const StoredReport = z.looseObject({
+  type: z.enum(["passed", "rejected"]),
+  reasons: z.array(z.looseObject({ code: z.string(), message: z.string() })),
+  warnings: z.array(z.string()),
+  fixtures: z.looseObject({ file: z.string(), total: z.number(), passed: z.number() }).nullable(),
+  fuzz: z.array(z.looseObject({ point: z.string(), runs: z.number(), passed: z.boolean(), seed: z.number() })),
+  durationMs: z.number(),
+});
+type ReportView = z.infer<typeof StoredReport>;
+
+/**
+ * A gate report as lines for people: the verdict, fixtures, fuzz per point, then every reason and warning.
+ * Accepts the report as stored (JSON) or as returned by the gate.
+ */
+export function formatGateReport(report: GateReport | JsonValue | null): string[] {
+  const parsed = StoredReport.safeParse(report);
+  if (!parsed.success) return ["(no gate report recorded)"];
+  const r: ReportView = parsed.data;
+  const lines = [`${r.type} in ${(r.durationMs / 1000).toFixed(1)} s`];
+  if (r.fixtures) lines.push(`fixtures: ${r.fixtures.passed}/${r.fixtures.total} passed (${r.fixtures.file})`);
+  for (const f of r.fuzz)
+    lines.push(`fuzz ${f.point}: ${f.runs} events, ${f.passed ? "all valid" : "FAILED"} (seed ${f.seed})`);
+  for (const reason of r.reasons) lines.push(`✗ [${reason.code}] ${reason.message}`);
+  for (const warning of r.warnings) lines.push(`! ${warning}`);
+  return lines;
+}

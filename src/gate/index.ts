@@ -1,0 +1,12 @@
+export { type DeployGateOptions, type GateResult, runDeployGate } from "./deploy-gate.js";
+export { type DeployHookOptions, type DeployResult, deployHook } from "./deploy-hook.js";
+export { eventArbitrary } from "./event-arbitrary.js";
+export { formatGateReport } from "./format-report.js";
+export type {
+  FixtureSummary,
+  FuzzSummary,
+  GateProblem,
+  GateReason,
+  GateReasonCode,
+  GateReport,
+} from "./gate-report.js";
