@@ -1,4 +1,23 @@
 import type { Command } from "../command.js";
+import { activateCommand } from "./activate.js";
+import { auditCommand } from "./audit.js";
+import { inspectCommand } from "./inspect.js";
+import { listCommand } from "./list.js";
+import { rollbackCommand } from "./rollback.js";
+import { runCommand } from "./run.js";
+import { schemaCommand } from "./schema.js";
+import { uploadCommand } from "./upload.js";
+import { versionsCommand } from "./versions.js";
 
 /** Every `isohook` command, in the order `isohook --help` lists them. Add one line per command. */
-export const COMMANDS: readonly Command[] = [];
+export const COMMANDS: readonly Command[] = [
+  uploadCommand,
+  listCommand,
+  versionsCommand,
+  activateCommand,
+  rollbackCommand,
+  inspectCommand,
+  auditCommand,
+  runCommand,
+  schemaCommand,
+];
