@@ -6,11 +6,13 @@ import { listCommand } from "./list.js";
 import { rollbackCommand } from "./rollback.js";
 import { runCommand } from "./run.js";
 import { schemaCommand } from "./schema.js";
+import { testCommand } from "./test.js";
 import { uploadCommand } from "./upload.js";
 import { versionsCommand } from "./versions.js";
 
 /** Every `isohook` command, in the order `isohook --help` lists them. Add one line per command. */
 export const COMMANDS: readonly Command[] = [
+  testCommand,
   uploadCommand,
   listCommand,
   versionsCommand,
