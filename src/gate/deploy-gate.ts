@@ -123,9 +123,9 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   }
 
   const fuzz: FuzzSummary[] = [];
-  const baseSeed = options.fuzz?.seed ?? Math.floor(Math.random() * 2 ** 31);
-  for (const [index, point] of hookPoints.entries()) {
-    const seed = (baseSeed + index) | 0;
+  // One seed for every point: `--seed <n>` replays the whole fuzz.
+  const seed = options.fuzz?.seed ?? Math.floor(Math.random() * 2 ** 31);
+  for (const point of hookPoints) {
     const result = await fuzzHookPoint({
       executor,
       bundle: sandboxBundle,
@@ -144,7 +144,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
       const { failure, event } = result.failed;
       reasons.push({
         code: "fuzz_failed",
-        message: `${point} failed with ${failure.code} on a generated event: ${failure.message}`,
+        message: `${point} failed with ${failure.code} (${failure.message}) on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
         point,
         failure: failure.code,
         event,
@@ -255,6 +255,12 @@ async function checkFixtures(
     });
   }
   return { summary: { file: shownFile, total: results.length, passed, failed: results.length - passed }, dictionary };
+}
+
+/** An event as short JSON for a message (the report keeps the whole event). */
+function preview(event: JsonValue): string {
+  const json = JSON.stringify(event);
+  return json.length <= 300 ? json : `${json.slice(0, 299)}…`;
 }
 
 /** Every string and object key in a fixture event (capped), for the fuzz dictionary. */

@@ -23,8 +23,10 @@ export function formatGateReport(report: GateReport | JsonValue | null): string[
   const r: ReportView = parsed.data;
   const lines = [`${r.type} in ${(r.durationMs / 1000).toFixed(1)} s`];
   if (r.fixtures) lines.push(`fixtures: ${r.fixtures.passed}/${r.fixtures.total} passed (${r.fixtures.file})`);
-  for (const f of r.fuzz)
-    lines.push(`fuzz ${f.point}: ${f.runs} events, ${f.passed ? "all valid" : "FAILED"} (seed ${f.seed})`);
+  for (const f of r.fuzz) {
+    const events = `${f.runs} event${f.runs === 1 ? "" : "s"}`;
+    lines.push(`fuzz ${f.point}: ${f.passed ? `${events}, all valid` : `failed at event ${f.runs}`} (seed ${f.seed})`);
+  }
   for (const reason of r.reasons) lines.push(`✗ [${reason.code}] ${reason.message}`);
   for (const warning of r.warnings) lines.push(`! ${warning}`);
   return lines;
