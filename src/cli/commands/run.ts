@@ -117,6 +117,7 @@ export function runScenario(
   tools: readonly Tool[],
   io: Pick<CliIO, "signal">,
   onEvent: (event: RunEvent) => void,
+  runId?: string,
 ): Promise<RunAgentResult> {
   const { scenario } = loaded;
   const followUp: Message[][] = scenario.followUp.map((content) => [{ role: "user", content }]);
@@ -130,6 +131,7 @@ export function runScenario(
     followUp: () => followUp.shift() ?? [],
     ...(scenario.system !== undefined ? { system: scenario.system } : {}),
     ...(io.signal ? { signal: io.signal } : {}),
+    ...(runId !== undefined ? { runId } : {}),
     onEvent,
   });
 }

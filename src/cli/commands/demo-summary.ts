@@ -1,0 +1,97 @@
+import type { LoadedScenario } from "../../agent/index.js";
+import type { RunAgentResult, RunEvent } from "../../runtime/index.js";
+
+/** One tenant's demo session in numbers. */
+export interface DemoTally {
+  readonly tenant: string;
+  /** The sandbox worker (shard) its hooks ran on. */
+  readonly worker: number;
+  readonly version: number | undefined;
+  readonly stopReason: string;
+  readonly reason: string | undefined;
+  readonly turns: number;
+  readonly hookCalls: number;
+  /** Result types the tenant's hooks returned, in order (`block`, `rewrite`, …). */
+  readonly decided: string[];
+  readonly failures: Record<string, number>;
+  readonly quarantined: boolean;
+  readonly medianMs: number;
+  readonly maxMs: number;
+}
+
+export function tallyOf(
+  loaded: LoadedScenario,
+  events: readonly RunEvent[],
+  result: RunAgentResult | undefined,
+  worker: number,
+): DemoTally {
+  const durations: number[] = [];
+  const decided: string[] = [];
+  const failures: Record<string, number> = {};
+  let quarantined = false;
+  for (const event of events) {
+    if (event.type === "quarantine.entered") quarantined = true;
+    if (event.type !== "hooks.decided") continue;
+    for (const record of event.records) {
+      durations.push(record.durationMs);
+      if (record.outcome.type === "failed") {
+        const code = record.outcome.failure.code;
+        failures[code] = (failures[code] ?? 0) + 1;
+      } else if (record.outcome.result !== null) {
+        decided.push(record.outcome.result.type);
+      }
+    }
+  }
+  durations.sort((a, b) => a - b);
+  return {
+    tenant: loaded.scenario.tenant,
+    worker,
+    version: result?.bundle?.version,
+    stopReason: result?.stopReason ?? "error",
+    reason: result?.reason,
+    turns: result?.turns ?? 0,
+    hookCalls: durations.length,
+    decided,
+    failures,
+    quarantined,
+    medianMs: durations[Math.floor(durations.length / 2)] ?? 0,
+    maxMs: durations.at(-1) ?? 0,
+  };
+}
+
+export function summaryLines(tallies: readonly DemoTally[]): string[] {
+  const rows = tallies.map((t) => [
+    t.tenant,
+    String(t.worker),
+    t.version === undefined ? "-" : `v${t.version}`,
+    t.reason ? `${t.stopReason} (${t.reason})` : t.stopReason,
+    String(t.turns),
+    String(t.hookCalls),
+    Object.entries(t.failures)
+      .map(([code, n]) => `${n} ${code}`)
+      .join(", ") || "none",
+    `${t.medianMs.toFixed(1)} / ${t.maxMs.toFixed(1)} ms`,
+  ]);
+  const header = ["tenant", "worker", "bundle", "ended", "turns", "hook calls", "hook failures", "hook time p50 / max"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => `  ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ")}`.trimEnd();
+  const lines = ["Summary", line(header), ...rows.map(line)];
+  const runaway = tallies.find((t) => t.quarantined);
+  if (runaway) {
+    const timeouts = runaway.failures.timeout ?? 0;
+    lines.push(
+      "",
+      `  Contained: ${runaway.tenant}'s hook was cut at the 50 ms timeout ${timeouts} time${timeouts === 1 ? "" : "s"}, each call`,
+      "  blocked (tool.call fails closed); then its bundle was quarantined and its calls blocked without running.",
+    );
+    for (const t of tallies) {
+      if (t === runaway) continue;
+      lines.push(
+        t.worker === runaway.worker
+          ? `  ${t.tenant} shares worker ${t.worker} with it: its hook calls waited behind the spins (max ${t.maxMs.toFixed(0)} ms) and it ${t.stopReason}.`
+          : `  ${t.tenant}, on worker ${t.worker}, kept its pace (p50 ${t.medianMs.toFixed(1)} ms) and ${t.stopReason}.`,
+      );
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,217 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createHookExecutor, shardOf } from "../../../sandbox/supervisor/index.js";
+import type { LoadedScenario } from "../../agent/index.js";
+import { buildBundle } from "../../bundler/index.js";
+import type { HookExecutor, TenantId } from "../../protocol/index.js";
+import { createHookRuntime, type RunAgentResult, type RunEvent, runTrace } from "../../runtime/index.js";
+import { SqliteBundleStore } from "../../store/index.js";
+import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
+import { type DemoTally, summaryLines, tallyOf } from "./demo-summary.js";
+import { runScenario, scenarioOf, toolsOf } from "./run.js";
+
+const HELP = `Usage: isohook demo [--json]
+
+Runs scripted agent sessions for three tenants at once, through the real process sandbox and a SQLite
+store in a temporary folder (removed afterwards), and prints what each hook decided, on which bundle
+version, in how long:
+  acme     a coding agent: a destructive shell command blocked, a command moved into the workdir,
+           an API key redacted from a tool result (bundle v2; v1 was uploaded first)
+  initech  a data agent: tools restricted, SQL given a row limit, calls per turn capped, an unfinished
+           answer sent back, the run ended by its turn budget
+  mallet   a hook that spins forever: cut at the timeout, blocked (fail closed), then quarantined,
+           while the other two tenants carry on
+The scenarios are scenarios/*.json; each also runs alone with \`isohook run --scenario <file>\`.
+
+Options:
+  --json       One JSON line per event ({"tenant", "event"}), then {"type":"summary", ...}
+  -h, --help   Show this help
+
+Exit codes: 0 every session went as scripted, 1 otherwise.
+`;
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** The demo's tenants: each scenario, plus bundles uploaded before its own (to show versions). */
+const TENANTS = [
+  { scenario: "scenarios/acme-coding-agent.json", earlier: ["hooks/block-destructive-shell"] },
+  { scenario: "scenarios/initech-data-agent.json", earlier: [] },
+  { scenario: "scenarios/mallet-runaway.json", earlier: [] },
+] as const;
+
+export interface DemoCommandDeps {
+  /** Opens the sandbox; the command closes it. */
+  readonly openExecutor: (signal?: AbortSignal) => Promise<HookExecutor>;
+}
+
+/** Two workers on every machine, so the sharding (and so the trace) is the same everywhere. */
+export const DEMO_WORKERS = 2;
+
+const defaultDeps: DemoCommandDeps = {
+  openExecutor: (signal) => createHookExecutor({ workers: DEMO_WORKERS, ...(signal ? { signal } : {}) }),
+};
+
+export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command {
+  return {
+    name: "demo",
+    summary: "Run scripted sessions for three tenants and show what their hooks decided",
+    help: HELP,
+    options: {},
+    allowPositionals: false,
+    async run(args, io) {
+      const started = performance.now();
+      const scenarios = await Promise.all(TENANTS.map((t) => scenarioOf(join(ROOT, t.scenario), io.signal)));
+      const dir = await mkdtemp(join(tmpdir(), "isohook-demo-"));
+      const executor = await deps.openExecutor(io.signal);
+      const store = await SqliteBundleStore.open(join(dir, "store.db"));
+      try {
+        const uploads = await uploadAll(store, executor, scenarios, io);
+        if (!args.json) io.stdout(setupLines(dir, executor, uploads).join("\n"));
+        const runtime = await createHookRuntime({ executor, store });
+        const events = new Map<string, RunEvent[]>(scenarios.map((s) => [s.scenario.tenant, []]));
+        let results: RunAgentResult[];
+        try {
+          results = await Promise.all(
+            scenarios.map((loaded) => {
+              const tenant = loaded.scenario.tenant;
+              const sink = events.get(tenant) ?? [];
+              return runScenario(runtime, loaded, toolsOf(loaded), io, (event) => sink.push(event), `${tenant}-run-1`);
+            }),
+          );
+        } finally {
+          await runtime.close();
+        }
+        const tallies = scenarios.map((loaded, i) =>
+          tallyOf(
+            loaded,
+            events.get(loaded.scenario.tenant) ?? [],
+            results[i],
+            shardOf(loaded.scenario.tenant, DEMO_WORKERS),
+          ),
+        );
+        const problems = expectations(tallies);
+        if (args.json) {
+          for (const [tenant, list] of events) for (const event of list) writeJson(io, { tenant, event });
+          writeJson(io, { type: "summary", tenants: tallies, problems, seconds: seconds(started) });
+        } else {
+          for (const loaded of scenarios) io.stdout(traceOf(loaded, events.get(loaded.scenario.tenant) ?? []));
+          io.stdout(`${summaryLines(tallies).join("\n")}\n\nFinished in ${seconds(started)} s.\n`);
+        }
+        if (problems.length > 0)
+          throw new CliError(`The demo did not go as scripted:\n  ${problems.join("\n  ")}`, "demo_failed");
+        return EXIT.ok;
+      } finally {
+        await store.close();
+        await executor.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+export const demoCommand = createDemoCommand();
+
+interface Upload {
+  readonly tenantId: TenantId;
+  readonly version: number;
+  readonly entry: string;
+  readonly active: boolean;
+}
+
+/** Bundles each tenant's hook entries and uploads them to the store, the scenario's own last and active. */
+async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scenarios: LoadedScenario[], io: CliIO) {
+  const uploads: Upload[] = [];
+  for (const [i, loaded] of scenarios.entries()) {
+    const { tenant, config } = loaded.scenario;
+    const entries = [...(TENANTS[i]?.earlier.map((e) => join(ROOT, e)) ?? []), loaded.hookEntry ?? ""];
+    for (const [n, entry] of entries.entries()) {
+      const active = n === entries.length - 1;
+      const built = await buildBundle(entry, { executor, ...(io.signal ? { signal: io.signal } : {}) });
+      const { version } = await store.upload({
+        tenantId: tenant,
+        code: built.code,
+        sourceMap: built.sourceMap,
+        manifest: built.manifest,
+        ...(config !== undefined ? { config } : {}),
+        by: "isohook demo",
+        activate: active,
+      });
+      uploads.push({ tenantId: tenant, version: version.version, entry: relative(ROOT, entry), active });
+    }
+  }
+  return uploads;
+}
+
+function setupLines(dir: string, executor: HookExecutor, uploads: Upload[]): string[] {
+  const lines = [
+    "isohook demo: three tenants, a scripted model, a SQLite store and sandbox worker processes",
+    "",
+    `  store    ${join(dir, "store.db")} (removed at the end)`,
+    `  sandbox  ${executor.mode} mode: V8 isolates in ${DEMO_WORKERS} supervised worker processes, 50 ms and 32 MB per hook call`,
+  ];
+  for (const [i, u] of uploads.entries()) {
+    const where = u.active ? ` (active, runs on worker ${shardOf(u.tenantId, DEMO_WORKERS)})` : "";
+    lines.push(`  ${i === 0 ? "uploaded" : "        "} ${u.tenantId} v${u.version} from ${u.entry}${where}`);
+  }
+  lines.push("  running the three sessions at the same time…", "", "");
+  return lines;
+}
+
+function traceOf(loaded: LoadedScenario, events: readonly RunEvent[]): string {
+  const { scenario } = loaded;
+  const trace = runTrace();
+  const lines = [`━━ ${scenario.name ?? scenario.tenant}`];
+  if (scenario.description) lines.push(`   ${scenario.description}`);
+  for (const event of events) lines.push(...trace(event));
+  const finished = events.find((e) => e.type === "run.finished");
+  const answer = [...events].reverse().find((e) => e.type === "model.replied");
+  if (finished && answer?.type === "model.replied" && answer.message.content !== "") {
+    lines.push(`  answer: ${answer.message.content}`);
+  }
+  return `${lines.join("\n")}\n\n`;
+}
+
+/** What the demo promises; anything else is a failed demo (exit 1). */
+function expectations(tallies: readonly DemoTally[]): string[] {
+  const problems: string[] = [];
+  const by = new Map(tallies.map((t) => [t.tenant, t]));
+  const acme = by.get("acme");
+  const initech = by.get("initech");
+  const mallet = by.get("mallet");
+  if (
+    acme?.stopReason !== "completed" ||
+    !acme.decided.includes("block") ||
+    !acme.decided.includes("rewrite") ||
+    !acme.decided.includes("patch")
+  ) {
+    problems.push(
+      `acme: expected a block, a rewrite and a redaction, then completion; got ${acme?.decided.join(", ")} → ${acme?.stopReason}`,
+    );
+  }
+  if (
+    initech?.stopReason !== "completed" ||
+    !initech.decided.includes("end") ||
+    !initech.decided.includes("continue")
+  ) {
+    problems.push(
+      `initech: expected a nudge and the turn budget to end the run; got ${initech?.decided.join(", ")} → ${initech?.stopReason}`,
+    );
+  }
+  for (const calm of [acme, initech]) {
+    if (calm && Object.keys(calm.failures).length > 0) {
+      problems.push(`${calm.tenant}: its hooks should never fail, but: ${JSON.stringify(calm.failures)}`);
+    }
+  }
+  if (!mallet?.quarantined || (mallet.failures.timeout ?? 0) < 1 || mallet.stopReason === "error") {
+    problems.push(
+      `mallet: expected timeouts and a quarantine; got ${JSON.stringify(mallet?.failures)} → ${mallet?.stopReason}`,
+    );
+  }
+  return problems;
+}
+
+function seconds(started: number): string {
+  return ((performance.now() - started) / 1000).toFixed(1);
+}
