@@ -85,6 +85,11 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   let asyncPoint = "";
   let asyncCtx: unknown;
 
+  /** A data descriptor without a prototype: a tenant's `get`/`value` on Object.prototype cannot leak in. */
+  function descriptor(value: unknown, enumerable = true): PropertyDescriptor {
+    return { __proto__: null, value, writable: true, enumerable, configurable: true } as PropertyDescriptor;
+  }
+
   let budget = 0;
   function guard(this: unknown, key: string, value: unknown): unknown {
     const t = typeof value;
@@ -209,7 +214,7 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
     error: logger("[error]"),
     trace: logger("[trace]"),
   };
-  ObjectDefineProperty(G, "console", { value: consoleObject, writable: true, configurable: true, enumerable: false });
+  ObjectDefineProperty(G, "console", descriptor(consoleObject, false));
 
   function logsPart(): string {
     if (logDropped === 0) return `"logs":[${logJson}]`;
@@ -306,7 +311,7 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
         return finish(failed("threw", "The host sent a ctx that is no object"));
       const state = (ctx as { state?: unknown }).state;
       if (typeof state !== "object" || state === null || ArrayIsArray(state)) {
-        ObjectDefineProperty(ctx, "state", { value: {}, writable: true, enumerable: true, configurable: true });
+        ObjectDefineProperty(ctx, "state", descriptor({}));
       }
       let value: unknown;
       try {
@@ -319,18 +324,23 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
           return finish(failed("invalid_result", `The default export's ${key} is a ${typeof handler}, not a function`));
         }
         value = ReflectApply(handler, hooks, [event, ctx]);
-        if (
-          ((typeof value === "object" && value !== null) || typeof value === "function") &&
-          typeof (value as { then?: unknown }).then === "function"
-        ) {
-          asyncState = "pending";
-          asyncPoint = point;
-          asyncCtx = ctx;
-          void settle(asyncToken, value);
-          return "";
-        }
       } catch (error) {
         return finish(failed("threw", describeThrown(error)));
+      }
+      let thenable = false;
+      try {
+        thenable =
+          ((typeof value === "object" && value !== null) || typeof value === "function") &&
+          typeof (value as { then?: unknown }).then === "function";
+      } catch (error) {
+        return finish(failed("invalid_result", `The ${point} hook's result cannot be read: ${describeThrown(error)}`));
+      }
+      if (thenable) {
+        asyncState = "pending";
+        asyncPoint = point;
+        asyncCtx = ctx;
+        void settle(asyncToken, value);
+        return "";
       }
       return finish(returned(point, value, ctx));
     } catch {

@@ -129,8 +129,9 @@ export class IsolatePool {
       if (reply === "") reply = slot.collect.applySync(undefined, [], { timeout: remaining(deadline) });
     } catch (error) {
       const cpuMs = cpuSince(isolate, cpuStart, started);
-      this.#recycle(slot);
+      // Classify before recycling: disposal is how a memory-limit event shows.
       const classified = classifyIsolateError(error, isolate, call.timeoutMs, slot.memoryMb);
+      this.#recycle(slot);
       return failure(classified.code, classified.message, cpuMs, elapsed(started));
     }
     const cpuMs = cpuSince(isolate, cpuStart, started);
