@@ -1,0 +1,106 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
+import { BundleError, bundleHook, describeBundle } from "../../bundler/index.js";
+import type { BundleManifest, HookExecutor } from "../../protocol/index.js";
+import { CliError, type Command, EXIT, type ParsedArgs, stringFlag, UsageError, writeJson } from "../command.js";
+
+const HELP = `Usage: isohook bundle <entry> [--out file] [--json]
+
+Bundles a hook module (a .ts file, or a folder containing index.ts) into one script for the sandbox,
+loads it in a sandbox worker to list the hook points it exports, and prints its manifest (hash, size,
+hook points, SDK version). Node built-ins, import(), top-level await, unknown handler names and bundles
+over 1 MB are refused, each problem with its file:line:column.
+
+Options:
+  --out <file>   Write the script to <file> and its source map to <file>.map
+  --json         Print the manifest as one line of JSON (on failure: {"error": {code, message, problems}})
+  -h, --help     Show this help
+
+Exit codes: 0 bundled, 1 the hook module has problems, 2 usage.
+`;
+
+/** What the command needs from outside; tests pass a fake executor. */
+export interface BundleCommandDeps {
+  /** Opens the sandbox the bundle is described in; the command closes it. */
+  readonly openExecutor: (signal?: AbortSignal) => Promise<HookExecutor>;
+}
+
+/** The default: one sandbox worker process, no spare (a one-off describe). */
+const defaultDeps: BundleCommandDeps = {
+  openExecutor: (signal) =>
+    createHookExecutor(signal ? { workers: 1, spareWorker: false, signal } : { workers: 1, spareWorker: false }),
+};
+
+export function createBundleCommand(deps: BundleCommandDeps = defaultDeps): Command {
+  return {
+    name: "bundle",
+    summary: "Bundle a hook module and print its manifest",
+    help: HELP,
+    options: { out: { type: "string", short: "o" } },
+    allowPositionals: true,
+    async run(args, io) {
+      const entry = entryOf(args);
+      const out = stringFlag(args, "out");
+      try {
+        const built = await bundleHook(entry, { cwd: io.cwd, signal: io.signal });
+        const executor = await open(deps, io.signal);
+        let manifest: BundleManifest;
+        try {
+          manifest = await describeBundle(built, executor, { signal: io.signal });
+        } finally {
+          await executor.close();
+        }
+        if (out !== undefined) await writeOutput(resolve(io.cwd, out), built.code, built.sourceMap);
+        if (args.json) writeJson(io, manifest);
+        else io.stdout(summary(manifest, out));
+        return EXIT.ok;
+      } catch (error) {
+        if (io.signal?.aborted) throw new CliError("Aborted", "aborted");
+        if (!(error instanceof BundleError)) throw error;
+        if (!args.json) throw new CliError(error.message, error.code);
+        writeJson(io, { error: { code: error.code, message: error.message, problems: error.problems } });
+        return EXIT.failed;
+      }
+    },
+  };
+}
+
+export const bundleCommand = createBundleCommand();
+
+async function open(deps: BundleCommandDeps, signal: AbortSignal | undefined): Promise<HookExecutor> {
+  try {
+    return await deps.openExecutor(signal);
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CliError(`Cannot start a sandbox worker to load the bundle: ${reason}`, "sandbox_unavailable");
+  }
+}
+
+async function writeOutput(file: string, code: string, sourceMap: string): Promise<void> {
+  try {
+    await mkdir(dirname(file), { recursive: true });
+    await Promise.all([writeFile(file, code), writeFile(`${file}.map`, sourceMap)]);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CliError(`Cannot write the bundle to ${file}: ${reason}. Pick another --out path.`, "write_failed");
+  }
+}
+
+function entryOf(args: ParsedArgs): string {
+  const [entry, ...rest] = args.positionals;
+  if (entry === undefined) throw new UsageError("Missing the hook entry: a .ts file or a folder containing index.ts");
+  if (rest.length > 0) throw new UsageError(`Expected one hook entry, got ${args.positionals.length}`);
+  return entry;
+}
+
+function summary(manifest: BundleManifest, out: string | undefined): string {
+  const points = manifest.hookPoints.length > 0 ? manifest.hookPoints.join(", ") : "none (the bundle does nothing)";
+  const lines = [
+    `Bundled ${manifest.entry}: ${manifest.bytes.toLocaleString("en-US")} bytes, ${manifest.hash}`,
+    `Hook points: ${points}`,
+  ];
+  if (out !== undefined) lines.push(`Wrote ${out} and ${out}.map`);
+  return `${lines.join("\n")}\n`;
+}
