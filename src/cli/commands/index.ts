@@ -1,6 +1,7 @@
 import type { Command } from "../command.js";
 import { activateCommand } from "./activate.js";
 import { auditCommand } from "./audit.js";
+import { bundleCommand } from "./bundle.js";
 import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
 import { rollbackCommand } from "./rollback.js";
@@ -12,6 +13,7 @@ import { versionsCommand } from "./versions.js";
 
 /** Every `isohook` command, in the order `isohook --help` lists them. Add one line per command. */
 export const COMMANDS: readonly Command[] = [
+  bundleCommand,
   testCommand,
   uploadCommand,
   listCommand,
