@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createHookExecutor } from "../../sandbox/supervisor/index.js";
+import { createHookExecutor, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
 import { type AgentLoopOptions, type AgentRunResult, type Model, runAgentLoop, type Tool } from "../agent/index.js";
 import {
   type BundleRef,
@@ -87,6 +87,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     executor = options.executor ?? (await createHookExecutor(executorFields(options)));
   } catch (error) {
     if (ownsStore) await store?.close();
+    if (error instanceof ExecutorOptionsError) throw new RuntimeError("invalid_options", error.message);
     throw error;
   }
   const dispatcher = createDispatcher({ ...dispatcherFields(options, executor), emit });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Model } from "../agent/index.js";
 import type { PolicyMap } from "../dispatch/index.js";
 import { parseDispatcherOptions } from "../dispatch/index.js";
-import type { BundleSource, HookExecutor, LimitsInput, TenantId } from "../protocol/index.js";
+import { type BundleSource, type HookExecutor, Limits, type LimitsInput, type TenantId } from "../protocol/index.js";
 import type { BundleStore } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
 import type { RuntimeEvent } from "./events.js";
@@ -62,13 +62,25 @@ const objectWith = (name: string, methods: string[], what: string) =>
     { error: (issue) => `Expected \`${name}\` to be ${what}, got \`${show(issue.input)}\`` },
   );
 
+function positiveInteger(name: string) {
+  return z.custom<number>((v) => typeof v === "number" && Number.isInteger(v) && v >= 1, {
+    error: (issue) => `Expected \`${name}\` to be an integer from 1 and up, got \`${show(issue.input)}\``,
+  });
+}
+
 const Schema = z.strictObject({
   executor: objectWith("executor", ["execute", "describe", "close"], "a HookExecutor").optional(),
-  mode: z.unknown().optional(),
-  workers: z.unknown().optional(),
+  mode: z
+    .enum(["process", "inline"], {
+      error: (issue) => `Expected \`mode\` to be "process" or "inline", got \`${show(issue.input)}\``,
+    })
+    .optional(),
+  workers: positiveInteger("workers").optional(),
   limits: z.unknown().optional(),
-  rssCapMb: z.unknown().optional(),
-  spareWorker: z.unknown().optional(),
+  rssCapMb: positiveInteger("rssCapMb").optional(),
+  spareWorker: z
+    .boolean({ error: (issue) => `Expected \`spareWorker\` to be a boolean, got \`${show(issue.input)}\`` })
+    .optional(),
   bundles: objectWith("bundles", ["active"], "a BundleSource (an object with `active(tenantId)`)").optional(),
   store: z
     .union([z.string().min(1), objectWith("store", ["active", "upload", "close"], "a BundleStore")], {
@@ -128,6 +140,17 @@ export function checkRuntimeOptions(options: HookRuntimeOptions): void {
       "invalid_options",
       "Pass `bundles` or `store`, not both: the store is a bundle source already",
     );
+  }
+  if (options.limits !== undefined) {
+    const limits = Limits.safeParse(options.limits);
+    if (!limits.success) {
+      const issue = limits.error.issues[0];
+      const path = issue && issue.path.length > 0 ? `.${issue.path.map(String).join(".")}` : "";
+      throw new RuntimeError(
+        "invalid_options",
+        `Invalid \`limits${path}\`: ${issue?.message ?? "not a limits object"}`,
+      );
+    }
   }
   try {
     parseDispatcherOptions(dispatcherFields(options, PROBE_EXECUTOR));

