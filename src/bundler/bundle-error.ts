@@ -37,13 +37,25 @@ export class BundleError extends Error {
   }
 }
 
-/** `file:line:column: message`, leaving out what is unknown. */
+/**
+ * `file:line:column: message`, leaving out what is unknown, safe to print: handler names and sandbox
+ * messages come from tenant code, so terminal control and bidi characters are shown escaped.
+ */
 export function formatProblem(problem: BundleProblem): string {
-  if (problem.file === undefined) return problem.message;
+  if (problem.file === undefined) return printable(problem.message);
   let where = problem.file;
   if (problem.line !== undefined) where += `:${problem.line}`;
   if (problem.line !== undefined && problem.column !== undefined) where += `:${problem.column}`;
-  return `${where}: ${problem.message}`;
+  return printable(`${where}: ${problem.message}`);
+}
+
+// C0/C1 controls (ANSI escapes, CR), zero-width and bidi overrides (a "Trojan Source" reorder).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
+
+/** `text` with every control, zero-width or bidi character written as `\u{…}`. */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
 }
 
 /** What a code means, as the second half of "Cannot bundle <entry>: …". */

@@ -118,6 +118,34 @@ describe("describeBundle", () => {
   });
 });
 
+describe("describeBundle with hostile names from the sandbox", () => {
+  it("escapes terminal control and bidi characters in the printed message, keeping the raw problem", async () => {
+    const key = "\u001b[2J\u001b]8;;http://evil\u0007toolCall\u202e\r";
+    const error = await describeError([key]);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting their absence.
+    expect(error.message.replaceAll("\n", "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+    expect(error.message).toContain("Unknown handler `\\u{1b}[2J\\u{1b}]8;;http://evil\\u{7}toolCall\\u{202e}\\u{d}`");
+    expect(error.problems[0]?.message).toContain(key);
+  });
+
+  it("escapes them in a sandbox failure message too", async () => {
+    const executor = fakeExecutor({
+      type: "failed",
+      failure: { code: "threw", message: "Error: \u009b31mred\nline two" },
+      cpuMs: 0,
+      durationMs: 1,
+    });
+    const error = await describeBundle(built, executor).then(
+      () => undefined,
+      (e: unknown) => e as BundleError,
+    );
+    expect(error?.message.split("\n")).toEqual([
+      "Cannot use hook: the sandbox could not load it",
+      "  Error: \\u{9b}31mred\\u{a}line two (threw)",
+    ]);
+  });
+});
+
 describe("buildBundle", () => {
   it("bundles and describes in one step", async () => {
     const executor = fakeExecutor(described(["toolCall"]));
