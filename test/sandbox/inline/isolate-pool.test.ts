@@ -1,0 +1,182 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { IsolatePool, PoolClosedError, type PoolResult, SandboxOptionsError } from "../../../sandbox/worker/index.js";
+import { GuestReply, type SandboxLimits } from "../../../src/protocol/index.js";
+import { ctxJson, HEALTHY, hooksBundle, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
+
+const LIMITS: SandboxLimits = {
+  memoryMb: 16,
+  maxResultBytes: 4_096,
+  maxStateBytes: 1_024,
+  maxLogLines: 5,
+  maxLogBytes: 512,
+};
+const COUNTER = hooksBundle(`{ toolCall(event) {
+  if (event.loop) for (;;) {}
+  globalThis.n = (globalThis.n || 0) + 1;
+  return { type: "block", reason: String(globalThis.n) };
+} }`);
+
+let pools: IsolatePool[] = [];
+afterEach(() => {
+  for (const pool of pools) pool.dispose();
+  pools = [];
+});
+
+function poolWith(options: ConstructorParameters<typeof IsolatePool>[0] = {}): IsolatePool {
+  const pool = new IsolatePool(options);
+  pools.push(pool);
+  pool.load(COUNTER.hash, COUNTER.code, LIMITS);
+  pool.load(HEALTHY.hash, HEALTHY.code, LIMITS);
+  return pool;
+}
+
+function callCounter(pool: IsolatePool, tenantName: string, event: object = TOOL_CALL_EVENT): PoolResult {
+  const tenantId = tenant(tenantName);
+  return pool.call({
+    tenantId,
+    bundleHash: COUNTER.hash,
+    point: "tool.call",
+    eventJson: JSON.stringify(event),
+    ctxJson: ctxJson(tenantId, COUNTER),
+    timeoutMs: 1_000,
+  });
+}
+
+/** The reason the counter bundle returned: how many calls this isolate has seen. */
+function count(result: PoolResult): string {
+  if (result.kind !== "replied") return `${result.kind}:${result.code}`;
+  const reply = GuestReply.parse(JSON.parse(result.reply));
+  return reply.kind === "returned" ? String((reply.result as { reason?: unknown }).reason) : `failed:${reply.code}`;
+}
+
+describe("IsolatePool", () => {
+  it("validates its options with messages that name the option and the value", () => {
+    expect(() => new IsolatePool({ maxIsolates: 0 })).toThrow(
+      new SandboxOptionsError("Expected `maxIsolates` to be an integer from 1 and up, got `0`"),
+    );
+    expect(() => new IsolatePool({ maxHeapMb: 4 })).toThrow(
+      "Expected `maxHeapMb` to be an integer from 8 and up, got `4`",
+    );
+    expect(() => new IsolatePool({ maxIdleMs: 1.5 })).toThrow(SandboxOptionsError);
+  });
+
+  it("keeps one warm isolate per tenant and bundle", () => {
+    const pool = poolWith();
+    expect([count(callCounter(pool, "a")), count(callCounter(pool, "a")), count(callCounter(pool, "b"))]).toEqual([
+      "1",
+      "2",
+      "1",
+    ]);
+    expect(pool.stats()).toMatchObject({ isolates: 2, bundles: 2, recycled: 0, evicted: 0 });
+  });
+
+  it("fails calls for an unknown bundle or point as unavailable", () => {
+    const pool = poolWith();
+    const tenantId = tenant("a");
+    const base = { tenantId, eventJson: "{}", ctxJson: ctxJson(tenantId, COUNTER), timeoutMs: 100 };
+    const other = hooksBundle("{}");
+    expect(pool.call({ ...base, bundleHash: other.hash, point: "tool.call" })).toMatchObject({
+      kind: "failed",
+      code: "unavailable",
+    });
+    expect(pool.call({ ...base, bundleHash: COUNTER.hash, point: "tool.nope" })).toMatchObject({
+      kind: "failed",
+      code: "unavailable",
+    });
+  });
+
+  it("disposes an isolate after a timeout and recreates it on the next call", () => {
+    const pool = poolWith();
+    expect(count(callCounter(pool, "a"))).toBe("1");
+    expect(callCounter(pool, "a", { ...TOOL_CALL_EVENT, loop: true })).toMatchObject({
+      kind: "failed",
+      code: "timeout",
+    });
+    expect(count(callCounter(pool, "a"))).toBe("1");
+    expect(pool.stats()).toMatchObject({ recycled: 1, isolates: 1 });
+  });
+
+  it("evicts the least recently used isolate past maxIsolates", () => {
+    const pool = poolWith({ maxIsolates: 2 });
+    callCounter(pool, "a");
+    callCounter(pool, "b");
+    callCounter(pool, "a");
+    callCounter(pool, "c"); // evicts b, the least recently used
+    expect(pool.stats()).toMatchObject({ isolates: 2, evicted: 1 });
+    expect(count(callCounter(pool, "a"))).toBe("3");
+    expect(count(callCounter(pool, "b"))).toBe("1");
+  });
+
+  it("evicts least recently used isolates past the heap budget", () => {
+    const pool = poolWith({ maxHeapMb: 8 });
+    for (let i = 0; i < 12; i++) callCounter(pool, `t${i}`);
+    const stats = pool.stats();
+    expect(stats.evicted).toBeGreaterThan(0);
+    expect(stats.isolates).toBeLessThan(12);
+    expect(stats.heapBytes).toBeLessThanOrEqual(8 * 1024 * 1024);
+  });
+
+  it("sweeps isolates idle past maxIdleMs", () => {
+    let now = 0;
+    const pool = poolWith({ maxIdleMs: 1_000, now: () => now });
+    callCounter(pool, "a");
+    now = 600;
+    callCounter(pool, "b");
+    now = 1_500;
+    expect(pool.sweep()).toBe(1);
+    expect(pool.stats()).toMatchObject({ isolates: 1, evicted: 1 });
+    expect(count(callCounter(pool, "b"))).toBe("2");
+  });
+
+  it("recycles a bundle's isolates when it is loaded with other limits, and unload forgets it", () => {
+    const pool = poolWith();
+    callCounter(pool, "a");
+    pool.load(COUNTER.hash, COUNTER.code, LIMITS);
+    expect(count(callCounter(pool, "a"))).toBe("2");
+    pool.load(COUNTER.hash, COUNTER.code, { ...LIMITS, maxLogLines: 9 });
+    expect(count(callCounter(pool, "a"))).toBe("1");
+    pool.unload(COUNTER.hash);
+    expect(pool.isLoaded(COUNTER.hash)).toBe(false);
+    expect(callCounter(pool, "a")).toMatchObject({ kind: "failed", code: "unavailable" });
+  });
+
+  it("describes in a throwaway isolate, leaving the warm ones alone", () => {
+    const pool = poolWith();
+    callCounter(pool, "a");
+    const described = pool.describe(tenant("a"), COUNTER.hash);
+    expect(described.kind === "replied" && JSON.parse(described.reply)).toEqual({
+      kind: "described",
+      handlers: [{ name: "toolCall", type: "function" }],
+    });
+    expect(pool.stats().isolates).toBe(1);
+    expect(count(callCounter(pool, "a"))).toBe("2");
+  });
+
+  it("measures CPU time in the isolate and wall time around the call", () => {
+    const pool = poolWith();
+    const busy = hooksBundle(
+      "{ toolCall() { let x = 0; for (let i = 0; i < 2e6; i++) x += i; return { type: 'block', reason: String(x) }; } }",
+    );
+    pool.load(busy.hash, busy.code, LIMITS);
+    const tenantId = tenant("a");
+    const result = pool.call({
+      tenantId,
+      bundleHash: busy.hash,
+      point: "tool.call",
+      eventJson: "{}",
+      ctxJson: ctxJson(tenantId, busy),
+      timeoutMs: 2_000,
+    });
+    expect(result.kind).toBe("replied");
+    expect(result.cpuMs).toBeGreaterThan(0);
+    expect(result.wallMs).toBeGreaterThan(0);
+  });
+
+  it("throws PoolClosedError after dispose", () => {
+    const pool = poolWith();
+    pool.dispose();
+    expect(() => callCounter(pool, "a")).toThrow(PoolClosedError);
+    expect(() => pool.load(COUNTER.hash, COUNTER.code, LIMITS)).toThrow(PoolClosedError);
+    pool.dispose();
+  });
+});
