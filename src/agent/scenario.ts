@@ -40,6 +40,13 @@ export const Scenario = z.strictObject({
   parallelToolCalls: z.boolean().default(false),
   /** Sandbox limits for this session's executor (DESIGN §5); unset ones keep their defaults. */
   limits: Limits.optional(),
+  /** Hook time per turn and per run in ms (DESIGN §5: 250 / 5000). */
+  budgets: z
+    .strictObject({
+      turnMs: z.number().int().min(1).optional(),
+      runMs: z.number().int().min(1).optional(),
+    })
+    .optional(),
 });
 export type Scenario = z.infer<typeof Scenario>;
 export type ScenarioInput = z.input<typeof Scenario>;

@@ -34,7 +34,7 @@ export interface HookRuntimeOptions {
   /** The model `runAgent` uses when a run names none. */
   readonly model?: Model;
   /** Hook time per turn and per run (ms); default 250 / 5000. */
-  readonly budgets?: { readonly turnMs?: number; readonly runMs?: number };
+  readonly budgets?: { readonly turnMs?: number | undefined; readonly runMs?: number | undefined };
   /** Quarantine of failing (tenant, bundle) pairs; default 5 failures in 60 s → 30 s, doubling. */
   readonly quarantine?: {
     readonly failures?: number;

@@ -17,9 +17,12 @@ const names = (await readdir(HOOKS, { withFileTypes: true }))
   .map((e) => e.name)
   .sort();
 
+/** Wall-clock timeouts: room for well-behaved hooks on a machine busy with other suites. */
+const limits = { timeoutMs: 250 };
+
 let executor: HookExecutor;
 beforeAll(async () => {
-  executor = await createHookExecutor({ workers: 1, spareWorker: false });
+  executor = await createHookExecutor({ workers: 1, spareWorker: false, limits });
 });
 afterAll(async () => {
   await executor?.close();
@@ -59,6 +62,7 @@ describe("example hooks", () => {
         bundle: { hash: built.manifest.hash, code: built.code },
         tenantId: TenantId.parse("example"),
         fixtures,
+        limits,
       });
       const failed = reports
         .filter((r) => r.passed !== true)

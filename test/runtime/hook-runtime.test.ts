@@ -21,6 +21,9 @@ const shell = declaredTool({
 });
 const readFile = declaredTool({ name: "read_file", result: "KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1w" });
 
+/** Wall-clock timeouts and budgets with room for well-behaved hooks on a machine busy with other suites. */
+const ROOMY = { limits: { timeoutMs: 250 }, budgets: { turnMs: 5_000, runMs: 30_000 } };
+
 let executor: HookExecutor;
 let store: MemoryBundleStore;
 
@@ -31,7 +34,7 @@ async function upload(entry: string, activate = true, config: Record<string, str
 }
 
 beforeAll(async () => {
-  executor = await createHookExecutor({ workers: 1, spareWorker: false });
+  executor = await createHookExecutor({ workers: 1, spareWorker: false, limits: ROOMY.limits });
   store = new MemoryBundleStore();
   await upload("hooks/coding-agent", true, { workdir: "/workspace" });
 });
@@ -68,7 +71,7 @@ describe("createHookRuntime options", () => {
 
 describe("runAgent", () => {
   it("runs a session through the tenant's active bundle in the sandbox", async () => {
-    const runtime = await createHookRuntime({ executor, store });
+    const runtime = await createHookRuntime({ executor, store, ...ROOMY });
     const events: RunEvent[] = [];
     const result = await runtime.runAgent({
       tenantId: "acme",
@@ -102,7 +105,7 @@ describe("runAgent", () => {
   });
 
   it("keeps the bundle version a run started with when a new one is activated mid-run", async () => {
-    const runtime = await createHookRuntime({ executor, store });
+    const runtime = await createHookRuntime({ executor, store, ...ROOMY });
     let next = 0;
     const activating = defineTool({
       name: "deploy",
@@ -143,7 +146,7 @@ describe("runAgent", () => {
   });
 
   it("stacks platform hooks around the tenant bundle: last sees the tenant's rewrite and can veto", async () => {
-    const runtime = await createHookRuntime({ executor, store });
+    const runtime = await createHookRuntime({ executor, store, ...ROOMY });
     const seen: unknown[] = [];
     runtime.registerPlatformHooks([
       {
@@ -186,7 +189,7 @@ describe("runAgent", () => {
   });
 
   it("runs platform hooks only for a tenant without a bundle", async () => {
-    const runtime = await createHookRuntime({ executor, store });
+    const runtime = await createHookRuntime({ executor, store, ...ROOMY });
     const result = await runtime.runAgent({
       tenantId: "newcomer",
       input: "go",
@@ -211,7 +214,7 @@ describe("runAgent", () => {
   });
 
   it("refuses a run without a model, with a bad tenant id, or after close", async () => {
-    const runtime = await createHookRuntime({ executor, store });
+    const runtime = await createHookRuntime({ executor, store, ...ROOMY });
     await expect(runtime.runAgent({ tenantId: "acme", input: "go" })).rejects.toMatchObject({ code: "no_model" });
     await expect(
       runtime.runAgent({ tenantId: "Not A Tenant", input: "go", model: scriptedModel([]) }),
@@ -223,7 +226,7 @@ describe("runAgent", () => {
   });
 
   it("aborts runs in flight on close, every tool call still getting its result", async () => {
-    const runtime = await createHookRuntime({ executor, store });
+    const runtime = await createHookRuntime({ executor, store, ...ROOMY });
     let started: () => void = () => {};
     const running = new Promise<void>((resolve) => {
       started = resolve;

@@ -59,7 +59,7 @@ export function tallyOf(
   };
 }
 
-export function summaryLines(tallies: readonly DemoTally[]): string[] {
+export function summaryLines(tallies: readonly DemoTally[], timeoutMs: number): string[] {
   const rows = tallies.map((t) => [
     t.tenant,
     String(t.worker),
@@ -81,7 +81,7 @@ export function summaryLines(tallies: readonly DemoTally[]): string[] {
     const timeouts = runaway.failures.timeout ?? 0;
     lines.push(
       "",
-      `  Contained: ${runaway.tenant}'s hook was cut at the 50 ms timeout ${timeouts} time${timeouts === 1 ? "" : "s"}, each call`,
+      `  Contained: ${runaway.tenant}'s hook was cut at the ${timeoutMs} ms timeout ${timeouts} time${timeouts === 1 ? "" : "s"}, each call`,
       "  blocked (tool.call fails closed); then its bundle was quarantined and its calls blocked without running.",
     );
     for (const t of tallies) {

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { createHookExecutor, shardOf } from "../../../sandbox/supervisor/index.js";
 import type { LoadedScenario } from "../../agent/index.js";
 import { buildBundle } from "../../bundler/index.js";
-import type { HookExecutor, TenantId } from "../../protocol/index.js";
+import { type HookExecutor, Limits, type LimitsInput, type TenantId } from "../../protocol/index.js";
 import { createHookRuntime, type RunAgentResult, type RunEvent, runTrace } from "../../runtime/index.js";
 import { SqliteBundleStore } from "../../store/index.js";
 import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
@@ -42,15 +42,20 @@ const TENANTS = [
 ] as const;
 
 export interface DemoCommandDeps {
-  /** Opens the sandbox; the command closes it. */
-  readonly openExecutor: (signal?: AbortSignal) => Promise<HookExecutor>;
+  /** Opens the sandbox with these limits; the command closes it. */
+  readonly openExecutor: (limits: LimitsInput, signal?: AbortSignal) => Promise<HookExecutor>;
+  /** Sandbox limits; default DESIGN §5 (50 ms per call). Tests on loaded machines give hooks more room. */
+  readonly limits?: LimitsInput;
+  /** Hook time per turn and per run; default 250 / 5000 ms. */
+  readonly budgets?: { readonly turnMs?: number; readonly runMs?: number };
 }
 
 /** Two workers on every machine, so the sharding (and so the trace) is the same everywhere. */
 export const DEMO_WORKERS = 2;
 
 const defaultDeps: DemoCommandDeps = {
-  openExecutor: (signal) => createHookExecutor({ workers: DEMO_WORKERS, ...(signal ? { signal } : {}) }),
+  openExecutor: (limits, signal) =>
+    createHookExecutor({ workers: DEMO_WORKERS, limits, ...(signal ? { signal } : {}) }),
 };
 
 export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command {
@@ -64,12 +69,18 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
       const started = performance.now();
       const scenarios = await Promise.all(TENANTS.map((t) => scenarioOf(join(ROOT, t.scenario), io.signal)));
       const dir = await mkdtemp(join(tmpdir(), "isohook-demo-"));
-      const executor = await deps.openExecutor(io.signal);
+      const limits = Limits.parse(deps.limits ?? {});
+      const executor = await deps.openExecutor(limits, io.signal);
       const store = await SqliteBundleStore.open(join(dir, "store.db"));
       try {
         const uploads = await uploadAll(store, executor, scenarios, io);
-        if (!args.json) io.stdout(setupLines(dir, executor, uploads).join("\n"));
-        const runtime = await createHookRuntime({ executor, store });
+        if (!args.json) io.stdout(setupLines(dir, executor, uploads, limits).join("\n"));
+        const runtime = await createHookRuntime({
+          executor,
+          store,
+          limits,
+          ...(deps.budgets ? { budgets: deps.budgets } : {}),
+        });
         const events = new Map<string, RunEvent[]>(scenarios.map((s) => [s.scenario.tenant, []]));
         let results: RunAgentResult[];
         try {
@@ -97,7 +108,7 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
           writeJson(io, { type: "summary", tenants: tallies, problems, seconds: seconds(started) });
         } else {
           for (const loaded of scenarios) io.stdout(traceOf(loaded, events.get(loaded.scenario.tenant) ?? []));
-          io.stdout(`${summaryLines(tallies).join("\n")}\n\nFinished in ${seconds(started)} s.\n`);
+          io.stdout(`${summaryLines(tallies, limits.timeoutMs).join("\n")}\n\nFinished in ${seconds(started)} s.\n`);
         }
         if (problems.length > 0)
           throw new CliError(`The demo did not go as scripted:\n  ${problems.join("\n  ")}`, "demo_failed");
@@ -144,12 +155,12 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
   return uploads;
 }
 
-function setupLines(dir: string, executor: HookExecutor, uploads: Upload[]): string[] {
+function setupLines(dir: string, executor: HookExecutor, uploads: Upload[], limits: Limits): string[] {
   const lines = [
     "isohook demo: three tenants, a scripted model, a SQLite store and sandbox worker processes",
     "",
     `  store    ${join(dir, "store.db")} (removed at the end)`,
-    `  sandbox  ${executor.mode} mode: V8 isolates in ${DEMO_WORKERS} supervised worker processes, 50 ms and 32 MB per hook call`,
+    `  sandbox  ${executor.mode} mode: V8 isolates in ${DEMO_WORKERS} supervised worker processes, ${limits.timeoutMs} ms and ${limits.memoryMb} MB per hook call`,
   ];
   for (const [i, u] of uploads.entries()) {
     const where = u.active ? ` (active, runs on worker ${shardOf(u.tenantId, DEMO_WORKERS)})` : "";

@@ -86,9 +86,11 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
         }
         const source =
           loaded.hookEntry === undefined ? undefined : fixedBundleSource([await entryBundle(loaded, executor, io)]);
+        const { budgets } = loaded.scenario;
         runtime = await createHookRuntime({
           executor,
           ...(limits ? { limits } : {}),
+          ...(budgets ? { budgets } : {}),
           ...(source ? { bundles: source } : store ? { store } : {}),
         });
         const trace = runTrace();
