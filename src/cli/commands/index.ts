@@ -2,6 +2,7 @@ import type { Command } from "../command.js";
 import { activateCommand } from "./activate.js";
 import { auditCommand } from "./audit.js";
 import { bundleCommand } from "./bundle.js";
+import { demoCommand } from "./demo.js";
 import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
 import { rollbackCommand } from "./rollback.js";
@@ -23,5 +24,6 @@ export const COMMANDS: readonly Command[] = [
   inspectCommand,
   auditCommand,
   runCommand,
+  demoCommand,
   schemaCommand,
 ];
