@@ -110,8 +110,7 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
           for (const loaded of scenarios) io.stdout(traceOf(loaded, events.get(loaded.scenario.tenant) ?? []));
           io.stdout(`${summaryLines(tallies, limits.timeoutMs).join("\n")}\n\nFinished in ${seconds(started)} s.\n`);
         }
-        if (problems.length > 0)
-          throw new CliError(`The demo did not go as scripted:\n  ${problems.join("\n  ")}`, "demo_failed");
+        if (problems.length > 0) throw new CliError(failureMessage(problems, tallies, limits), "demo_failed");
         return EXIT.ok;
       } finally {
         await store.close();
@@ -221,6 +220,14 @@ function expectations(tallies: readonly DemoTally[]): string[] {
     );
   }
   return problems;
+}
+
+function failureMessage(problems: readonly string[], tallies: readonly DemoTally[], limits: Limits): string {
+  const calmTimeouts = tallies.some((t) => !t.quarantined && (t.failures.timeout ?? 0) > 0);
+  const hint = calmTimeouts
+    ? `\nHook calls are timed in wall-clock time (${limits.timeoutMs} ms a call, plus turn and run budgets): on a machine this busy, well-behaved hooks ran out of time. Run the demo again when the machine is quieter.`
+    : "";
+  return `The demo did not go as scripted:\n  ${problems.join("\n  ")}${hint}`;
 }
 
 function seconds(started: number): string {
