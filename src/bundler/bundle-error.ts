@@ -2,6 +2,7 @@
 export type BundleErrorCode =
   | "entry_not_found"
   | "node_builtin"
+  | "outside_root"
   | "dynamic_import"
   | "dynamic_require"
   | "top_level_await"
@@ -65,6 +66,8 @@ export function headlineOf(code: BundleErrorCode): string {
       return "the entry does not exist";
     case "node_builtin":
       return "it imports a Node built-in";
+    case "outside_root":
+      return "it imports a file outside its root";
     case "dynamic_import":
       return "it uses import()";
     case "dynamic_require":

@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
+import { realpath } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build, type Message, type Metafile } from "esbuild";
+import { build, type Message, type Metafile, type Plugin } from "esbuild";
 import { BundleHash, DEFAULT_LIMITS } from "../protocol/index.js";
 import { BundleError, type BundleErrorCode, type BundleProblem, headlineOf } from "./bundle-error.js";
 import { findComputedLoads } from "./computed-loads.js";
-import { resolveEntry, toPosix } from "./entry.js";
+import { containmentPlugin, defaultRoot, isInside } from "./containment.js";
+import { type ResolvedEntry, resolveEntry, toPosix } from "./entry.js";
 import { mapEsbuildErrors } from "./esbuild-messages.js";
 import { guardPlugin } from "./guard-plugin.js";
 
@@ -23,6 +25,12 @@ export interface BundleOptions {
   readonly maxBundleBytes?: number | undefined;
   /** Where a relative `entry` is resolved from and problems' file names are relative to. Default: `process.cwd()`. */
   readonly cwd?: string | undefined;
+  /**
+   * Every file the bundle includes must resolve (symlinks followed) under `root` or inside a node_modules
+   * folder, so tenant source cannot pull host files into its bundle. Relative to `cwd`. Default: the nearest
+   * folder above the entry that holds a package.json, else the entry's folder.
+   */
+  readonly root?: string | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -59,6 +67,7 @@ export async function bundleHook(entry: string, options: BundleOptions = {}): Pr
   }
   const resolved = await resolveEntry(entry, options.cwd ?? process.cwd());
   const workDir = dirname(resolved.file);
+  const root = await rootOf(options.root, resolved);
   const entryFile = toPosix(relative(resolved.cwd, resolved.file));
   const context = { workDir, cwd: resolved.cwd, wrapperFile: WRAPPER_FILE, entryFile };
   const failed = (code: BundleErrorCode, problems: BundleProblem[]): BundleError =>
@@ -66,7 +75,7 @@ export async function bundleHook(entry: string, options: BundleOptions = {}): Pr
 
   let result: Awaited<ReturnType<typeof runEsbuild>>;
   try {
-    result = await runEsbuild(resolved.file, workDir);
+    result = await runEsbuild(resolved.file, workDir, [guardPlugin(SDK_FILE), containmentPlugin(root, resolved.cwd)]);
   } catch (error) {
     if (!isBuildFailure(error)) throw error;
     const { code, problems } = mapEsbuildErrors(error.errors, context);
@@ -96,7 +105,18 @@ export async function bundleHook(entry: string, options: BundleOptions = {}): Pr
   return { code, sourceMap, hash, bytes, entry: resolved.display };
 }
 
-function runEsbuild(file: string, workDir: string) {
+async function rootOf(option: string | undefined, entry: ResolvedEntry): Promise<string> {
+  if (option === undefined) return defaultRoot(dirname(entry.file));
+  const root = await realpath(resolve(entry.cwd, option)).catch(() => resolve(entry.cwd, option));
+  if (!isInside(root, entry.file)) {
+    throw new BundleError("outside_root", `Cannot bundle ${entry.display}: ${headlineOf("outside_root")}`, [
+      { message: `The entry is not under the root ${option}. Pass a root that contains the hook.` },
+    ]);
+  }
+  return root;
+}
+
+function runEsbuild(file: string, workDir: string, plugins: Plugin[]) {
   return build({
     stdin: {
       contents: `export { default } from ${JSON.stringify(`./${basename(file)}`)};\n`,
@@ -120,7 +140,7 @@ function runEsbuild(file: string, workDir: string) {
     sourcesContent: true,
     metafile: true,
     logLevel: "silent",
-    plugins: [guardPlugin(SDK_FILE)],
+    plugins,
   });
 }
 

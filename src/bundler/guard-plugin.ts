@@ -27,7 +27,8 @@ export function isGuardDetail(detail: unknown): detail is GuardDetail {
   return typeof detail === "object" && detail !== null && typeof (detail as { isohook?: unknown }).isohook === "string";
 }
 
-function refuse(code: BundleErrorCode, text: string): OnResolveResult {
+/** An onResolve answer that fails the build at the import, tagged with our code. */
+export function refuse(code: BundleErrorCode, text: string): OnResolveResult {
   const error: PartialMessage = { text, detail: { isohook: code } satisfies GuardDetail };
   return { errors: [error] };
 }

@@ -1,3 +1,4 @@
+import { symlink } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
@@ -126,6 +127,63 @@ describe("bundleHook", () => {
     });
     expect(error.code).toBe("node_builtin");
     expect(error.problems).toMatchObject([{ file: "hook/b.cjs", line: 3, column: 20 }]);
+  });
+
+  it("refuses a relative import that leaves the hook's root, at its line", async () => {
+    const error = await bundleError({
+      "secret.json": '{ "key": "hunter2" }\n',
+      "hook/index.ts": `import secret from "../secret.json";\n${HOOK}export const s = secret;\n`,
+    });
+    expect(error.code).toBe("outside_root");
+    expect(error.problems).toEqual([
+      {
+        message:
+          "`../secret.json` resolves to secret.json, outside the hook's root hook: a bundle may only include files under its root or in node_modules. Move the file into the hook's folder or widen `root`.",
+        file: "hook/index.ts",
+        line: 1,
+        column: 20,
+      },
+    ]);
+  });
+
+  it("refuses an absolute import and a symlink that point outside the root", async () => {
+    const outside = await project({ "host-config.ts": 'export const password = "hunter2";\n' });
+    const absolute = await bundleError({
+      "hook/index.ts": `import { password } from ${JSON.stringify(join(outside, "host-config.ts"))};\nexport default { toolCall() { return password ? undefined : undefined; } };\n`,
+    });
+    expect(absolute.code).toBe("outside_root");
+
+    const cwd = await project({
+      "hook/index.ts": `import { password } from "./config.ts";\nexport default { toolCall() { return password ? undefined : undefined; } };\n`,
+    });
+    await symlink(join(outside, "host-config.ts"), join(cwd, "hook/config.ts"));
+    const error = await bundleHook("hook", { cwd }).catch((e: unknown) => e as BundleError);
+    expect(error).toMatchObject({ code: "outside_root", problems: [{ file: "hook/index.ts", line: 1 }] });
+  });
+
+  it("allows packages from node_modules above the root, and files under a wider root", async () => {
+    const cwd = await project({
+      "node_modules/left-pad/package.json": '{ "name": "left-pad", "main": "index.js" }\n',
+      "node_modules/left-pad/index.js": "module.exports = (s) => \" \" + s;\n",
+      "shared/words.ts": 'export const WORDS = ["rm"];\n',
+      "hook/index.ts": `import pad from "left-pad";\nimport { WORDS } from "../shared/words.ts";\n${HOOK}export const x = pad(WORDS[0]);\n`,
+    });
+    await expect(bundleHook("hook", { cwd })).rejects.toMatchObject({
+      code: "outside_root",
+      problems: [{ message: expect.stringContaining("`../shared/words.ts` resolves to shared/words.ts"), line: 2 }],
+    });
+    const built = await bundleHook("hook", { cwd, root: "." });
+    expect(built.code).toContain("left-pad");
+  });
+
+  it("takes the nearest package.json folder as the default root and refuses an entry outside an explicit root", async () => {
+    const cwd = await project({
+      "package.json": "{}\n",
+      "shared/words.ts": 'export const WORDS = ["rm"];\n',
+      "hooks/a/index.ts": `import { WORDS } from "../../shared/words.ts";\n${HOOK}export const n = WORDS.length;\n`,
+    });
+    await expect(bundleHook("hooks/a", { cwd })).resolves.toMatchObject({ entry: "hooks/a" });
+    await expect(bundleHook("hooks/a", { cwd, root: "shared" })).rejects.toMatchObject({ code: "outside_root" });
   });
 
   it("refuses import() of a literal path at its line", async () => {
