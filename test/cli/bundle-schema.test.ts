@@ -62,7 +62,7 @@ describe("isohook bundle", () => {
   it("prints its help with --help and lists itself in the overview", async () => {
     const help = await run(["bundle", "--help"]);
     expect(help).toMatchObject({ code: 0, stderr: "" });
-    expect(help.stdout).toMatch(/^Usage: isohook bundle <entry> \[--out file\] \[--json\]/);
+    expect(help.stdout).toMatch(/^Usage: isohook bundle <entry> \[--out file\] \[--root dir\] \[--json\]/);
     expect((await run(["--help"])).stdout).toMatch(/bundle\s+Bundle a hook module/);
   });
 
@@ -146,6 +146,14 @@ describe("isohook bundle", () => {
       message: expect.stringContaining("Unknown handler `toolcall` (did you mean `toolCall`?)"),
     });
     expect(executor.closed).toBe(true);
+  });
+
+  it("passes --root to the bundler", async () => {
+    const executor = fakeExecutor(described(["toolCall"]));
+    const deps = { openExecutor: () => Promise.resolve(executor) };
+    const outside = await runBundle(["hook", "--root", "bad"], deps, cwd).catch((e: unknown) => e);
+    expect(outside).toMatchObject({ code: "outside_root" });
+    expect((await runBundle(["hook", "--root", "."], deps, cwd)).code).toBe(0);
   });
 
   it("exits 1 when --out cannot be written", async () => {

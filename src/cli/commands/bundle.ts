@@ -5,7 +5,7 @@ import { BundleError, bundleHook, describeBundle } from "../../bundler/index.js"
 import type { BundleManifest, HookExecutor } from "../../protocol/index.js";
 import { CliError, type Command, EXIT, type ParsedArgs, stringFlag, UsageError, writeJson } from "../command.js";
 
-const HELP = `Usage: isohook bundle <entry> [--out file] [--json]
+const HELP = `Usage: isohook bundle <entry> [--out file] [--root dir] [--json]
 
 Bundles a hook module (a .ts file, or a folder containing index.ts) into one script for the sandbox,
 loads it in a sandbox worker to list the hook points it exports, and prints its manifest (hash, size,
@@ -14,6 +14,8 @@ over 1 MB are refused, each problem with its file:line:column.
 
 Options:
   --out <file>   Write the script to <file> and its source map to <file>.map
+  --root <dir>   Files the bundle includes must be under <dir> or in node_modules (default: the
+                 nearest folder above the entry holding a package.json, else the entry's folder)
   --json         Print the manifest as one line of JSON (on failure: {"error": {code, message, problems}})
   -h, --help     Show this help
 
@@ -37,13 +39,13 @@ export function createBundleCommand(deps: BundleCommandDeps = defaultDeps): Comm
     name: "bundle",
     summary: "Bundle a hook module and print its manifest",
     help: HELP,
-    options: { out: { type: "string", short: "o" } },
+    options: { out: { type: "string", short: "o" }, root: { type: "string" } },
     allowPositionals: true,
     async run(args, io) {
       const entry = entryOf(args);
       const out = stringFlag(args, "out");
       try {
-        const built = await bundleHook(entry, { cwd: io.cwd, signal: io.signal });
+        const built = await bundleHook(entry, { cwd: io.cwd, root: stringFlag(args, "root"), signal: io.signal });
         const executor = await open(deps, io.signal);
         let manifest: BundleManifest;
         try {
