@@ -111,6 +111,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
         "no_model",
         "No model: pass `model` to runAgent or createHookRuntime (scriptedModel or openAIModel)",
       );
+    checkRun(run);
     const runId = RunId.parse(run.runId ?? `run_${randomUUID()}`);
     const tenantId = tenant.data;
     const controller = new AbortController();
@@ -154,6 +155,27 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
       if (ownsStore) await store?.close();
     },
   };
+}
+
+/** The run's own fields that the loop trusts: a wrong one is the caller's mistake, named. */
+function checkRun(run: RunAgentOptions): void {
+  const { maxTurns, runId, tools } = run;
+  if (maxTurns !== undefined && !(Number.isInteger(maxTurns) && maxTurns >= 1)) {
+    throw new RuntimeError(
+      "invalid_run",
+      `Expected \`maxTurns\` to be an integer from 1 and up, got \`${String(maxTurns)}\``,
+    );
+  }
+  if (runId !== undefined && !RunId.safeParse(runId).success) {
+    throw new RuntimeError("invalid_run", `Expected \`runId\` to be 1–128 characters, got \`${String(runId)}\``);
+  }
+  const names = new Set<string>();
+  for (const tool of tools ?? []) {
+    if (names.has(tool.spec.name)) {
+      throw new RuntimeError("invalid_run", `Two tools are named \`${tool.spec.name}\`; give each tool its own name`);
+    }
+    names.add(tool.spec.name);
+  }
 }
 
 function executorFields(options: HookRuntimeOptions) {

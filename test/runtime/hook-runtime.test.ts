@@ -219,6 +219,12 @@ describe("runAgent", () => {
     await expect(
       runtime.runAgent({ tenantId: "Not A Tenant", input: "go", model: scriptedModel([]) }),
     ).rejects.toMatchObject({ code: "invalid_run" });
+    await expect(
+      runtime.runAgent({ tenantId: "acme", input: "go", maxTurns: 0, model: scriptedModel([]) }),
+    ).rejects.toThrow("Expected `maxTurns` to be an integer from 1 and up, got `0`");
+    await expect(
+      runtime.runAgent({ tenantId: "acme", input: "go", tools: [shell, shell], model: scriptedModel([]) }),
+    ).rejects.toThrow("Two tools are named `shell`");
     await runtime.close();
     await expect(runtime.runAgent({ tenantId: "acme", input: "go", model: scriptedModel([]) })).rejects.toMatchObject({
       code: "closed",
