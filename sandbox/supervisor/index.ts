@@ -7,6 +7,7 @@ export { ExecutorClosedError, ExecutorOptionsError, SandboxStartError } from "./
 export type { SupervisorEvent, WorkerExitReason } from "./events.js";
 export type { ExecutorOptions } from "./options.js";
 export { ProcessExecutor, type WorkerInfo } from "./process-executor.js";
+export { readRssBytes } from "./rss.js";
 export { shardOf } from "./shard.js";
 export { respawnDelayMs } from "./worker-slot.js";
 

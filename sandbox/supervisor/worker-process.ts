@@ -147,7 +147,16 @@ export class WorkerProcess {
     const id = this.#nextId++;
     this.#ensureLoaded(call.bundle);
     return new Promise((resolve, reject) => {
-      this.#track(id, { timeoutMs, call: resolve, describe: undefined }, signal, reject);
+      const entry: Pending = {
+        sentAt: performance.now(),
+        timeoutMs,
+        call: resolve,
+        describe: undefined,
+        abort: undefined,
+        signal: undefined,
+        answered: false,
+      };
+      this.#track(id, entry, signal, reject);
       this.#push({
         kind: "call",
         id,
@@ -166,7 +175,16 @@ export class WorkerProcess {
     const id = this.#nextId++;
     this.#ensureLoaded(bundle);
     return new Promise((resolve, reject) => {
-      this.#track(id, { timeoutMs: DESCRIBE_TIMEOUT_MS, call: undefined, describe: resolve }, signal, reject);
+      const entry: Pending = {
+        sentAt: performance.now(),
+        timeoutMs: DESCRIBE_TIMEOUT_MS,
+        call: undefined,
+        describe: resolve,
+        abort: undefined,
+        signal: undefined,
+        answered: false,
+      };
+      this.#track(id, entry, signal, reject);
       this.#push({ kind: "describe", id, tenantId, bundleHash: bundle.hash });
     });
   }
@@ -189,13 +207,7 @@ export class WorkerProcess {
     this.#child.kill("SIGKILL");
   }
 
-  #track(
-    id: number,
-    base: Pick<Pending, "timeoutMs" | "call" | "describe">,
-    signal: AbortSignal | undefined,
-    reject: (reason: unknown) => void,
-  ): void {
-    const entry: Pending = { ...base, sentAt: performance.now(), abort: undefined, signal: undefined, answered: false };
+  #track(id: number, entry: Pending, signal: AbortSignal | undefined, reject: (reason: unknown) => void): void {
     if (signal !== undefined) {
       entry.signal = signal;
       entry.abort = () => {
@@ -205,7 +217,7 @@ export class WorkerProcess {
       };
       signal.addEventListener("abort", entry.abort, { once: true });
     }
-    if (this.#pending.size === 0) this.#reference(true);
+    if (!this.#referenced) this.#reference(true);
     this.#pending.set(id, entry);
     if (this.#timer === undefined && this.ready) this.#armTimer();
   }
@@ -274,10 +286,7 @@ export class WorkerProcess {
     const now = performance.now();
     this.#progressAt = now;
     this.#answer(entry, message, now);
-    if (this.#pending.size === 0) {
-      this.#reference(false);
-      if (this.#state === "retiring") this.#kill("recycled");
-    }
+    if (this.#pending.size === 0 && this.#state === "retiring") this.#kill("recycled");
   }
 
   #answer(entry: Pending, response: Exclude<WorkerResponse, { kind: "ready" }>, now: number): void {
@@ -343,6 +352,8 @@ export class WorkerProcess {
   #onTimer = (): void => {
     this.#timer = undefined;
     if (!this.ready) return;
+    // Idle since the timer was armed: stop holding the host open (not per call: ref/unref cost µs each).
+    if (this.#pending.size === 0) this.#reference(false);
     for (const head of this.#pending.values()) {
       const startedAt = Math.max(head.sentAt, this.#progressAt);
       const due = startedAt + head.timeoutMs + this.#options.killGraceMs;
@@ -370,8 +381,9 @@ export class WorkerProcess {
   }
 
   /**
-   * The worker keeps the host's event loop alive only while it boots, has calls pending or is being killed
-   * (so its exit is seen and every call settles); an idle executor does not hold the host open.
+   * The worker keeps the host's event loop alive while it boots, has calls pending (or had, until the next
+   * deadline check) or is being killed (so its exit is seen and every call settles); an idle executor does
+   * not hold the host open.
    */
   #reference(on: boolean): void {
     if (this.#referenced === on) return;

@@ -3,11 +3,11 @@
  * (sandbox/supervisor) with `--no-node-snapshot` and an IPC channel.
  *
  * Protocol (src/protocol/wire.ts): the host sends `WorkerRequest`s, alone or as an array of them; the worker
- * answers every `call` and `describe` with one `WorkerResponse` carrying the request's id, in request order,
- * batching the answers to one incoming message into one outgoing array. `ready` goes out once, when the
- * loop listens. Each request is checked with the allocation-free `isWorkerRequest`: the host is trusted but
- * the channel must not fall over on garbage, so a malformed request with an id gets an `unavailable` answer
- * and one without is dropped.
+ * answers every `call` and `describe` with one `WorkerResponse` carrying the request's id, in request order.
+ * Answers to one incoming message go out as one array, early if the batch runs long. `ready` goes out
+ * once, when the loop listens. Each request is checked with the allocation-free `isWorkerRequest`: the host
+ * is trusted but the channel must not fall over on garbage, so a malformed request with an id gets an
+ * `unavailable` answer and one without is dropped.
  *
  * No orphans: the worker exits when the host disconnects, and a watcher thread kills the process if the
  * host dies while the main thread is busy (the host's SIGKILL reparents the worker; the thread sees it).
@@ -22,6 +22,8 @@ import type { IsolatePool, PoolResult } from "./index.js";
 export type WorkerEngine = Pick<IsolatePool, "load" | "unload" | "call" | "describe" | "sweep" | "dispose">;
 
 const SWEEP_EVERY_MS = 10_000;
+/** A batch that has run this long sends its answers so far before starting another call. */
+const FLUSH_AFTER_MS = 2;
 const ORPHAN_POLL_MS = 250;
 
 export function serveWorker(engine: WorkerEngine): void {
@@ -29,15 +31,23 @@ export function serveWorker(engine: WorkerEngine): void {
   if (send === undefined) throw new Error("worker-main must be forked with an IPC channel (child_process.fork)");
 
   let outbox: WorkerResponse[] = [];
+  let windowStart = 0;
   let flushQueued = false;
   const flush = (): void => {
     flushQueued = false;
     const batch = outbox;
+    if (batch.length === 0) return;
     outbox = [];
     const first = batch[0];
     if (process.connected) send(batch.length === 1 && first !== undefined ? first : batch);
   };
   const handle = (message: unknown): void => {
+    // A long batch sends what it has answered before starting another call: the host reads answers as
+    // progress, and its deadline for a call counts from the answer before it.
+    if (outbox.length > 0 && performance.now() - windowStart >= FLUSH_AFTER_MS) {
+      flush();
+      windowStart = performance.now();
+    }
     const response = isWorkerRequest(message) ? serve(engine, message) : malformed(message);
     if (response === undefined) return;
     outbox.push(response);
@@ -48,6 +58,7 @@ export function serveWorker(engine: WorkerEngine): void {
   };
 
   process.on("message", (message: unknown) => {
+    if (outbox.length === 0) windowStart = performance.now();
     if (Array.isArray(message)) for (const one of message) handle(one);
     else handle(message);
   });

@@ -119,8 +119,9 @@ describe("process executor when a worker fails", () => {
       executor.execute(standInCall(a, {})),
       executor.execute(standInCall(a, {})),
     ]);
+    // The call that finished before the crash was answered (its answer went out before the next call ran).
     expect(victims.map((o) => (o.type === "failed" ? o.failure.code : o.type))).toEqual([
-      "sandbox_crashed",
+      "replied",
       "sandbox_crashed",
       "sandbox_crashed",
       "sandbox_crashed",
@@ -129,7 +130,7 @@ describe("process executor when a worker fails", () => {
     const after = await pidOf(a);
     expect(after).not.toBe(before);
     expect(events).toContainEqual(
-      expect.objectContaining({ type: "worker_exited", pid: before, reason: "crashed", exitCode: 70, failedCalls: 4 }),
+      expect.objectContaining({ type: "worker_exited", pid: before, reason: "crashed", exitCode: 70, failedCalls: 3 }),
     );
   });
 
@@ -145,6 +146,15 @@ describe("process executor when a worker fails", () => {
     expect(standInReply(await bystander).pid).not.toBe(before);
     expect(await pidOf(a)).not.toBe(before);
     expect(events).toContainEqual(expect.objectContaining({ type: "worker_exited", pid: before, reason: "deadline" }));
+  });
+
+  it("does not kill a worker working through a long batch whose every call answers in time", async () => {
+    const before = await pidOf(a);
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => executor.execute(standInCall(a, { op: "busy", ms: 60, nonce: i }))),
+    );
+    expect(outcomes.map((o) => standInReply(o).nonce)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(await pidOf(a)).toBe(before);
   });
 
   it("kills a worker that sends a malformed message", async () => {
