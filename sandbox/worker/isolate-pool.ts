@@ -1,4 +1,4 @@
-import ivm from "isolated-vm";
+import type ivm from "isolated-vm";
 import { type BundleHash, isHookPoint, type SandboxLimits, type TenantId } from "../../src/protocol/index.js";
 import { PoolClosedError } from "./errors.js";
 import { classifyIsolateError } from "./isolate-error.js";
@@ -6,6 +6,7 @@ import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PoolCall, PoolFailureCode, PoolResult, PoolStats } from "./pool-types.js";
 import { verifyPrelude } from "./prelude-check.js";
 import { preludeScript } from "./prelude-script.js";
+import { PREPARE_TIMEOUT_MS, prepareIsolate, SpareIsolates } from "./prepared-isolate.js";
 
 interface LoadedBundle {
   readonly code: string;
@@ -27,7 +28,10 @@ interface Slot {
   calls: number;
 }
 
-type Opened = { kind: "opened"; slot: Slot } | { kind: "failed"; code: PoolFailureCode; message: string };
+/** `cpuStart`: the isolate's CPU time before this bundle's work (a spare spent some on the prelude). */
+type Opened =
+  | { kind: "opened"; slot: Slot; cpuStart: bigint; deadline: number }
+  | { kind: "failed"; code: PoolFailureCode; message: string };
 
 /** Heap statistics are read on the first call and every this many calls after (a sync call, ~µs). */
 const HEAP_SAMPLE_EVERY = 64;
@@ -65,6 +69,7 @@ export class IsolatePool {
   #recycled = 0;
   #evicted = 0;
   #closed = false;
+  readonly #spares: SpareIsolates | undefined;
 
   constructor(options: IsolatePoolOptions = {}) {
     const resolved = resolvePoolOptions(options);
@@ -72,6 +77,7 @@ export class IsolatePool {
     this.#maxHeapBytes = resolved.maxHeapMb * 1024 * 1024;
     this.#maxIdleMs = resolved.maxIdleMs;
     this.#now = resolved.now;
+    this.#spares = resolved.spare ? new SpareIsolates() : undefined;
   }
 
   /** Makes a bundle known. Idempotent per hash; other code or limits for a known hash recycle its isolates. */
@@ -98,7 +104,7 @@ export class IsolatePool {
   call(call: PoolCall): PoolResult {
     this.#assertOpen();
     const started = performance.now();
-    const deadline = started + call.timeoutMs;
+    let deadline = started + call.timeoutMs;
     const bundle = this.#bundles.get(call.bundleHash);
     if (!bundle) return failure("unavailable", notLoaded(call.bundleHash), 0, 0);
     if (!isHookPoint(call.point))
@@ -112,11 +118,13 @@ export class IsolatePool {
       cpuStart = slot.isolate.cpuTime;
     } else {
       while (this.#slots.size >= this.#maxIsolates) this.#evictOldest();
-      const opened = this.#open(key, call.bundleHash, bundle, deadline, call.timeoutMs);
+      const opened = this.#open(key, call.bundleHash, bundle, call.timeoutMs);
       if (opened.kind === "failed") {
         return failure(opened.code, opened.message, elapsed(started), elapsed(started));
       }
       slot = opened.slot;
+      cpuStart = opened.cpuStart;
+      deadline = opened.deadline;
       this.#slots.set(key, slot);
     }
     slot.lastUsed = this.#now();
@@ -152,19 +160,23 @@ export class IsolatePool {
     const started = performance.now();
     const bundle = this.#bundles.get(bundleHash);
     if (!bundle) return failure("unavailable", notLoaded(bundleHash), 0, 0);
-    const deadline = started + timeoutMs;
-    const opened = this.#open(`${tenantId}\u0000describe`, bundleHash, bundle, deadline, timeoutMs);
+    const opened = this.#open(`${tenantId}\u0000describe`, bundleHash, bundle, timeoutMs);
     if (opened.kind === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
     const { isolate } = opened.slot;
     try {
-      const reply: unknown = opened.slot.describe.applySync(undefined, [], { timeout: remaining(deadline) });
-      const cpuMs = cpuSince(isolate, 0n, started);
+      const reply: unknown = opened.slot.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
+      const cpuMs = cpuSince(isolate, opened.cpuStart, started);
       if (typeof reply !== "string")
         return failure("threw", "The sandbox prelude returned no describe reply", cpuMs, elapsed(started));
       return { kind: "replied", reply, cpuMs, wallMs: elapsed(started) };
     } catch (error) {
       const classified = classifyIsolateError(error, isolate, timeoutMs, bundle.limits.memoryMb);
-      return failure(classified.code, classified.message, cpuSince(isolate, 0n, started), elapsed(started));
+      return failure(
+        classified.code,
+        classified.message,
+        cpuSince(isolate, opened.cpuStart, started),
+        elapsed(started),
+      );
     } finally {
       disposeQuietly(isolate);
     }
@@ -191,6 +203,7 @@ export class IsolatePool {
       heapBytes: this.#heapBytes,
       recycled: this.#recycled,
       evicted: this.#evicted,
+      spares: this.#spares?.size ?? 0,
     };
   }
 
@@ -198,38 +211,38 @@ export class IsolatePool {
   dispose(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#spares?.dispose();
     for (const slot of this.#slots.values()) disposeQuietly(slot.isolate);
     this.#slots.clear();
     this.#bundles.clear();
     this.#heapBytes = 0;
   }
 
-  /** A new isolate with the prelude, the bundle evaluated and adopted, all within `deadline`. */
-  #open(key: string, bundleHash: BundleHash, bundle: LoadedBundle, deadline: number, timeoutMs: number): Opened {
+  /**
+   * An isolate with the prelude (a spare if one is ready), then the bundle evaluated and adopted. The
+   * tenant's `timeoutMs` starts once the prelude is in: creating the isolate is the sandbox's cost, not
+   * the hook's. Returns the deadline the rest of the call keeps.
+   */
+  #open(key: string, bundleHash: BundleHash, bundle: LoadedBundle, timeoutMs: number): Opened {
     verifyPrelude();
     const { memoryMb } = bundle.limits;
-    const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
     let phase = "prelude";
+    let prepared = this.#spares?.take(bundle.prelude, memoryMb);
     try {
-      const context = isolate.createContextSync();
-      // The only `reference` taken on an isolate value: the trusted prelude's entry array, before any tenant
-      // code exists in this isolate (DESIGN §2.1 forbids it on values a guest could have shaped).
-      const entries = isolate
-        .compileScriptSync(bundle.prelude, { filename: "isohook:prelude" })
-        .runSync(context, { reference: true, timeout: remaining(deadline) });
-      const call = entries.getSync(0, { reference: true });
-      const collect = entries.getSync(1, { reference: true });
-      const adopt = entries.getSync(2, { reference: true });
-      const describe = entries.getSync(3, { reference: true });
-      entries.release();
+      prepared ??= prepareIsolate(bundle.prelude, memoryMb, PREPARE_TIMEOUT_MS);
+      const cpuStart = prepared.isolate.cpuTime;
+      const deadline = performance.now() + timeoutMs;
       phase = "compile";
       // `void 0` makes the completion value a primitive whatever the bundle's last statement is.
-      const script = isolate.compileScriptSync(`${bundle.code}\n;void 0;`, { filename: `bundle:${bundleHash}` });
+      const script = prepared.isolate.compileScriptSync(`${bundle.code}\n;void 0;`, {
+        filename: `bundle:${bundleHash}`,
+      });
       phase = "run";
-      script.runSync(context, { timeout: remaining(deadline) });
+      script.runSync(prepared.context, { timeout: remaining(deadline) });
       script.release();
-      adopt.applySync(undefined, [], { timeout: remaining(deadline) });
-      adopt.release();
+      prepared.adopt.applySync(undefined, [], { timeout: remaining(deadline) });
+      prepared.adopt.release();
+      const { isolate, call, collect, describe } = prepared;
       const slot: Slot = {
         key,
         bundleHash,
@@ -242,10 +255,14 @@ export class IsolatePool {
         heapBytes: 0,
         calls: 0,
       };
-      return { kind: "opened", slot };
+      return { kind: "opened", slot, cpuStart, deadline };
     } catch (error) {
-      const classified = classifyIsolateError(error, isolate, timeoutMs, memoryMb);
-      disposeQuietly(isolate);
+      if (prepared === undefined) {
+        const text = error instanceof Error ? error.message : String(error);
+        return { kind: "failed", code: "unavailable", message: `The sandbox could not create an isolate: ${text}` };
+      }
+      const classified = classifyIsolateError(error, prepared.isolate, timeoutMs, memoryMb);
+      disposeQuietly(prepared.isolate);
       if (classified.code !== "threw") return { kind: "failed", code: classified.code, message: classified.message };
       const what = phase === "compile" ? "does not compile" : "threw while loading";
       return { kind: "failed", code: "threw", message: `The bundle ${what}: ${classified.detail}` };

@@ -6,6 +6,7 @@ export interface ResolvedPoolOptions {
   readonly maxHeapMb: number;
   readonly maxIdleMs: number;
   readonly now: () => number;
+  readonly spare: boolean;
 }
 
 export const POOL_DEFAULTS = { maxIsolates: 256, maxHeapMb: 768, maxIdleMs: 300_000 } as const;
@@ -17,6 +18,7 @@ export function resolvePoolOptions(options: IsolatePoolOptions): ResolvedPoolOpt
     maxHeapMb: integerFrom("maxHeapMb", options.maxHeapMb ?? POOL_DEFAULTS.maxHeapMb, 8),
     maxIdleMs: integerFrom("maxIdleMs", options.maxIdleMs ?? POOL_DEFAULTS.maxIdleMs, 0),
     now: options.now ?? (() => performance.now()),
+    spare: options.spare ?? true,
   };
 }
 

@@ -10,6 +10,11 @@ export interface IsolatePoolOptions {
   readonly maxIdleMs?: number;
   /** Clock for idle accounting, in ms. [performance.now] */
   readonly now?: () => number;
+  /**
+   * Keep one isolate with the prelude installed ready per limits, refilled on the next event-loop turn
+   * after a cold call takes it: a tenant's first call then skips isolate creation. [true]
+   */
+  readonly spare?: boolean;
 }
 
 /** One hook call as the pool runs it. Event and ctx are JSON strings the pool moves, never parses. */
@@ -53,6 +58,8 @@ export interface PoolStats {
   readonly recycled: number;
   /** Isolates disposed by the count/heap budget or idleness since the pool started. */
   readonly evicted: number;
+  /** Prepared isolates (prelude installed, no tenant code) waiting for a tenant's first call. */
+  readonly spares: number;
 }
 
 export type { SandboxLimits };

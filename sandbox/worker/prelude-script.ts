@@ -27,6 +27,15 @@ export function preludeConfig(limits: SandboxLimits): PreludeConfig {
   };
 }
 
+const scripts = new Map<string, string>();
+
+/** The script for these limits; the same string object for equal limits, so spares keyed on it match. */
 export function preludeScript(limits: SandboxLimits): string {
-  return `"use strict";(function () { const __name = (f) => f; return (${SOURCE})(${JSON.stringify(preludeConfig(limits))}); })();`;
+  const config = JSON.stringify(preludeConfig(limits));
+  let script = scripts.get(config);
+  if (script === undefined) {
+    script = `"use strict";(function () { const __name = (f) => f; return (${SOURCE})(${config}); })();`;
+    if (scripts.size < 64) scripts.set(config, script);
+  }
+  return script;
 }

@@ -172,6 +172,22 @@ describe("IsolatePool", () => {
     expect(result.wallMs).toBeGreaterThan(0);
   });
 
+  it("keeps a prepared spare isolate for the next tenant's first call, refilled after a cold call", async () => {
+    const pool = poolWith();
+    callCounter(pool, "a");
+    expect(pool.stats().spares).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pool.stats().spares).toBe(1);
+    expect(count(callCounter(pool, "b"))).toBe("1");
+    expect(pool.stats().spares).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pool.stats()).toMatchObject({ spares: 1, isolates: 2 });
+    const without = poolWith({ spare: false });
+    callCounter(without, "a");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(without.stats().spares).toBe(0);
+  });
+
   it("throws PoolClosedError after dispose", () => {
     const pool = poolWith();
     pool.dispose();
