@@ -81,8 +81,11 @@ export function summaryLines(tallies: readonly DemoTally[], timeoutMs: number): 
     const timeouts = runaway.failures.timeout ?? 0;
     lines.push(
       "",
-      `  Contained: ${runaway.tenant}'s hook was cut at the ${timeoutMs} ms timeout ${timeouts} time${timeouts === 1 ? "" : "s"}, each call`,
-      "  blocked (tool.call fails closed); then its bundle was quarantined and its calls blocked without running.",
+      `  Contained: ${runaway.tenant}'s hook ran out of time ${timeouts} time${timeouts === 1 ? "" : "s"} (the ${timeoutMs} ms per-call timeout, or its`,
+      "  turn's hook-time budget), each call blocked (tool.call fails closed); then its bundle was quarantined",
+      (runaway.failures.quarantined ?? 0) > 0
+        ? `  and ${runaway.failures.quarantined} more call${runaway.failures.quarantined === 1 ? " was" : "s were"} blocked without running.`
+        : "  (no further call came while it lasted).",
     );
     for (const t of tallies) {
       if (t === runaway) continue;
