@@ -99,10 +99,14 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
     return value;
   }
 
-  /** JSON text of `value`, or TOO_LARGE if it would exceed `cap` characters. Throws what stringify throws. */
+  /**
+   * JSON text of `value`, or TOO_LARGE if it would exceed `cap` characters. Throws what stringify throws.
+   * Re-entrant: a tenant's toJSON may log an object while its result is being serialized.
+   */
   function toJson(value: unknown, cap: number): string | undefined | typeof TOO_LARGE {
     if (value === undefined || value === null) return "null";
     if (typeof value === "string" && value.length > cap) return TOO_LARGE;
+    const outer = budget;
     budget = cap;
     try {
       const json = JSONStringify(value, guard);
@@ -110,6 +114,8 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
     } catch (error) {
       if (error === TOO_LARGE) return TOO_LARGE;
       throw error;
+    } finally {
+      budget = outer;
     }
   }
 
