@@ -70,6 +70,7 @@ export interface HookRuntime {
  */
 export async function createHookRuntime(options: HookRuntimeOptions = {}): Promise<HookRuntime> {
   checkRuntimeOptions(options);
+  options.signal?.throwIfAborted();
   const listeners = new Map<string, (event: DispatchEvent) => void>();
   const emit = (event: DispatchEvent) => {
     safely(options.onEvent, event);
@@ -186,6 +187,7 @@ function executorFields(options: HookRuntimeOptions) {
     ...(options.rssCapMb !== undefined ? { rssCapMb: options.rssCapMb } : {}),
     ...(options.spareWorker !== undefined ? { spareWorker: options.spareWorker } : {}),
     ...(options.onEvent !== undefined ? { onEvent: options.onEvent } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
   };
 }
 

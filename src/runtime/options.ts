@@ -49,6 +49,8 @@ export interface HookRuntimeOptions {
   readonly onEvent?: (event: RuntimeEvent) => void;
   /** Milliseconds since the epoch, for quarantine and event times. Default `Date.now`. */
   readonly clock?: () => number;
+  /** Aborts start-up (opening the store, starting the sandbox workers). */
+  readonly signal?: AbortSignal;
 }
 
 const EXECUTOR_FIELDS = ["mode", "workers", "limits", "rssCapMb", "spareWorker"] as const;
@@ -95,6 +97,11 @@ const Schema = z.strictObject({
   onEvent: z
     .custom<(event: RuntimeEvent) => void>((v) => typeof v === "function", {
       error: (issue) => `Expected \`onEvent\` to be a function, got \`${show(issue.input)}\``,
+    })
+    .optional(),
+  signal: z
+    .custom<AbortSignal>((v) => v instanceof AbortSignal, {
+      error: (issue) => `Expected \`signal\` to be an AbortSignal, got \`${show(issue.input)}\``,
     })
     .optional(),
   clock: z
