@@ -86,6 +86,8 @@ export class WorkerProcess {
   #flushQueued = false;
   #progressAt = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** When the armed timer fires (performance.now() time). */
+  #timerDue = 0;
   #loaded = new Map<BundleHash, true>();
   #wasReady = false;
   #killReason: WorkerExitReason | undefined;
@@ -219,7 +221,15 @@ export class WorkerProcess {
     }
     if (!this.#referenced) this.#reference(true);
     this.#pending.set(id, entry);
-    if (this.#timer === undefined && this.ready) this.#armTimer();
+    if (!this.ready) return;
+    // No call can be due before its own budget from now; re-arm only if the armed timer is later than that
+    // (it was set for a slower call that has since answered), which is rare when budgets are alike.
+    const earliest = entry.sentAt + entry.timeoutMs + this.#options.killGraceMs;
+    if (this.#timer === undefined) this.#armTimer(earliest - entry.sentAt);
+    else if (earliest < this.#timerDue) {
+      clearTimeout(this.#timer);
+      this.#armTimer(earliest - entry.sentAt);
+    }
   }
 
   #ensureLoaded(bundle: SandboxBundle): void {
@@ -340,7 +350,9 @@ export class WorkerProcess {
   }
 
   #armTimer(delayMs = this.#headBudget()): void {
-    this.#timer = setTimeout(this.#onTimer, Math.max(1, delayMs));
+    const delay = Math.max(1, delayMs);
+    this.#timerDue = performance.now() + delay;
+    this.#timer = setTimeout(this.#onTimer, delay);
     this.#timer.unref();
   }
 

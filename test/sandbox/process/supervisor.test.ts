@@ -148,6 +148,15 @@ describe("process executor when a worker fails", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "worker_exited", pid: before, reason: "deadline" }));
   });
 
+  it("holds a hung call to its own short budget after a call with a long one", async () => {
+    await executor.execute(standInCall(a, { op: "busy", ms: 5 }, 5_000));
+    const hung = await executor.execute(standInCall(a, { op: "hang" }, 30));
+    expect(hung).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    expect(hung.type === "failed" && hung.failure.message).toContain("within its 30 ms timeout");
+    // Killed at 30 + 150 ms, long before the 5 s budget of the call before it would have allowed.
+    expect(hung.durationMs).toBeLessThan(3_000);
+  });
+
   it("does not kill a worker working through a long batch whose every call answers in time", async () => {
     const before = await pidOf(a);
     const outcomes = await Promise.all(
