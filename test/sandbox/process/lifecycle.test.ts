@@ -31,21 +31,24 @@ describe("process executor lifecycle", () => {
     await expect(executor.close()).resolves.toBeUndefined();
   });
 
-  it("leaves no worker behind when its host is SIGKILLed, even a worker stuck in a call", async () => {
+  it("leaves no worker behind when its host is SIGKILLed or SIGTERMed, even a worker stuck in a call", async () => {
     const hostScript = fileURLToPath(new URL("./fixtures/host-child.ts", import.meta.url));
     const tsx = fileURLToPath(import.meta.resolve("tsx"));
-    const host = spawn(process.execPath, ["--no-node-snapshot", "--import", tsx, hostScript], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const lines = createInterface({ input: host.stdout });
-    const first = await new Promise<string>((resolve, reject) => {
-      lines.once("line", resolve);
-      host.once("exit", (code) => reject(new Error(`host exited early with ${code}`)));
-    });
-    const pids: number[] = JSON.parse(first);
-    expect(pids).toHaveLength(3);
-    expect(pids.every(isAlive)).toBe(true);
-    host.kill("SIGKILL");
+    const killHost = async (signal: NodeJS.Signals): Promise<number[]> => {
+      const host = spawn(process.execPath, ["--no-node-snapshot", "--import", tsx, hostScript], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      const first = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: host.stdout }).once("line", resolve);
+        host.once("exit", (code) => reject(new Error(`host exited early with ${code}`)));
+      });
+      const pids: number[] = JSON.parse(first);
+      expect(pids).toHaveLength(2);
+      expect(pids.every(isAlive)).toBe(true);
+      host.kill(signal);
+      return pids;
+    };
+    const pids = (await Promise.all([killHost("SIGKILL"), killHost("SIGTERM")])).flat();
     expect(await eventually(() => pids.every((pid) => !isAlive(pid)), 10_000)).toBe(true);
   });
 
