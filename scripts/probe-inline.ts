@@ -6,8 +6,9 @@
  *
  * Method: one small hook in two flavours — `noop` (inspects the command, returns nothing: the common case)
  * and `rewrite` (returns the ~1 KB args back: a result as large as the event) — and the same ~1 KB
- * `tool.call` event for every contender. Contenders alternate in rounds (A B C D, A B C D, …) so machine
- * noise hits all alike; the median per-call time over rounds is reported. "raw applySync" is the floor of
+ * `tool.call` event for every contender. Contenders alternate in rounds, forwards then backwards
+ * (A B C D, D C B A, …), so machine noise and position effects hit all alike; the median per-call time
+ * over rounds is reported. Timeouts are 1 s for every contender so a busy machine cannot fail a call. "raw applySync" is the floor of
  * the approach: one isolate, the bundle evaluated, and a guest function
  * `(eventJson, ctxJson) => JSON.stringify(hook(…))` called with `applySync(…, { timeout })` — no caps, no
  * logs, no state, no accounting.
@@ -56,7 +57,7 @@ const ctx = {
   state: {},
 };
 const ctxJson = JSON.stringify(ctx);
-const limits = { ...DEFAULT_LIMITS };
+const limits = { ...DEFAULT_LIMITS, timeoutMs: 1_000 };
 const sandboxLimits = {
   memoryMb: limits.memoryMb,
   maxResultBytes: limits.maxResultBytes,
@@ -85,7 +86,7 @@ const poolCall = {
   ctxJson,
   timeoutMs: limits.timeoutMs,
 };
-const executor = createInlineExecutor({ quiet: true });
+const executor = createInlineExecutor({ limits: { timeoutMs: limits.timeoutMs }, quiet: true });
 const hookCall: HookCall = {
   tenantId,
   bundle: { hash: built.hash, code: built.code },
@@ -107,14 +108,17 @@ console.log("sanity:", JSON.stringify(check));
 type Contender = { name: string; run: () => unknown | Promise<unknown> };
 const contenders: Contender[] = [
   { name: "plain function (JSON in/out)", run: plain },
-  { name: "raw isolated-vm applySync", run: () => rawCall.applySync(undefined, [eventJson, ctxJson], { timeout: 50 }) },
+  {
+    name: "raw isolated-vm applySync",
+    run: () => rawCall.applySync(undefined, [eventJson, ctxJson], { timeout: limits.timeoutMs }),
+  },
   { name: "IsolatePool.call (sync)", run: () => pool.call(poolCall) },
   { name: "inline executor.execute", run: () => executor.execute(hookCall) },
 ];
 
 const samples = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
 for (let round = 0; round < ROUNDS + 1; round++) {
-  for (const contender of contenders) {
+  for (const contender of round % 2 === 0 ? contenders : [...contenders].reverse()) {
     const started = performance.now();
     for (let i = 0; i < CALLS; i++) {
       const r = contender.run();
@@ -140,15 +144,23 @@ for (const contender of contenders) {
   console.log(`| ${contender.name} | ${m.toFixed(2)} | ${(m / raw).toFixed(2)} |`);
 }
 
-// Cold start: a new isolate for a new (tenant, bundle): prelude, bundle compile + run, first call.
+// Cold start: a new (tenant, bundle) in a running pool — with the prepared spare isolate the pool keeps
+// (refilled between calls), and without it (isolate creation and prelude install on the call's path).
+const fresh = new IsolatePool({ spare: false });
+fresh.load(built.hash, built.code, sandboxLimits);
 const colds: number[] = [];
+const freshColds: number[] = [];
 for (let i = 0; i < 20; i++) {
-  const result = pool.call({ ...poolCall, tenantId: TenantId.parse(`cold-${i}`) });
-  colds.push(result.wallMs);
+  await new Promise((resolve) => setImmediate(resolve));
+  colds.push(pool.call({ ...poolCall, tenantId: TenantId.parse(`cold-${i}`) }).wallMs);
+  freshColds.push(fresh.call({ ...poolCall, tenantId: TenantId.parse(`cold-${i}`) }).wallMs);
 }
+fresh.dispose();
 // Memory per warm isolate: heap of one tenant's isolate after some calls.
 const heap = rawIsolate.getHeapStatisticsSync();
-console.log(`\ncold first call (new isolate, bundle ${built.bytes} B): median ${median(colds).toFixed(2)} ms over 20`);
+console.log(
+  `\ncold first call, bundle ${built.bytes} B, median of 20: ${median(colds).toFixed(2)} ms with a spare isolate, ${median(freshColds).toFixed(2)} ms creating one`,
+);
 console.log(
   `warm isolate heap: used ${(heap.used_heap_size / 1024 / 1024).toFixed(2)} MB, total ${(heap.total_heap_size / 1024 / 1024).toFixed(2)} MB, external ${(heap.externally_allocated_size / 1024).toFixed(0)} KB`,
 );

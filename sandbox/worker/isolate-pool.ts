@@ -24,17 +24,19 @@ interface Slot {
   readonly describe: ivm.Reference;
   readonly memoryMb: number;
   lastUsed: number;
+  /** The isolate's `cpuTime` when its previous call ended: one read per call gives the delta. */
+  cpuMark: bigint;
   heapBytes: number;
   calls: number;
 }
 
-/** `cpuStart`: the isolate's CPU time before this bundle's work (a spare spent some on the prelude). */
+/** `deadline`: when the call that opened the slot must end (its timeout counts from the bundle's start). */
 type Opened =
-  | { kind: "opened"; slot: Slot; cpuStart: bigint; deadline: number }
+  | { kind: "opened"; slot: Slot; deadline: number }
   | { kind: "failed"; code: PoolFailureCode; message: string };
 
-/** Heap statistics are read on the first call and every this many calls after (a sync call, ~µs). */
-const HEAP_SAMPLE_EVERY = 64;
+/** Heap statistics are read on the first call and every this many calls after (a sync call, ~13 µs). */
+const HEAP_SAMPLE_EVERY = 256;
 const DESCRIBE_TIMEOUT_MS = 1_000;
 
 /**
@@ -61,9 +63,9 @@ export class IsolatePool {
   readonly #maxIsolates: number;
   readonly #maxHeapBytes: number;
   readonly #maxIdleMs: number;
-  readonly #now: () => number;
+  readonly #now: (() => number) | undefined;
   readonly #bundles = new Map<string, LoadedBundle>();
-  /** Insertion order is recency order: the first entry is the least recently used. */
+  /** Recency is `Slot.lastUsed`, scanned only when something must be evicted (rare next to calls). */
   readonly #slots = new Map<string, Slot>();
   #heapBytes = 0;
   #recycled = 0;
@@ -76,7 +78,7 @@ export class IsolatePool {
     this.#maxIsolates = resolved.maxIsolates;
     this.#maxHeapBytes = resolved.maxHeapMb * 1024 * 1024;
     this.#maxIdleMs = resolved.maxIdleMs;
-    this.#now = resolved.now;
+    this.#now = options.now;
     this.#spares = resolved.spare ? new SpareIsolates() : undefined;
   }
 
@@ -105,44 +107,40 @@ export class IsolatePool {
     this.#assertOpen();
     const started = performance.now();
     let deadline = started + call.timeoutMs;
+    let timeout = call.timeoutMs;
     const bundle = this.#bundles.get(call.bundleHash);
     if (!bundle) return failure("unavailable", notLoaded(call.bundleHash), 0, 0);
     if (!isHookPoint(call.point))
       return failure("unavailable", `Unknown hook point ${JSON.stringify(call.point)}`, 0, 0);
     const key = `${call.tenantId}\u0000${call.bundleHash}`;
     let slot = this.#slots.get(key);
-    let cpuStart = 0n;
-    if (slot) {
-      this.#slots.delete(key);
-      this.#slots.set(key, slot);
-      cpuStart = slot.isolate.cpuTime;
-    } else {
-      while (this.#slots.size >= this.#maxIsolates) this.#evictOldest();
+    if (slot === undefined) {
+      while (this.#slots.size >= this.#maxIsolates) this.#evict(this.#leastRecent());
       const opened = this.#open(key, call.bundleHash, bundle, call.timeoutMs);
       if (opened.kind === "failed") {
         return failure(opened.code, opened.message, elapsed(started), elapsed(started));
       }
       slot = opened.slot;
-      cpuStart = opened.cpuStart;
       deadline = opened.deadline;
+      timeout = remaining(deadline);
       this.#slots.set(key, slot);
     }
-    slot.lastUsed = this.#now();
+    slot.lastUsed = this.#now?.() ?? started;
     const { isolate } = slot;
     let reply: unknown;
     try {
-      reply = slot.call.applySync(undefined, [call.point, call.eventJson, call.ctxJson], {
-        timeout: remaining(deadline),
-      });
+      reply = slot.call.applySync(undefined, [call.point, call.eventJson, call.ctxJson], { timeout });
       if (reply === "") reply = slot.collect.applySync(undefined, [], { timeout: remaining(deadline) });
     } catch (error) {
-      const cpuMs = cpuSince(isolate, cpuStart, started);
+      const cpuMs = cpuSince(isolate, slot.cpuMark, started);
       // Classify before recycling: disposal is how a memory-limit event shows.
       const classified = classifyIsolateError(error, isolate, call.timeoutMs, slot.memoryMb);
       this.#recycle(slot);
       return failure(classified.code, classified.message, cpuMs, elapsed(started));
     }
-    const cpuMs = cpuSince(isolate, cpuStart, started);
+    const cpuNow = isolate.cpuTime;
+    const cpuMs = Number(cpuNow - slot.cpuMark) / 1e6;
+    slot.cpuMark = cpuNow;
     if (typeof reply !== "string") {
       this.#recycle(slot);
       return failure("threw", "The sandbox prelude returned no reply string", cpuMs, elapsed(started));
@@ -165,7 +163,7 @@ export class IsolatePool {
     const { isolate } = opened.slot;
     try {
       const reply: unknown = opened.slot.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
-      const cpuMs = cpuSince(isolate, opened.cpuStart, started);
+      const cpuMs = cpuSince(isolate, opened.slot.cpuMark, started);
       if (typeof reply !== "string")
         return failure("threw", "The sandbox prelude returned no describe reply", cpuMs, elapsed(started));
       return { kind: "replied", reply, cpuMs, wallMs: elapsed(started) };
@@ -174,7 +172,7 @@ export class IsolatePool {
       return failure(
         classified.code,
         classified.message,
-        cpuSince(isolate, opened.cpuStart, started),
+        cpuSince(isolate, opened.slot.cpuMark, started),
         elapsed(started),
       );
     } finally {
@@ -185,12 +183,11 @@ export class IsolatePool {
   /** Disposes isolates idle past `maxIdleMs`; the worker calls it from a timer. Returns how many. */
   sweep(): number {
     this.#assertOpen();
-    const cutoff = this.#now() - this.#maxIdleMs;
+    const cutoff = (this.#now?.() ?? performance.now()) - this.#maxIdleMs;
     let swept = 0;
-    for (const slot of this.#slots.values()) {
-      if (slot.lastUsed > cutoff) break;
-      this.#drop(slot);
-      this.#evicted++;
+    for (const slot of [...this.#slots.values()]) {
+      if (slot.lastUsed > cutoff) continue;
+      this.#evict(slot);
       swept++;
     }
     return swept;
@@ -230,7 +227,8 @@ export class IsolatePool {
     let prepared = this.#spares?.take(bundle.prelude, memoryMb);
     try {
       prepared ??= prepareIsolate(bundle.prelude, memoryMb, PREPARE_TIMEOUT_MS);
-      const cpuStart = prepared.isolate.cpuTime;
+      // A spare spent CPU on the prelude before this tenant existed; count from here.
+      const cpuMark = prepared.isolate.cpuTime;
       const deadline = performance.now() + timeoutMs;
       phase = "compile";
       // `void 0` makes the completion value a primitive whatever the bundle's last statement is.
@@ -251,11 +249,12 @@ export class IsolatePool {
         collect,
         describe,
         memoryMb,
-        lastUsed: this.#now(),
+        lastUsed: this.#now?.() ?? performance.now(),
+        cpuMark,
         heapBytes: 0,
         calls: 0,
       };
-      return { kind: "opened", slot, cpuStart, deadline };
+      return { kind: "opened", slot, deadline };
     } catch (error) {
       if (prepared === undefined) {
         const text = error instanceof Error ? error.message : String(error);
@@ -278,17 +277,21 @@ export class IsolatePool {
     } catch {
       return;
     }
-    for (const oldest of this.#slots.values()) {
-      if (this.#heapBytes <= this.#maxHeapBytes || oldest === slot) break;
-      this.#drop(oldest);
-      this.#evicted++;
-    }
+    while (this.#heapBytes > this.#maxHeapBytes && this.#slots.size > 1) this.#evict(this.#leastRecent(slot));
   }
 
-  #evictOldest(): void {
-    const oldest = this.#slots.values().next();
-    if (oldest.done) return;
-    this.#drop(oldest.value);
+  /** The least recently used slot other than `except`; the pool holds at least one other when asked. */
+  #leastRecent(except?: Slot): Slot {
+    let oldest: Slot | undefined;
+    for (const slot of this.#slots.values()) {
+      if (slot !== except && (oldest === undefined || slot.lastUsed < oldest.lastUsed)) oldest = slot;
+    }
+    if (oldest === undefined) throw new Error("IsolatePool: no slot to evict");
+    return oldest;
+  }
+
+  #evict(slot: Slot): void {
+    this.#drop(slot);
     this.#evicted++;
   }
 

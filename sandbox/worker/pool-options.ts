@@ -5,7 +5,6 @@ export interface ResolvedPoolOptions {
   readonly maxIsolates: number;
   readonly maxHeapMb: number;
   readonly maxIdleMs: number;
-  readonly now: () => number;
   readonly spare: boolean;
 }
 
@@ -17,7 +16,6 @@ export function resolvePoolOptions(options: IsolatePoolOptions): ResolvedPoolOpt
     maxIsolates: integerFrom("maxIsolates", options.maxIsolates ?? POOL_DEFAULTS.maxIsolates, 1),
     maxHeapMb: integerFrom("maxHeapMb", options.maxHeapMb ?? POOL_DEFAULTS.maxHeapMb, 8),
     maxIdleMs: integerFrom("maxIdleMs", options.maxIdleMs ?? POOL_DEFAULTS.maxIdleMs, 0),
-    now: options.now ?? (() => performance.now()),
     spare: options.spare ?? true,
   };
 }
