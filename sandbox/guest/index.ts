@@ -212,13 +212,35 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
     };
   }
 
+  const log = logger("");
+  const assertFailed = logger("[assert] Assertion failed:");
+  const noop = (): void => {};
+  // The whole console surface libraries call, so none of them throws: timers and counters are no-ops.
   const consoleObject = {
-    log: logger(""),
+    log,
     info: logger("[info]"),
     debug: logger("[debug]"),
     warn: logger("[warn]"),
     error: logger("[error]"),
     trace: logger("[trace]"),
+    dir: log,
+    dirxml: log,
+    table: log,
+    group: log,
+    groupCollapsed: log,
+    groupEnd: noop,
+    assert: (condition?: unknown, ...args: unknown[]): void => {
+      if (!condition) ReflectApply(assertFailed, undefined, args);
+    },
+    count: noop,
+    countReset: noop,
+    time: noop,
+    timeEnd: noop,
+    timeLog: noop,
+    timeStamp: noop,
+    profile: noop,
+    profileEnd: noop,
+    clear: noop,
   };
   ObjectDefineProperty(G, "console", descriptor(consoleObject, false));
 

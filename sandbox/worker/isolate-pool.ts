@@ -1,6 +1,6 @@
 import type ivm from "isolated-vm";
 import { type BundleHash, isHookPoint, type SandboxLimits, type TenantId } from "../../src/protocol/index.js";
-import { PoolClosedError } from "./errors.js";
+import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { classifyIsolateError } from "./isolate-error.js";
 import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PoolCall, PoolFailureCode, PoolResult, PoolStats } from "./pool-types.js";
@@ -82,9 +82,17 @@ export class IsolatePool {
     this.#spares = resolved.spare ? new SpareIsolates() : undefined;
   }
 
-  /** Makes a bundle known. Idempotent per hash; other code or limits for a known hash recycle its isolates. */
+  /**
+   * Makes a bundle known. Idempotent per hash; other code or limits for a known hash recycle its isolates.
+   * Throws `SandboxOptionsError` for a memory limit under 8 MB.
+   */
   load(bundleHash: BundleHash, code: string, limits: SandboxLimits): void {
     this.#assertOpen();
+    if (!Number.isSafeInteger(limits.memoryMb) || limits.memoryMb < 8) {
+      throw new SandboxOptionsError(
+        `Expected \`memoryMb\` to be an integer from 8 and up (isolated-vm's minimum), got \`${limits.memoryMb}\``,
+      );
+    }
     const known = this.#bundles.get(bundleHash);
     if (known && known.code === code && sameLimits(known.limits, limits)) return;
     if (known) this.#disposeBundleSlots(bundleHash);

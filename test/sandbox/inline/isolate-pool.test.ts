@@ -60,6 +60,34 @@ describe("IsolatePool", () => {
     expect(() => new IsolatePool({ maxIdleMs: 1.5 })).toThrow(SandboxOptionsError);
   });
 
+  it("refuses a memory limit under isolated-vm's minimum of 8 MB", () => {
+    const pool = poolWith();
+    expect(() => pool.load(HEALTHY.hash, HEALTHY.code, { ...LIMITS, memoryMb: 4 })).toThrow(SandboxOptionsError);
+  });
+
+  it("gives hooks the whole console surface; counters and timers are no-ops", () => {
+    const pool = poolWith();
+    const chatty = hooksBundle(`{ toolCall() {
+      console.dir({ a: 1 }); console.table([1]); console.group("g"); console.groupEnd(); console.count(); console.time("t");
+      console.timeEnd("t"); console.assert(true, "fine"); console.assert(false, "broken", 2); console.trace("here");
+      return { type: "block", reason: "ok" };
+    } }`);
+    pool.load(chatty.hash, chatty.code, { ...LIMITS, maxLogLines: 10 });
+    const tenantId = tenant("a");
+    const result = pool.call({
+      tenantId,
+      bundleHash: chatty.hash,
+      point: "tool.call",
+      eventJson: "{}",
+      ctxJson: ctxJson(tenantId, chatty),
+      timeoutMs: 1_000,
+    });
+    expect(result.kind === "replied" && JSON.parse(result.reply)).toMatchObject({
+      kind: "returned",
+      logs: ['{"a":1}', "[1]", "g", "[assert] Assertion failed: broken 2", "[trace] here"],
+    });
+  });
+
   it("keeps one warm isolate per tenant and bundle", () => {
     const pool = poolWith();
     expect([count(callCounter(pool, "a")), count(callCounter(pool, "a")), count(callCounter(pool, "b"))]).toEqual([
