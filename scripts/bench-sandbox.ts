@@ -183,33 +183,47 @@ async function main(): Promise<void> {
   // Processes: raw fork IPC vs isohook process executor, json and advanced serialization.
   const rawRt = await rawIpc();
   row("raw fork-IPC round trip (same applySync)", `${rawRt.seqUs.toFixed(1)} µs`, "1.00×");
-  let best = { seqUs: Number.POSITIVE_INFINITY, perSec: 0, serialization: "json" };
   const workers = availableParallelism();
+  const measured = new Map<string, { seqUs: number; spread: number; many: number }>();
   for (const serialization of ["json", "advanced"] as const) {
     const executor = await startProcessExecutor({ workers, spareWorker: false }, { serialization });
     const seqUs = await perCall(() => executor.execute(call), 5_000);
-    const tenants = Array.from({ length: 64 }, (_, i) => TenantId.parse(`bench-${i}`));
-    const calls = tenants.map((t) => ({ ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) }));
-    const perSec = await throughput((i) => executor.execute(calls[i % calls.length] ?? call), 40_000, 256);
+    // One tenant per worker (warm isolate, no switching) and 64 tenants (isolates take turns on each worker).
+    const perWorker = Array.from({ length: workers }, (_, slot) => {
+      let i = 0;
+      while (executor.shardOf(`spread-${i}`) !== slot) i++;
+      return TenantId.parse(`spread-${i}`);
+    });
+    const many = Array.from({ length: 64 }, (_, i) => TenantId.parse(`bench-${i}`));
+    const callsOf = (tenants: TenantId[]) =>
+      tenants.map((t) => ({ ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) }));
+    const spreadCalls = callsOf(perWorker);
+    const manyCalls = callsOf(many);
+    const spread = await throughput((i) => executor.execute(spreadCalls[i % spreadCalls.length] ?? call), 40_000, 256);
+    const manyPerSec = await throughput((i) => executor.execute(manyCalls[i % manyCalls.length] ?? call), 40_000, 256);
     await executor.close();
+    measured.set(serialization, { seqUs, spread, many: manyPerSec });
+    const perSec = (n: number) => `${Math.round(n).toLocaleString("en-US")} calls/s`;
     row(`isohook process call, sequential (${serialization})`, `${seqUs.toFixed(1)} µs`, ratio(seqUs, rawRt.seqUs));
-    row(
-      `isohook process, pipelined ×256 (${serialization})`,
-      `${Math.round(perSec).toLocaleString("en-US")} calls/s`,
-      "",
-    );
-    if (serialization === "json" || seqUs < best.seqUs) best = { seqUs, perSec, serialization };
+    row(`isohook process pipelined ×256, ${workers} tenants (${serialization})`, perSec(spread), "");
+    row(`isohook process pipelined ×256, 64 tenants (${serialization})`, perSec(manyPerSec), "");
   }
-  row("raw fork-IPC, pipelined ×256 (1 child)", `${Math.round(rawRt.perSec).toLocaleString("en-US")} calls/s`, "");
+  row(
+    "raw fork-IPC pipelined ×256, 1 child, unbatched",
+    `${Math.round(rawRt.perSec).toLocaleString("en-US")} calls/s`,
+    "",
+  );
+  const json = measured.get("json") ?? { seqUs: Number.NaN, spread: 0, many: 0 };
   target(
     "process sequential ≤ 1.3× raw IPC",
-    best.seqUs <= 1.3 * rawRt.seqUs,
-    `${ratio(best.seqUs, rawRt.seqUs)} (${best.serialization})`,
+    json.seqUs <= 1.3 * rawRt.seqUs,
+    `${ratio(json.seqUs, rawRt.seqUs)} (json)`,
   );
   target(
     "pipelined ≥ 50,000 calls/s",
-    best.perSec >= 50_000,
-    `${Math.round(best.perSec).toLocaleString("en-US")} calls/s on ${workers} workers`,
+    json.spread >= 50_000,
+    `${Math.round(json.spread).toLocaleString("en-US")} calls/s, ${workers} workers, 1 tenant each; ` +
+      `${Math.round(json.many).toLocaleString("en-US")} with 64 tenants`,
   );
 
   // Cold first call and memory per warm tenant, in one running worker.

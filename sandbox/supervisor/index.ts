@@ -35,10 +35,11 @@ export async function createHookExecutor(options: ExecutorOptions = {}): Promise
   return createInlineExecutor({ limits });
 }
 
-/** Internal knobs for tests and the benchmark: another worker entry (a stand-in), the IPC serialization. */
+/** Internal knobs for tests and the benchmark: another worker entry (a stand-in), the IPC serialization, extra Node flags (e.g. `--cpu-prof`). */
 export interface ProcessInternals {
   readonly workerEntry?: string;
   readonly serialization?: "json" | "advanced";
+  readonly execArgv?: readonly string[];
 }
 
 /** `createHookExecutor` in process mode, typed as the `ProcessExecutor` (with `workers()` for health checks). */
@@ -49,7 +50,9 @@ export async function startProcessExecutor(
   checkCommonOptions(options);
   const resolved = resolveProcessOptions(options);
   options.signal?.throwIfAborted();
-  const executor = new ProcessExecutor(resolved, workerSpawnSpec(internals.workerEntry, internals.serialization));
+  const spec = workerSpawnSpec(internals.workerEntry, internals.serialization);
+  const execArgv = internals.execArgv === undefined ? spec.execArgv : [...spec.execArgv, ...internals.execArgv];
+  const executor = new ProcessExecutor(resolved, { ...spec, execArgv });
   await executor.started(options.signal);
   return executor;
 }

@@ -125,7 +125,7 @@ export class ProcessExecutor implements HookExecutor {
     });
   }
 
-  /** Kills every worker; pending calls settle as `unavailable`. Resolves when all worker processes have exited. */
+  /** Stops every worker (killed if stuck); pending calls settle as `unavailable`. Resolves once all have exited. */
   close(): Promise<void> {
     this.#closing ??= this.#shutdown();
     return this.#closing;

@@ -65,6 +65,8 @@ export const DESCRIBE_TIMEOUT_MS = 1_000;
 /** Bundles kept loaded per worker; past it the least recently used is unloaded. */
 const MAX_LOADED_BUNDLES = 512;
 const STDERR_TAIL_CHARS = 4_096;
+/** How long a worker asked to exit gets before it is killed. */
+const STOP_GRACE_MS = 250;
 
 type State = "booting" | "running" | "retiring" | "exiting" | "exited";
 
@@ -198,7 +200,7 @@ export class WorkerProcess {
     if (this.#pending.size === 0) this.#kill("recycled");
   }
 
-  /** Kills the worker now; pending calls settle as `unavailable`. */
+  /** Asks the worker to exit, killing it after 250 ms if it is stuck; pending calls settle as `unavailable`. */
   close(): Promise<WorkerExit> {
     this.#kill("closed");
     return this.exited;
@@ -384,12 +386,23 @@ export class WorkerProcess {
     if (this.#state === "booting") this.#kill("boot");
   };
 
+  /**
+   * Ends the worker. A worker drained or closed is asked to exit (it exits on `disconnect`, after the call
+   * it is in), and killed if it has not within `STOP_GRACE_MS`; one that misbehaved is killed at once.
+   */
   #kill(reason: WorkerExitReason): void {
     if (this.#state === "exiting" || this.#state === "exited") return;
     this.#state = "exiting";
     this.#killReason = reason;
     this.#reference(true);
-    this.#child.kill("SIGKILL");
+    if ((reason === "closed" || reason === "recycled") && this.#child.connected) {
+      // After a parent-side disconnect Node never emits `close`, so this exit settles the calls.
+      this.#child.once("exit", this.#onClose);
+      this.#child.disconnect();
+      setTimeout(() => this.#child.kill("SIGKILL"), STOP_GRACE_MS).unref();
+    } else {
+      this.#child.kill("SIGKILL");
+    }
   }
 
   /**
