@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ProcessExecutor, type SupervisorEvent, startProcessExecutor } from "../../../sandbox/supervisor/index.js";
-import { TenantId } from "../../../src/protocol/index.js";
+import { BundleHash, TenantId } from "../../../src/protocol/index.js";
 import {
   eventually,
   STAND_IN_BUNDLE,
@@ -82,6 +82,18 @@ describe("process executor with a stand-in worker", () => {
     const outcome = await executor.execute(standInCall(a, { op: "exit", pad: "x".repeat(1024 * 1024) }));
     expect(outcome).toMatchObject({ type: "failed", failure: { code: "event_too_large" } });
     expect(executor.workers().every((w) => w.ready)).toBe(true);
+  });
+
+  it("keeps at most 512 bundles loaded per worker and reloads an evicted one on its next call", async () => {
+    const bundle = (i: number) => ({ hash: BundleHash.parse(`sha256-${i.toString(16).padStart(64, "0")}`), code: "x" });
+    const first = { ...standInCall(b, {}), bundle: bundle(0) };
+    await executor.execute(first);
+    let loaded = 0;
+    for (let i = 1; i < 600; i++) {
+      loaded = standInReply(await executor.execute({ ...standInCall(b, {}), bundle: bundle(i) })).loaded;
+    }
+    expect(loaded).toBe(512);
+    expect(await executor.execute(first)).toMatchObject({ type: "replied" });
   });
 
   it("describes a bundle in the tenant's worker", async () => {

@@ -52,7 +52,12 @@ export function standInCall(tenantId: TenantId, event: Record<string, unknown>, 
 }
 
 /** The stand-in's reply, parsed (tests only: the host never parses replies outside invokeHook). */
-export function standInReply(outcome: ExecutionOutcome): { pid: number; nonce?: unknown; timeoutMs: number } {
+export function standInReply(outcome: ExecutionOutcome): {
+  pid: number;
+  nonce?: unknown;
+  timeoutMs: number;
+  loaded: number;
+} {
   if (outcome.type !== "replied") throw new Error(`expected a reply, got ${JSON.stringify(outcome)}`);
   return JSON.parse(outcome.reply);
 }
