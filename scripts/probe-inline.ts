@@ -145,13 +145,13 @@ for (const contender of contenders) {
 }
 
 // Cold start: a new (tenant, bundle) in a running pool — with the prepared spare isolate the pool keeps
-// (refilled between calls), and without it (isolate creation and prelude install on the call's path).
+// (refilled when the pool is quiet), and without it (isolate creation and prelude install on the call's path).
 const fresh = new IsolatePool({ spare: false });
 fresh.load(built.hash, built.code, sandboxLimits);
 const colds: number[] = [];
 const freshColds: number[] = [];
 for (let i = 0; i < 20; i++) {
-  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 30)); // a running pool with a quiet moment between tenants
   colds.push(pool.call({ ...poolCall, tenantId: TenantId.parse(`cold-${i}`) }).wallMs);
   freshColds.push(fresh.call({ ...poolCall, tenantId: TenantId.parse(`cold-${i}`) }).wallMs);
 }

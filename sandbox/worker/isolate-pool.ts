@@ -134,6 +134,7 @@ export class IsolatePool {
       this.#slots.set(key, slot);
     }
     slot.lastUsed = this.#now?.() ?? started;
+    this.#spares?.touch(started);
     const { isolate } = slot;
     let reply: unknown;
     try {

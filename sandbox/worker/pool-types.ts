@@ -11,8 +11,8 @@ export interface IsolatePoolOptions {
   /** Clock for idle accounting, in ms. [performance.now] */
   readonly now?: () => number;
   /**
-   * Keep one isolate with the prelude installed ready per limits, refilled on the next event-loop turn
-   * after a cold call takes it: a tenant's first call then skips isolate creation. [true]
+   * Keep one isolate with the prelude installed ready per limits, refilled once the pool has been quiet
+   * for a few ms after a cold call took it: a tenant's first call then skips isolate creation. [true]
    */
   readonly spare?: boolean;
 }

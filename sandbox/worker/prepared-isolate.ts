@@ -42,15 +42,21 @@ const MAX_KINDS = 4;
 /** Installing the trusted prelude in a new isolate; only a starved machine takes this long. */
 export const PREPARE_TIMEOUT_MS = 5_000;
 
+/** A refill waits for this much quiet: creating an isolate blocks the thread for a few ms. */
+const QUIET_MS = 10;
+
 /**
  * Keeps one prepared isolate per (prelude, memory limit) ready, so a tenant's first call skips creating
- * the isolate and installing the prelude (most of a cold start). A spare taken is refilled on the next
- * turn of the event loop, off the call's path; at most `MAX_KINDS` kinds are kept.
+ * the isolate and installing the prelude (most of a cold start). A spare taken is refilled once the pool
+ * has been quiet for `QUIET_MS` (the caller reports activity with `touch()`), so the refill does not delay
+ * the calls that follow a cold one; a pool that never rests creates its isolates on the call path, as it
+ * would without spares. At most `MAX_KINDS` kinds are kept.
  */
 export class SpareIsolates {
   readonly #ready = new Map<string, PreparedIsolate>();
   readonly #wanted = new Map<string, { prelude: string; memoryMb: number }>();
-  #immediate: ReturnType<typeof setImmediate> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #lastActivity = 0;
   #closed = false;
 
   /** A spare for this kind if one is ready (then a refill is scheduled), else undefined. */
@@ -60,9 +66,14 @@ export class SpareIsolates {
     this.#ready.delete(key);
     if (this.#wanted.size + this.#ready.size < MAX_KINDS || this.#wanted.has(key)) {
       this.#wanted.set(key, { prelude, memoryMb });
-      this.#immediate ??= setImmediate(() => this.#refill());
+      this.#arm(QUIET_MS);
     }
     return spare;
+  }
+
+  /** Records pool activity: a pending refill waits for quiet. Cheap enough for every call. */
+  touch(now: number): void {
+    this.#lastActivity = now;
   }
 
   get size(): number {
@@ -71,15 +82,26 @@ export class SpareIsolates {
 
   dispose(): void {
     this.#closed = true;
-    if (this.#immediate !== undefined) clearImmediate(this.#immediate);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
     for (const spare of this.#ready.values()) spare.isolate.dispose();
     this.#ready.clear();
     this.#wanted.clear();
   }
 
+  #arm(delayMs: number): void {
+    if (this.#timer !== undefined || this.#closed) return;
+    this.#timer = setTimeout(() => this.#refill(), delayMs);
+    this.#timer.unref();
+  }
+
   #refill(): void {
-    this.#immediate = undefined;
+    this.#timer = undefined;
     if (this.#closed) return;
+    const quietFor = performance.now() - this.#lastActivity;
+    if (quietFor < QUIET_MS) {
+      this.#arm(QUIET_MS - quietFor);
+      return;
+    }
     for (const [key, { prelude, memoryMb }] of this.#wanted) {
       this.#wanted.delete(key);
       if (this.#ready.has(key)) continue;

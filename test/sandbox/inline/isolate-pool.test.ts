@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { IsolatePool, PoolClosedError, type PoolResult, SandboxOptionsError } from "../../../sandbox/worker/index.js";
 import { GuestReply, type SandboxLimits } from "../../../src/protocol/index.js";
 import { ctxJson, HEALTHY, hooksBundle, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
@@ -200,19 +200,20 @@ describe("IsolatePool", () => {
     expect(result.wallMs).toBeGreaterThan(0);
   });
 
-  it("keeps a prepared spare isolate for the next tenant's first call, refilled after a cold call", async () => {
+  it("keeps a prepared spare isolate for the next tenant's first call, refilled once the pool is quiet", async () => {
     const pool = poolWith();
     callCounter(pool, "a");
     expect(pool.stats().spares).toBe(0);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(pool.stats().spares).toBe(1);
+    await vi.waitFor(() => expect(pool.stats().spares).toBe(1), { timeout: 5_000, interval: 5 });
     expect(count(callCounter(pool, "b"))).toBe("1");
     expect(pool.stats().spares).toBe(0);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(pool.stats()).toMatchObject({ spares: 1, isolates: 2 });
+    await vi.waitFor(() => expect(pool.stats()).toMatchObject({ spares: 1, isolates: 2 }), {
+      timeout: 5_000,
+      interval: 5,
+    });
     const without = poolWith({ spare: false });
     callCounter(without, "a");
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 50));
     expect(without.stats().spares).toBe(0);
   });
 
