@@ -110,9 +110,13 @@ export class IsolatePool {
     return this.#bundles.has(bundleHash);
   }
 
-  /** Runs one hook call synchronously. `replied` carries the prelude's `GuestReply` JSON string. */
+  /**
+   * Runs one hook call synchronously. `replied` carries the prelude's `GuestReply` JSON string. Throws
+   * `SandboxOptionsError` for a `timeoutMs` that is not a positive number (isolated-vm reads 0 as none).
+   */
   call(call: PoolCall): PoolResult {
     this.#assertOpen();
+    assertTimeout(call.timeoutMs);
     const started = performance.now();
     let deadline = started + call.timeoutMs;
     let timeout = call.timeoutMs;
@@ -164,6 +168,7 @@ export class IsolatePool {
    */
   describe(tenantId: TenantId, bundleHash: BundleHash, timeoutMs = DESCRIBE_TIMEOUT_MS): PoolResult {
     this.#assertOpen();
+    assertTimeout(timeoutMs);
     const started = performance.now();
     const bundle = this.#bundles.get(bundleHash);
     if (!bundle) return failure("unavailable", notLoaded(bundleHash), 0, 0);
@@ -321,6 +326,13 @@ export class IsolatePool {
 
   #assertOpen(): void {
     if (this.#closed) throw new PoolClosedError();
+  }
+}
+
+/** `applySync` reads a timeout of 0 (or NaN) as none at all: refuse anything but a positive finite number. */
+function assertTimeout(timeoutMs: number): void {
+  if (!(timeoutMs >= 1 && timeoutMs <= 2 ** 31)) {
+    throw new SandboxOptionsError(`Expected \`timeoutMs\` to be a number from 1 to 2^31, got \`${timeoutMs}\``);
   }
 }
 

@@ -88,6 +88,16 @@ describe("IsolatePool", () => {
     });
   });
 
+  it("refuses a timeout that isolated-vm would read as none", () => {
+    const pool = poolWith();
+    const tenantId = tenant("a");
+    const call = { tenantId, bundleHash: COUNTER.hash, point: "tool.call", eventJson: "{}", ctxJson: "{}" };
+    for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => pool.call({ ...call, timeoutMs })).toThrow(SandboxOptionsError);
+    }
+    expect(() => pool.describe(tenantId, COUNTER.hash, 0)).toThrow(SandboxOptionsError);
+  });
+
   it("keeps one warm isolate per tenant and bundle", () => {
     const pool = poolWith();
     expect([count(callCounter(pool, "a")), count(callCounter(pool, "a")), count(callCounter(pool, "b"))]).toEqual([
