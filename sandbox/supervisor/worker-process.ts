@@ -4,17 +4,15 @@ import {
   type BundleHash,
   type DescribeOutcome,
   type ExecutionOutcome,
-  type Failure,
   type HookCall,
   isWorkerResponse,
   type SandboxBundle,
   type SandboxLimits,
   type TenantId,
   type WorkerRequest,
-  type WorkerResponse,
 } from "../../src/protocol/index.js";
-import { describeOutcomeOf } from "./describe-outcome.js";
 import type { WorkerExitReason } from "./events.js";
+import { answer, exitFailure, fail, overloaded, type PendingCall, timeoutFailure } from "./pending-call.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
 
 /**
@@ -47,17 +45,6 @@ export interface WorkerExit {
   readonly failedCalls: number;
 }
 
-interface Pending {
-  readonly sentAt: number;
-  readonly timeoutMs: number;
-  readonly call: ((outcome: ExecutionOutcome) => void) | undefined;
-  readonly describe: ((outcome: DescribeOutcome) => void) | undefined;
-  /** Set while an AbortSignal is attached; cleared once the caller has been answered. */
-  abort: (() => void) | undefined;
-  signal: AbortSignal | undefined;
-  answered: boolean;
-}
-
 /** A worker that never says `ready` within this is killed (tsx start-up and isolated-vm load take ~1 s). */
 const BOOT_TIMEOUT_MS = 30_000;
 /** How long `describe` may take in the worker (IsolatePool's default). */
@@ -82,7 +69,7 @@ export class WorkerProcess {
   #options: WorkerProcessOptions;
   #child: ChildProcess;
   #state: State = "booting";
-  #pending = new Map<number, Pending>();
+  #pending = new Map<number, PendingCall>();
   #nextId = 0;
   #outbox: WorkerRequest[] = [];
   #flushQueued = false;
@@ -93,7 +80,7 @@ export class WorkerProcess {
   #loaded = new Map<BundleHash, true>();
   #wasReady = false;
   #killReason: WorkerExitReason | undefined;
-  #culprit: Pending | undefined;
+  #culprit: PendingCall | undefined;
   #stderrTail = "";
   #referenced = true;
   #resolveStarted!: (exit: WorkerExit | undefined) => void;
@@ -147,11 +134,12 @@ export class WorkerProcess {
   }
 
   execute(call: HookCall, timeoutMs: number, signal: AbortSignal | undefined): Promise<ExecutionOutcome> {
-    if (this.#pending.size >= this.#options.maxPending) return Promise.resolve(this.#overloaded(call.tenantId));
+    if (this.#pending.size >= this.#options.maxPending)
+      return Promise.resolve(overloaded(call.tenantId, this.#pending.size));
     const id = this.#nextId++;
     this.#ensureLoaded(call.bundle);
     return new Promise((resolve, reject) => {
-      const entry: Pending = {
+      const entry: PendingCall = {
         sentAt: performance.now(),
         timeoutMs,
         call: resolve,
@@ -175,11 +163,12 @@ export class WorkerProcess {
   }
 
   describe(tenantId: TenantId, bundle: SandboxBundle, signal: AbortSignal | undefined): Promise<DescribeOutcome> {
-    if (this.#pending.size >= this.#options.maxPending) return Promise.resolve(this.#overloaded(tenantId));
+    if (this.#pending.size >= this.#options.maxPending)
+      return Promise.resolve(overloaded(tenantId, this.#pending.size));
     const id = this.#nextId++;
     this.#ensureLoaded(bundle);
     return new Promise((resolve, reject) => {
-      const entry: Pending = {
+      const entry: PendingCall = {
         sentAt: performance.now(),
         timeoutMs: DESCRIBE_TIMEOUT_MS,
         call: undefined,
@@ -211,7 +200,7 @@ export class WorkerProcess {
     this.#child.kill("SIGKILL");
   }
 
-  #track(id: number, entry: Pending, signal: AbortSignal | undefined, reject: (reason: unknown) => void): void {
+  #track(id: number, entry: PendingCall, signal: AbortSignal | undefined, reject: (reason: unknown) => void): void {
     if (signal !== undefined) {
       entry.signal = signal;
       entry.abort = () => {
@@ -297,44 +286,8 @@ export class WorkerProcess {
     this.#pending.delete(message.id);
     const now = performance.now();
     this.#progressAt = now;
-    this.#answer(entry, message, now);
+    answer(entry, message, now);
     if (this.#pending.size === 0 && this.#state === "retiring") this.#kill("recycled");
-  }
-
-  #answer(entry: Pending, response: Exclude<WorkerResponse, { kind: "ready" }>, now: number): void {
-    if (entry.answered) return;
-    entry.answered = true;
-    if (entry.abort !== undefined) entry.signal?.removeEventListener("abort", entry.abort);
-    const durationMs = now - entry.sentAt;
-    if (response.kind === "failed") {
-      const failed = {
-        type: "failed" as const,
-        failure: { code: response.code, message: response.message },
-        cpuMs: response.cpuMs,
-        durationMs,
-      };
-      entry.call?.(failed);
-      entry.describe?.(failed);
-      return;
-    }
-    entry.call?.({ type: "replied", reply: response.reply, cpuMs: response.cpuMs, durationMs });
-    entry.describe?.(describeOutcomeOf(response.reply, response.cpuMs, durationMs));
-  }
-
-  #fail(entry: Pending, failure: Failure, now: number): void {
-    if (entry.answered) return;
-    entry.answered = true;
-    if (entry.abort !== undefined) entry.signal?.removeEventListener("abort", entry.abort);
-    const failed = { type: "failed" as const, failure, cpuMs: 0, durationMs: now - entry.sentAt };
-    entry.call?.(failed);
-    entry.describe?.(failed);
-  }
-
-  #overloaded(tenantId: TenantId): { type: "failed"; failure: Failure; cpuMs: number; durationMs: number } {
-    const message =
-      `The sandbox worker for tenant ${tenantId} has ${this.#pending.size} calls pending, its limit; ` +
-      "retry later or raise maxPendingPerWorker";
-    return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, durationMs: 0 };
   }
 
   #onReady(): void {
@@ -449,9 +402,9 @@ export class WorkerProcess {
     const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
     for (const entry of this.#pending.values()) {
       if (entry === culprit) {
-        this.#fail(entry, timeoutFailure(entry.timeoutMs, this.#options.killGraceMs, this.pid), now);
+        fail(entry, timeoutFailure(entry.timeoutMs, this.#options.killGraceMs, this.pid), now);
       } else {
-        this.#fail(entry, exitFailure(reason, this.pid, how), now);
+        fail(entry, exitFailure(reason, this.pid, how), now);
       }
     }
     this.#pending.clear();
@@ -461,46 +414,4 @@ export class WorkerProcess {
     this.#resolveExited(exit);
     this.#options.onExit(this, exit);
   };
-}
-
-function timeoutFailure(timeoutMs: number, graceMs: number, pid: number): Failure {
-  return {
-    code: "timeout",
-    message:
-      `The hook did not finish within its ${timeoutMs} ms timeout and its sandbox worker (pid ${pid}) did not ` +
-      `answer for ${graceMs} ms more, so the worker was killed`,
-  };
-}
-
-function exitFailure(reason: WorkerExitReason, pid: number, how: string): Failure {
-  switch (reason) {
-    case "closed":
-      return { code: "unavailable", message: "The hook executor was closed while this call was pending" };
-    case "crashed":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) died (${how}) while this call was pending on it, e.g. a hook exhausted V8 memory`,
-      };
-    case "deadline":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) was killed because a call ahead of this one stopped answering`,
-      };
-    case "protocol":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) sent a malformed message and was killed`,
-      };
-    case "boot":
-      return { code: "sandbox_crashed", message: `The sandbox worker (pid ${pid}) ended (${how}) before it was ready` };
-    case "recycled":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) was recycled with this call pending`,
-      };
-    default: {
-      const never: never = reason;
-      return never;
-    }
-  }
 }

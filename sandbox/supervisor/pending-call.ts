@@ -1,0 +1,99 @@
+import type { DescribeOutcome, ExecutionOutcome, Failure, TenantId, WorkerResponse } from "../../src/protocol/index.js";
+import { describeOutcomeOf } from "./describe-outcome.js";
+import type { WorkerExitReason } from "./events.js";
+
+/** A call or describe sent to a worker and not answered yet. Settles exactly once. */
+export interface PendingCall {
+  readonly sentAt: number;
+  readonly timeoutMs: number;
+  readonly call: ((outcome: ExecutionOutcome) => void) | undefined;
+  readonly describe: ((outcome: DescribeOutcome) => void) | undefined;
+  /** Set while an AbortSignal is attached. */
+  abort: (() => void) | undefined;
+  signal: AbortSignal | undefined;
+  /** The caller has its outcome (or its abort); a later answer is dropped. */
+  answered: boolean;
+}
+
+type FailedOutcome = { type: "failed"; failure: Failure; cpuMs: number; durationMs: number };
+
+function settle(entry: PendingCall): boolean {
+  if (entry.answered) return false;
+  entry.answered = true;
+  if (entry.abort !== undefined) entry.signal?.removeEventListener("abort", entry.abort);
+  return true;
+}
+
+/** Settles `entry` with the worker's answer; `durationMs` is what the host waited. */
+export function answer(entry: PendingCall, response: Exclude<WorkerResponse, { kind: "ready" }>, now: number): void {
+  if (!settle(entry)) return;
+  const durationMs = now - entry.sentAt;
+  if (response.kind === "failed") {
+    const failure = { code: response.code, message: response.message };
+    const failed: FailedOutcome = { type: "failed", failure, cpuMs: response.cpuMs, durationMs };
+    entry.call?.(failed);
+    entry.describe?.(failed);
+    return;
+  }
+  entry.call?.({ type: "replied", reply: response.reply, cpuMs: response.cpuMs, durationMs });
+  entry.describe?.(describeOutcomeOf(response.reply, response.cpuMs, durationMs));
+}
+
+/** Settles `entry` with a failure the host decided (the worker ended, or the call was refused). */
+export function fail(entry: PendingCall, failure: Failure, now: number): void {
+  if (!settle(entry)) return;
+  const failed: FailedOutcome = { type: "failed", failure, cpuMs: 0, durationMs: now - entry.sentAt };
+  entry.call?.(failed);
+  entry.describe?.(failed);
+}
+
+export function overloaded(tenantId: TenantId, pending: number): FailedOutcome {
+  const message =
+    `The sandbox worker for tenant ${tenantId} has ${pending} calls pending, its limit; ` +
+    "retry later or raise maxPendingPerWorker";
+  return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, durationMs: 0 };
+}
+
+/** The call the host killed its worker over. */
+export function timeoutFailure(timeoutMs: number, graceMs: number, pid: number): Failure {
+  return {
+    code: "timeout",
+    message:
+      `The hook did not finish within its ${timeoutMs} ms timeout and its sandbox worker (pid ${pid}) did not ` +
+      `answer for ${graceMs} ms more, so the worker was killed`,
+  };
+}
+
+/** Every other call pending on a worker that ended; `how` is "signal SIGABRT" or "exit code 1". */
+export function exitFailure(reason: WorkerExitReason, pid: number, how: string): Failure {
+  switch (reason) {
+    case "closed":
+      return { code: "unavailable", message: "The hook executor was closed while this call was pending" };
+    case "crashed":
+      return {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) died (${how}) while this call was pending on it, e.g. a hook exhausted V8 memory`,
+      };
+    case "deadline":
+      return {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) was killed because a call ahead of this one stopped answering`,
+      };
+    case "protocol":
+      return {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) sent a malformed message and was killed`,
+      };
+    case "boot":
+      return { code: "sandbox_crashed", message: `The sandbox worker (pid ${pid}) ended (${how}) before it was ready` };
+    case "recycled":
+      return {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) was recycled with this call pending`,
+      };
+    default: {
+      const never: never = reason;
+      return never;
+    }
+  }
+}
