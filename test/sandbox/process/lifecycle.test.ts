@@ -80,6 +80,17 @@ describe("process executor lifecycle", () => {
   });
 });
 
+describe("createHookExecutor modes", () => {
+  it("starts the process executor by default and the inline one only when asked", async () => {
+    const inline = await createHookExecutor({ mode: "inline", limits: { timeoutMs: 20 } });
+    expect(inline.mode).toBe("inline");
+    await inline.close();
+    const processExecutor = await createHookExecutor({ workers: 1, spareWorker: false });
+    expect(processExecutor.mode).toBe("process");
+    await processExecutor.close();
+  });
+});
+
 describe("createHookExecutor options", () => {
   const cases: [Record<string, unknown>, string][] = [
     [{ workers: 0 }, "Expected `workers` to be an integer from 1 and up, got `0`"],
