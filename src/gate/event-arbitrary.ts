@@ -1,6 +1,6 @@
 import fc from "fast-check";
-import { z } from "zod";
-import { HOOK_POINTS, type HookPoint } from "../protocol/index.js";
+import type { z } from "zod";
+import { HOOK_POINTS, type HookPoint, toJsonSchema } from "../protocol/index.js";
 
 type JsonSchema = z.core.JSONSchema.JSONSchema;
 type Arb = fc.Arbitrary<unknown>;
@@ -19,7 +19,7 @@ const MAX_ITEMS = 4;
  */
 export function eventArbitrary(point: HookPoint, dictionary: readonly string[] = []): Arb {
   const schema = HOOK_POINTS[point].event;
-  const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+  const json = toJsonSchema(schema, "input");
   const defs = json.$defs ?? {};
   const context: Context = { defs, dictionary: [...new Set(dictionary)] };
   return toArbitrary(json, context, 0).filter((event) => schema.safeParse(event).success);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { HOOK_POINTS, type HookPoint, type HookResult } from "./hook-points.js";
-import { JsonObject, JsonValue } from "./json.js";
+import { JsonObject } from "./json.js";
 import type { Limits } from "./limits.js";
 import type { Failure, HookOutcome, ResultIssue } from "./outcome.js";
 
@@ -11,7 +11,8 @@ import type { Failure, HookOutcome, ResultIssue } from "./outcome.js";
 export const GuestReply = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("returned"),
-    result: JsonValue,
+    // Validated once, by the point's own result schema: walking it here too doubled the cost of a reply.
+    result: z.unknown(),
     state: JsonObject.optional(),
     logs: z.array(z.string()),
   }),
@@ -54,9 +55,10 @@ export function parseGuestReply<P extends HookPoint>(point: P, reply: unknown, l
     return failed("invalid_result", "The hook's reply is not JSON", []);
   }
   try {
+    if (mayHideProtoKey(reply)) dropNestedProtoKeys(raw);
     return validateReply(point, raw);
   } catch (error) {
-    // zod validates recursively: a few KB of `[[[…]]]` overflow the stack. Guest output must never throw here.
+    // Guest output must never throw here (e.g. a custom check or a schema hitting a stack limit).
     const why = error instanceof RangeError ? "is nested too deeply to validate" : "could not be validated";
     return failed("invalid_result", `The hook's reply ${why}`, []);
   }
@@ -80,6 +82,29 @@ function validateReply<P extends HookPoint>(point: P, raw: unknown): HookOutcome
   }
   // The cast only re-links the generic: `parsed` is the output of P's own schema.
   return { type: "decided", result: parsed.data as HookResult<P>, state: guest.state, logs: guest.logs };
+}
+
+/**
+ * `JSON.parse` makes a `__proto__` key an own data property: harmless until some code copies it with
+ * assignment (`Object.assign`, `target[key] = …`), which would set a prototype instead. Inside result and
+ * state such keys are dropped; on the envelope itself one stays, so the strict envelope schema refuses it.
+ * The walk runs only when the text could spell the key (directly or escaped).
+ */
+function mayHideProtoKey(text: string): boolean {
+  return text.includes("__proto__") || text.includes("\\u");
+}
+
+function dropNestedProtoKeys(root: unknown): void {
+  if (typeof root !== "object" || root === null) return;
+  const pending: object[] = Object.values(root).filter(isObject);
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    if (Object.hasOwn(item, "__proto__")) Reflect.deleteProperty(item, "__proto__");
+    for (const value of Object.values(item)) if (isObject(value)) pending.push(value);
+  }
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === "object" && value !== null;
 }
 
 function failed<P extends HookPoint>(

@@ -21,7 +21,7 @@ export {
   isHookPoint,
 } from "./hook-points.js";
 export { BundleHash, HookId, RunId, TenantId } from "./ids.js";
-export { JsonObject, JsonValue } from "./json.js";
+export { isJsonValue, JsonObject, JsonValue, MAX_JSON_DEPTH, toJsonSchema } from "./json.js";
 export { DEFAULT_LIMITS, Limits, type LimitsInput } from "./limits.js";
 export {
   AssistantMessage,

@@ -164,7 +164,7 @@ describe("bundleHook", () => {
   it("allows packages from node_modules above the root, and files under a wider root", async () => {
     const cwd = await project({
       "node_modules/left-pad/package.json": '{ "name": "left-pad", "main": "index.js" }\n',
-      "node_modules/left-pad/index.js": "module.exports = (s) => \" \" + s;\n",
+      "node_modules/left-pad/index.js": 'module.exports = (s) => " " + s;\n',
       "shared/words.ts": 'export const WORDS = ["rm"];\n',
       "hook/index.ts": `import pad from "left-pad";\nimport { WORDS } from "../shared/words.ts";\n${HOOK}export const x = pad(WORDS[0]);\n`,
     });

@@ -7,6 +7,7 @@ import {
   handlerOf,
   hookPointOfHandler,
   isHookPoint,
+  toJsonSchema,
 } from "../../protocol/index.js";
 import { type Command, EXIT, UsageError, writeJson } from "../command.js";
 
@@ -41,11 +42,11 @@ function pointSchema(point: HookPoint) {
  * recursive JSON value type is defined once in `$defs` and every `$ref` resolves from the root.
  */
 export function hookSchema(point?: HookPoint): Record<string, unknown> {
-  if (point !== undefined) return z.toJSONSchema(pointSchema(point));
+  if (point !== undefined) return toJsonSchema(pointSchema(point));
   const all = z
     .strictObject(Object.fromEntries(HOOK_POINT_NAMES.map((p) => [p, pointSchema(p)])))
     .meta({ title: "isohook hook points", description: "Every hook point's event and results, keyed by point." });
-  return z.toJSONSchema(all);
+  return toJsonSchema(all);
 }
 
 function unknownPoint(name: string): UsageError {
