@@ -14,7 +14,8 @@ const DESTRUCTIVE: readonly { readonly name: string; readonly pattern: RegExp }[
   { name: "mkfs", pattern: /\bmkfs(?:\.[a-z0-9]+)?\b/ },
   { name: "dd of=/dev/…", pattern: /\bdd\b[^;&|]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b)/ },
   { name: "write to a block device", pattern: />\s*\/dev\/(?:sd|hd|vd|xvd|nvme|disk|mmcblk)[a-z0-9]*/ },
-  { name: "fork bomb", pattern: /([\w:]+)\s*\(\s*\)\s*\{[^}]*?\1\s*\|\s*\1\s*&/ },
+  // The lookbehind starts the name only at a word's start: without it a long word backtracks quadratically.
+  { name: "fork bomb", pattern: /(?<![\w:])([\w:]+)\s*\(\s*\)\s*\{[^}]*?\1\s*\|\s*\1\s*&/ },
   { name: "chmod -R on /", pattern: /\bchmod\s+(?:-\S+\s+)*-[a-zA-Z]*R[a-zA-Z]*\s+\S+\s+\/(?=$|[\s;&|])/ },
 ];
 
