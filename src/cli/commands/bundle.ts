@@ -1,8 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
-import { BundleError, bundleHook, describeBundle } from "../../bundler/index.js";
+import { bundleHook, describeBundle } from "../../bundler/index.js";
 import type { BundleManifest, HookExecutor } from "../../protocol/index.js";
+import { bundleFailure } from "../bundle-failure.js";
 import { CliError, type Command, EXIT, type ParsedArgs, stringFlag, UsageError, writeJson } from "../command.js";
 
 const HELP = `Usage: isohook bundle <entry> [--out file] [--root dir] [--json]
@@ -58,11 +59,7 @@ export function createBundleCommand(deps: BundleCommandDeps = defaultDeps): Comm
         else io.stdout(summary(manifest, out));
         return EXIT.ok;
       } catch (error) {
-        if (io.signal?.aborted) throw new CliError("Aborted", "aborted");
-        if (!(error instanceof BundleError)) throw error;
-        if (!args.json) throw new CliError(error.message, error.code);
-        writeJson(io, { error: { code: error.code, message: error.message, problems: error.problems } });
-        return EXIT.failed;
+        return bundleFailure(error, args, io);
       }
     },
   };

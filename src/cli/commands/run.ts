@@ -23,6 +23,7 @@ import {
 } from "../../runtime/index.js";
 import { SqliteBundleStore } from "../../store/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, writeJson } from "../command.js";
+import { storePathOf } from "../store-option.js";
 
 const HELP = `Usage: isohook run --scenario <file.json> [--store path] [--json]
 
@@ -65,7 +66,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
       const file = resolve(io.cwd, stringFlag(args, "scenario", true));
       const loaded = await scenarioOf(file, io.signal);
       const tools = toolsOf(loaded);
-      const storePath = loaded.hookEntry === undefined ? storePathOf(stringFlag(args, "store"), io) : undefined;
+      const storePath = loaded.hookEntry === undefined ? storePathOf(args, io) : undefined;
       if (storePath !== undefined) await mustExist(storePath, loaded);
       const limits = loaded.scenario.limits;
       const executor = await deps.openExecutor({
@@ -174,10 +175,6 @@ async function entryBundle(loaded: LoadedScenario, executor: HookExecutor, io: C
     if (!(error instanceof BundleError)) throw error;
     throw new CliError(`The scenario's hook ${scenario.hook}: ${error.message}`, error.code);
   }
-}
-
-function storePathOf(flag: string | undefined, io: CliIO): string {
-  return resolve(io.cwd, flag ?? io.env.ISOHOOK_STORE ?? ".isohook/store.db");
 }
 
 async function mustExist(path: string, loaded: LoadedScenario): Promise<void> {

@@ -1,9 +1,10 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
-import { BundleError, bundleHook } from "../../bundler/index.js";
+import { bundleHook } from "../../bundler/index.js";
 import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
 import { type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
+import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
   type Command,
@@ -70,11 +71,7 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
       try {
         built = await bundleHook(entry, { cwd: io.cwd, signal: io.signal });
       } catch (error) {
-        if (io.signal?.aborted) throw new CliError("Aborted", "aborted");
-        if (!(error instanceof BundleError)) throw error;
-        if (!args.json) throw new CliError(error.message, error.code);
-        writeJson(io, { error: { code: error.code, message: error.message, problems: error.problems } });
-        return EXIT.failed;
+        return bundleFailure(error, args, io);
       }
 
       const executor = await open(deps, limits, io.signal);
