@@ -64,32 +64,58 @@ export function timeoutFailure(timeoutMs: number, graceMs: number, pid: number):
   };
 }
 
-/** Every other call pending on a worker that ended; `how` is "signal SIGABRT" or "exit code 1". */
-export function exitFailure(reason: WorkerExitReason, pid: number, how: string): Failure {
+/** The call that was running when its worker died or misbehaved (not killed over a deadline). */
+export function culpritFailure(reason: "crashed" | "protocol", pid: number, how: string): Failure {
+  return reason === "crashed"
+    ? {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) died (${how}) while running this call, e.g. the hook exhausted V8 memory`,
+      }
+    : {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) sent a malformed message while running this call and was killed`,
+      };
+}
+
+/**
+ * Every other call pending on a worker that ended; `how` is "signal SIGABRT" or "exit code 1". These calls
+ * were not running (queued, or done with the answer not yet delivered), so they are bystanders: quarantine
+ * does not count them. The message never names the tenant whose call was running.
+ */
+export function bystanderFailure(reason: WorkerExitReason, pid: number, how: string): Failure {
+  const notCounted = "this call was pending on it but not running, so it does not count towards quarantine";
   switch (reason) {
     case "closed":
       return { code: "unavailable", message: "The hook executor was closed while this call was pending" };
     case "crashed":
       return {
         code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) died (${how}) while this call was pending on it, e.g. a hook exhausted V8 memory`,
+        message: `The sandbox worker (pid ${pid}) died (${how}); ${notCounted}`,
+        bystander: true,
       };
     case "deadline":
       return {
         code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) was killed because a call ahead of this one stopped answering`,
+        message: `The sandbox worker (pid ${pid}) was killed because another call on it stopped answering; ${notCounted}`,
+        bystander: true,
       };
     case "protocol":
       return {
         code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) sent a malformed message and was killed`,
+        message: `The sandbox worker (pid ${pid}) sent a malformed message and was killed; ${notCounted}`,
+        bystander: true,
       };
     case "boot":
-      return { code: "sandbox_crashed", message: `The sandbox worker (pid ${pid}) ended (${how}) before it was ready` };
+      return {
+        code: "sandbox_crashed",
+        message: `The sandbox worker (pid ${pid}) ended (${how}) before it was ready; ${notCounted}`,
+        bystander: true,
+      };
     case "recycled":
       return {
         code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) was recycled with this call pending`,
+        message: `The sandbox worker (pid ${pid}) was recycled with this call pending; ${notCounted}`,
+        bystander: true,
       };
     default: {
       const never: never = reason;

@@ -6,13 +6,24 @@ import {
   type ExecutionOutcome,
   type HookCall,
   isWorkerResponse,
+  monotonicMs,
+  RUNNING_MARK_FD_ENV,
   type SandboxBundle,
   type SandboxLimits,
   type TenantId,
   type WorkerRequest,
 } from "../../src/protocol/index.js";
 import type { WorkerExitReason } from "./events.js";
-import { answer, exitFailure, fail, overloaded, type PendingCall, timeoutFailure } from "./pending-call.js";
+import {
+  answer,
+  bystanderFailure,
+  culpritFailure,
+  fail,
+  overloaded,
+  type PendingCall,
+  timeoutFailure,
+} from "./pending-call.js";
+import { RunningMarkFile } from "./running-mark-file.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
 
 /**
@@ -24,10 +35,16 @@ import type { WorkerSpawnSpec } from "./spawn-spec.js";
  * with the worker's answer, or, when the process ends for any reason, as a failure — `timeout` for the
  * call the host killed the worker over, `unavailable` after `close()`, `sandbox_crashed` for the rest.
  *
- * The host owns a hard deadline: the worker runs calls one at a time, so the oldest pending call started
- * when the worker last answered (or became ready, or the call was sent, whichever is latest). If that call
- * is not answered `killGraceMs` after its own timeout, the worker is killed. One lazily re-armed timer per
- * worker does this: no timer per call.
+ * Which call was running: the worker writes the running-call mark (src/protocol/running-mark.ts) before
+ * each call. Answers travel in batches, so the oldest unanswered call may be one already done whose answer
+ * died with the worker; the mark names the call that was really running. When a worker dies, that call
+ * (if any) is the culprit and every other pending call settles as a bystander (`Failure.bystander`), which
+ * quarantine does not count (DESIGN §1). Without a mark file the oldest pending call is taken instead.
+ *
+ * The host owns a hard deadline: the call the mark names (else the oldest pending call, taken to have
+ * started when the worker last answered, became ready or was sent, whichever is latest) is killed with its
+ * worker if it has not answered `killGraceMs` after its own timeout. One lazily re-armed timer per worker
+ * does this: no timer per call.
  */
 
 export interface WorkerProcessOptions {
@@ -80,7 +97,9 @@ export class WorkerProcess {
   #loaded = new Map<BundleHash, true>();
   #wasReady = false;
   #killReason: WorkerExitReason | undefined;
+  /** The call the deadline timer killed the worker over. */
   #culprit: PendingCall | undefined;
+  #marks: RunningMarkFile | undefined;
   #stderrTail = "";
   #referenced = true;
   #resolveStarted!: (exit: WorkerExit | undefined) => void;
@@ -96,12 +115,15 @@ export class WorkerProcess {
       this.#resolveExited = resolve;
     });
     const { spec } = options;
+    const marks = RunningMarkFile.open();
+    this.#marks = marks;
     this.#child = fork(spec.entry, [], {
       execArgv: [...spec.execArgv],
       cwd: spec.cwd,
-      env: spec.env,
+      // The worker sees the mark file as fd 4, after stdin, stdout, stderr and the IPC channel.
+      env: marks === undefined ? spec.env : { ...spec.env, [RUNNING_MARK_FD_ENV]: "4" },
       serialization: spec.serialization,
-      stdio: ["ignore", "ignore", "pipe", "ipc"],
+      stdio: marks === undefined ? ["ignore", "ignore", "pipe", "ipc"] : ["ignore", "ignore", "pipe", "ipc", marks.fd],
     });
     this.pid = this.#child.pid ?? -1;
     this.#child.on("message", this.#onMessage);
@@ -319,21 +341,60 @@ export class WorkerProcess {
   #onTimer = (): void => {
     this.#timer = undefined;
     if (!this.ready) return;
+    const running = this.#running();
     // Idle since the timer was armed: stop holding the host open (not per call: ref/unref cost µs each).
-    if (this.#pending.size === 0) this.#reference(false);
-    for (const head of this.#pending.values()) {
-      const startedAt = Math.max(head.sentAt, this.#progressAt);
-      const due = startedAt + head.timeoutMs + this.#options.killGraceMs;
-      const now = performance.now();
-      if (now >= due) {
-        this.#culprit = head;
-        this.#kill("deadline");
-      } else {
-        this.#armTimer(due - now);
-      }
+    if (running === undefined) {
+      this.#reference(false);
       return;
     }
+    const due = running.startedAt + running.entry.timeoutMs + this.#options.killGraceMs;
+    const now = performance.now();
+    if (now >= due) {
+      this.#culprit = running.entry;
+      this.#kill("deadline");
+    } else {
+      this.#armTimer(due - now);
+    }
   };
+
+  /**
+   * The call the worker is running and since when (`performance.now()` time): the one the mark names if it
+   * is pending, else the oldest pending call, started at the latest answer, readiness or its sending.
+   */
+  #running(): { entry: PendingCall; startedAt: number } | undefined {
+    const mark = this.#marks?.read();
+    const marked = mark === undefined ? undefined : this.#pending.get(mark.id);
+    if (mark !== undefined && marked !== undefined) {
+      const startedAt = performance.now() - (monotonicMs() - mark.startedAt);
+      return { entry: marked, startedAt: Math.max(marked.sentAt, startedAt) };
+    }
+    for (const head of this.#pending.values())
+      return { entry: head, startedAt: Math.max(head.sentAt, this.#progressAt) };
+    return undefined;
+  }
+
+  /** The call that was running when the worker ended, which takes the blame; none for host-decided ends. */
+  #culpritOf(reason: WorkerExitReason): PendingCall | undefined {
+    switch (reason) {
+      case "deadline":
+        return this.#culprit;
+      case "crashed":
+      case "protocol": {
+        if (this.#marks === undefined) return this.#pending.values().next().value;
+        const mark = this.#marks.read();
+        // No mark, or one for a call already answered: the worker died between calls.
+        return mark === undefined ? undefined : this.#pending.get(mark.id);
+      }
+      case "boot":
+      case "recycled":
+      case "closed":
+        return undefined;
+      default: {
+        const never: never = reason;
+        return never;
+      }
+    }
+  }
 
   #onBootTimeout = (): void => {
     if (this.#state === "booting") this.#kill("boot");
@@ -397,14 +458,17 @@ export class WorkerProcess {
     this.#timer = undefined;
     this.#outbox = [];
     const now = performance.now();
-    const culprit = this.#culprit;
+    const culprit = this.#culpritOf(reason);
+    this.#marks?.close();
     const failedCalls = this.#pending.size;
     const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
     for (const entry of this.#pending.values()) {
-      if (entry === culprit) {
+      if (entry === culprit && reason === "deadline") {
         fail(entry, timeoutFailure(entry.timeoutMs, this.#options.killGraceMs, this.pid), now);
+      } else if (entry === culprit && (reason === "crashed" || reason === "protocol")) {
+        fail(entry, culpritFailure(reason, this.pid, how), now);
       } else {
-        fail(entry, exitFailure(reason, this.pid, how), now);
+        fail(entry, bystanderFailure(reason, this.pid, how), now);
       }
     }
     this.#pending.clear();

@@ -9,13 +9,25 @@
  * is trusted but the channel must not fall over on garbage, so a malformed request with an id gets an
  * `unavailable` answer and one without is dropped.
  *
+ * Before each call or describe the worker writes the running-call mark (src/protocol/running-mark.ts) to
+ * the file descriptor the host passed, if any, so the host can tell which call it was running if it dies.
+ *
  * No orphans: the worker exits when the host disconnects, and a watcher thread kills the process if the
  * host dies while the main thread is busy (the host's SIGKILL reparents the worker; the thread sees it).
  */
-import { realpathSync } from "node:fs";
+import { realpathSync, writeSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { isWorkerRequest, type WorkerRequest, type WorkerResponse } from "../../src/protocol/index.js";
+import {
+  isWorkerRequest,
+  monotonicMs,
+  RUNNING_MARK_BYTES,
+  RUNNING_MARK_FD_ENV,
+  type RunningPhase,
+  type WorkerRequest,
+  type WorkerResponse,
+  writeRunningMark,
+} from "../../src/protocol/index.js";
 import type { IsolatePool, PoolResult } from "./index.js";
 
 /** What the loop needs of an `IsolatePool` (a stand-in implements it in the supervisor's tests). */
@@ -29,6 +41,7 @@ const ORPHAN_POLL_MS = 250;
 export function serveWorker(engine: WorkerEngine): void {
   const send = process.send?.bind(process);
   if (send === undefined) throw new Error("worker-main must be forked with an IPC channel (child_process.fork)");
+  const mark = runningMarkWriter(process.env[RUNNING_MARK_FD_ENV]);
 
   let outbox: WorkerResponse[] = [];
   let windowStart = 0;
@@ -48,7 +61,7 @@ export function serveWorker(engine: WorkerEngine): void {
       flush();
       windowStart = performance.now();
     }
-    const response = isWorkerRequest(message) ? serve(engine, message) : malformed(message);
+    const response = isWorkerRequest(message) ? serve(engine, message, mark) : malformed(message);
     if (response === undefined) return;
     outbox.push(response);
     if (!flushQueued) {
@@ -68,12 +81,16 @@ export function serveWorker(engine: WorkerEngine): void {
   send({ kind: "ready", pid: process.pid } satisfies WorkerResponse);
 }
 
-function serve(engine: WorkerEngine, request: WorkerRequest): WorkerResponse | undefined {
+type MarkRunning = (id: number, phase: RunningPhase) => void;
+
+function serve(engine: WorkerEngine, request: WorkerRequest, mark: MarkRunning): WorkerResponse | undefined {
   try {
     switch (request.kind) {
       case "call":
+        mark(request.id, "run");
         return respond(request.id, engine.call(request));
       case "describe":
+        mark(request.id, "run");
         return respond(request.id, engine.describe(request.tenantId, request.bundleHash));
       case "load":
         engine.load(request.bundleHash, request.code, request.limits);
@@ -98,6 +115,25 @@ function respond(id: number, result: PoolResult): WorkerResponse {
   return result.kind === "replied"
     ? { kind: "replied", id, reply: result.reply, cpuMs: result.cpuMs, wallMs: result.wallMs }
     : { kind: "failed", id, code: result.code, message: result.message, cpuMs: result.cpuMs, wallMs: result.wallMs };
+}
+
+/** Writes the running-call mark to the host's file descriptor; a no-op when the host passed none. */
+function runningMarkWriter(fdText: string | undefined): MarkRunning {
+  const fd = Number(fdText);
+  if (fdText === undefined || !Number.isSafeInteger(fd) || fd < 3) return () => {};
+  const bytes = new Uint8Array(RUNNING_MARK_BYTES);
+  const view = new Float64Array(bytes.buffer);
+  let broken = false;
+  return (id, phase) => {
+    if (broken) return;
+    writeRunningMark(view, id, monotonicMs(), phase);
+    try {
+      writeSync(fd, bytes, 0, RUNNING_MARK_BYTES, 0);
+    } catch {
+      // Without the mark the host falls back to blaming the oldest unanswered call.
+      broken = true;
+    }
+  };
 }
 
 function malformed(message: unknown): WorkerResponse | undefined {

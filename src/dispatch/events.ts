@@ -23,7 +23,13 @@ export interface HookCalledEvent {
   /** The result type the hook returned (`null` for the no-op), or its failure code and message. */
   readonly outcome:
     | { readonly type: "decided"; readonly result: string | null }
-    | { readonly type: "failed"; readonly code: FailureCode; readonly message: string };
+    | {
+        readonly type: "failed";
+        readonly code: FailureCode;
+        readonly message: string;
+        /** Set when the call only failed because another call crashed its worker (not counted by quarantine). */
+        readonly bystander?: true;
+      };
   /** The registration's effective policy at this point (after the platform floor). */
   readonly policy: FailurePolicy;
   readonly durationMs: number;

@@ -85,15 +85,18 @@ function calledEvent<P extends HookPoint>(record: HookRecord<P>, scope: StackSco
     hookId: record.hookId,
     source: record.source,
     bundle: record.bundle,
-    outcome:
-      record.outcome.type === "decided"
-        ? { type: "decided", result: resultType(record.outcome.result) }
-        : { type: "failed", code: record.outcome.failure.code, message: record.outcome.failure.message },
+    outcome: calledOutcome(record.outcome),
     policy: record.policy,
     durationMs: record.durationMs,
     cpuMs: record.cpuMs,
     logs: record.logs.length,
   };
+}
+
+function calledOutcome<P extends HookPoint>(outcome: RecordedOutcome<P>): HookCalledEvent["outcome"] {
+  if (outcome.type === "decided") return { type: "decided", result: resultType(outcome.result) };
+  const { code, message, bystander } = outcome.failure;
+  return bystander === true ? { type: "failed", code, message, bystander } : { type: "failed", code, message };
 }
 
 function resultType(result: unknown): string | null {

@@ -1,5 +1,6 @@
 import {
   type ActiveBundle,
+  countsTowardsQuarantine,
   type Failure,
   type FailureCode,
   type HookCall,
@@ -102,7 +103,8 @@ export class TenantHook implements StackedHook {
     budget.charge(invoked.durationMs);
     const { outcome, durationMs, cpuMs } = invoked;
     if (outcome.type === "failed") {
-      book.strike(this.#key, outcome.failure.code, clock());
+      // A bystander's call was only pending on a worker another call crashed: no strike (DESIGN §1).
+      if (countsTowardsQuarantine(outcome.failure)) book.strike(this.#key, outcome.failure.code, clock());
       return { outcome: { type: "failed", failure: outcome.failure }, durationMs, cpuMs, logs: outcome.logs };
     }
     if (outcome.state !== undefined) {

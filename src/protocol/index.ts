@@ -35,8 +35,24 @@ export {
   ToolSpec,
   Usage,
 } from "./messages.js";
-export { Failure, FailureCode, type HookOutcome, QUARANTINE_CODES, ResultIssue } from "./outcome.js";
+export {
+  countsTowardsQuarantine,
+  Failure,
+  FailureCode,
+  type HookOutcome,
+  QUARANTINE_CODES,
+  ResultIssue,
+} from "./outcome.js";
 export * as results from "./results.js";
+export {
+  monotonicMs,
+  RUNNING_MARK_BYTES,
+  RUNNING_MARK_FD_ENV,
+  type RunningMark,
+  type RunningPhase,
+  readRunningMark,
+  writeRunningMark,
+} from "./running-mark.js";
 export { SDK_VERSION } from "./version.js";
 export { SandboxLimits, WorkerRequest, WorkerResponse } from "./wire.js";
 export { isWorkerRequest, isWorkerResponse } from "./wire-guard.js";

@@ -21,10 +21,16 @@ export type FailureCode = z.infer<typeof FailureCode>;
 export const ResultIssue = z.strictObject({ path: z.array(z.union([z.string(), z.number()])), message: z.string() });
 export type ResultIssue = z.infer<typeof ResultIssue>;
 
+/**
+ * A failed hook call. `bystander: true` marks a call that failed only because its sandbox worker died while
+ * running ANOTHER call (queued behind it, or answered but not yet delivered): the supervisor sets it, never
+ * the guest, and quarantine does not count it (DESIGN §1: the tenant whose call was running takes the strike).
+ */
 export const Failure = z.strictObject({
   code: FailureCode,
   message: z.string(),
   issues: z.array(ResultIssue).optional(),
+  bystander: z.literal(true).optional(),
 });
 export type Failure = z.infer<typeof Failure>;
 
@@ -46,3 +52,8 @@ export const QUARANTINE_CODES: ReadonlySet<FailureCode> = new Set([
   "sandbox_crashed",
   "pending",
 ]);
+
+/** Whether a failure counts towards its bundle's quarantine: a quarantine code, and not a bystander's. */
+export function countsTowardsQuarantine(failure: Failure): boolean {
+  return failure.bystander !== true && QUARANTINE_CODES.has(failure.code);
+}

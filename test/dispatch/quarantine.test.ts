@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DispatchEvent } from "../../src/dispatch/index.js";
 import { bundleKey, QuarantineBook } from "../../src/dispatch/quarantine.js";
+import type { ExecutionOutcome } from "../../src/protocol/index.js";
 import { HASH, returned, sandboxFailed, TENANT, toolCallEvent } from "./helpers.js";
 import { setup } from "./setup.js";
 
@@ -54,6 +55,32 @@ describe("quarantine through the dispatcher", () => {
     const { decision, records } = await run.turnEnd(event);
     expect(decision).toEqual({ type: "default" });
     expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "quarantined" } });
+  });
+
+  it("does not count bystander failures (another call crashed the worker) but counts the culprit's", async () => {
+    const bystander = (): ExecutionOutcome => ({
+      type: "failed",
+      failure: { code: "sandbox_crashed", message: "worker died running another call", bystander: true },
+      cpuMs: 0,
+      durationMs: 0,
+    });
+    const { run, dispatcher, executor, events } = setup({
+      points: ["tool.call"],
+      respond: bystander,
+      options: { quarantine: { failures: 2 } },
+    });
+    for (let i = 0; i < 5; i++) {
+      const { decision, records } = await run.toolCall(toolCallEvent());
+      expect(decision).toMatchObject({ type: "block", reason: "sandbox_crashed" });
+      expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { bystander: true } });
+    }
+    expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeUndefined();
+    expect(events[0]).toMatchObject({ type: "hook.called", outcome: { code: "sandbox_crashed", bystander: true } });
+    executor.respondWith(() => sandboxFailed("sandbox_crashed", 3));
+    await run.toolCall(toolCallEvent());
+    await run.toolCall(toolCallEvent());
+    expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeDefined();
+    expect(executor.seen).toHaveLength(7);
   });
 
   it("does not count threw, invalid_result or budget denials", async () => {

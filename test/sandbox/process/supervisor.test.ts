@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ProcessExecutor, type SupervisorEvent, startProcessExecutor } from "../../../sandbox/supervisor/index.js";
-import { BundleHash, TenantId } from "../../../src/protocol/index.js";
+import { BundleHash, type ExecutionOutcome, TenantId } from "../../../src/protocol/index.js";
 import {
   eventually,
   STAND_IN_BUNDLE,
@@ -107,6 +107,8 @@ describe("process executor when a worker fails", () => {
   const events: SupervisorEvent[] = [];
   let a: TenantId;
   let b: TenantId;
+  /** A tenant sharing `a`'s worker. */
+  let m: TenantId;
 
   beforeAll(async () => {
     executor = await startProcessExecutor(
@@ -115,6 +117,7 @@ describe("process executor when a worker fails", () => {
     );
     a = tenantOn((id) => executor.shardOf(id), 0, "victim");
     b = tenantOn((id) => executor.shardOf(id), 1, "bystander");
+    m = tenantOn((id) => executor.shardOf(id), 0, "mallory");
   });
   afterAll(() => executor.close());
 
@@ -131,12 +134,13 @@ describe("process executor when a worker fails", () => {
       executor.execute(standInCall(a, {})),
       executor.execute(standInCall(a, {})),
     ]);
-    // The call that finished before the crash was answered (its answer went out before the next call ran).
-    expect(victims.map((o) => (o.type === "failed" ? o.failure.code : o.type))).toEqual([
+    // The call that finished before the crash was answered (its answer went out before the next call ran);
+    // the call running when the worker died is the culprit, the calls queued behind it are bystanders.
+    expect(victims.map((o) => (o.type === "failed" ? `${o.failure.code}${blame(o)}` : o.type))).toEqual([
       "replied",
-      "sandbox_crashed",
-      "sandbox_crashed",
-      "sandbox_crashed",
+      "sandbox_crashed (culprit)",
+      "sandbox_crashed (bystander)",
+      "sandbox_crashed (bystander)",
     ]);
     expect((await Promise.all(bystander)).map((o) => standInReply(o).nonce)).toEqual([...Array(20).keys()]);
     const after = await pidOf(a);
@@ -144,6 +148,33 @@ describe("process executor when a worker fails", () => {
     expect(events).toContainEqual(
       expect.objectContaining({ type: "worker_exited", pid: before, reason: "crashed", exitCode: 70, failedCalls: 3 }),
     );
+  });
+
+  it("blames only the call that was running when its worker died, not one done with its answer unsent", async () => {
+    await pidOf(a);
+    // One batch: a's quick call runs first and its answer waits in the worker's outbox (answers go out
+    // together) while m's call crashes the worker, so a's call is the oldest unanswered but not the culprit.
+    const [done, crashed, queued] = await Promise.all([
+      executor.execute(standInCall(a, { nonce: "first" })),
+      executor.execute(standInCall(m, { op: "exit" })),
+      executor.execute(standInCall(a, { nonce: "queued" })),
+    ]);
+    expect(done.type === "replied" || blame(done)).toBe(done.type === "replied" || " (bystander)");
+    expect(crashed).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed" } });
+    expect(blame(crashed)).toBe(" (culprit)");
+    expect(queued).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed", bystander: true } });
+    expect(queued.type === "failed" && queued.failure.message).not.toContain(m);
+  });
+
+  it("times out the call that hung, not an earlier one whose answer never left the worker", async () => {
+    await pidOf(a);
+    const [done, hung] = await Promise.all([
+      executor.execute(standInCall(a, { nonce: "first" })),
+      executor.execute(standInCall(m, { op: "hang" }, 30)),
+    ]);
+    expect(hung).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    expect(blame(hung)).toBe(" (culprit)");
+    expect(done.type === "replied" || blame(done)).toBe(done.type === "replied" || " (bystander)");
   });
 
   it("kills a worker that does not answer by its deadline: timeout for that call, sandbox_crashed behind it", async () => {
@@ -154,7 +185,7 @@ describe("process executor when a worker fails", () => {
       executor.execute(standInCall(a, {})),
     ]);
     expect(outcomes[0]).toMatchObject({ type: "failed", failure: { code: "timeout" } });
-    expect(outcomes[1]).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed" } });
+    expect(outcomes[1]).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed", bystander: true } });
     expect(standInReply(await bystander).pid).not.toBe(before);
     expect(await pidOf(a)).not.toBe(before);
     expect(events).toContainEqual(expect.objectContaining({ type: "worker_exited", pid: before, reason: "deadline" }));
@@ -195,6 +226,12 @@ describe("process executor when a worker fails", () => {
     for (const outcome of await Promise.all(queued)) expect(standInReply(outcome).nonce).toBe("queued");
   });
 });
+
+/** Whether a failure is blamed on its call: " (bystander)" when the supervisor marked it so. */
+function blame(outcome: ExecutionOutcome): string {
+  if (outcome.type !== "failed") return "";
+  return outcome.failure.bystander === true ? " (bystander)" : " (culprit)";
+}
 
 describe("process executor RSS cap", () => {
   it("drains a worker above its cap and replaces it without failing a call", async () => {
