@@ -56,12 +56,19 @@ function isJsonObject(value: unknown): value is JsonObject {
 }
 
 export const JsonValue: z.ZodType<JsonValue, JsonValue> = z.custom<JsonValue>(isJsonValue, {
-  message: `Expected a JSON value (finite numbers, plain objects and arrays, at most ${MAX_JSON_DEPTH} levels deep)`,
+  error: (issue) =>
+    `Expected a JSON value (finite numbers, plain objects and arrays, at most ${MAX_JSON_DEPTH} levels deep), received ${kindOf(issue.input)}`,
 });
 
 export const JsonObject: z.ZodType<JsonObject, JsonObject> = z.custom<JsonObject>(isJsonObject, {
-  message: `Expected a JSON object (at most ${MAX_JSON_DEPTH} levels deep)`,
+  error: (issue) => `Expected a JSON object (at most ${MAX_JSON_DEPTH} levels deep), received ${kindOf(issue.input)}`,
 });
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object that is not JSON" : typeof value;
+}
 
 /**
  * JSON Schema for any schema built from these: `JsonValue` is `{}` (JSON Schema only ever sees JSON) and

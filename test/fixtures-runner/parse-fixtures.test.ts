@@ -64,7 +64,7 @@ describe("parseFixtures", () => {
     expect(problems[0]).toMatch(/^2: not valid JSON/);
     expect(problems[1]).toMatch(/^3: point: /);
     expect(problems[2]).toBe(
-      "4: the event is not a valid tool.call event: call.args: Invalid input: expected record, received undefined",
+      "4: the event is not a valid tool.call event: call.args: Expected a JSON object (at most 512 levels deep), received undefined",
     );
     expect(problems[3]).toMatch(/^5: unknown failure code "boom"; one of timeout, memory_limit/);
     expect(problems[4]).toBe('6: `expect` with "noop" must be exactly {"noop": true}');
