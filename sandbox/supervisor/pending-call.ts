@@ -4,7 +4,10 @@ import type { WorkerExitReason } from "./events.js";
 
 /** A call or describe sent to a worker and not answered yet. Settles exactly once. */
 export interface PendingCall {
+  /** When the host sent it (its deadline never counts from earlier). */
   readonly sentAt: number;
+  /** When the caller asked for it (earlier than `sentAt` if it waited for a worker); `queuedMs` counts from here. */
+  readonly askedAt: number;
   readonly timeoutMs: number;
   readonly call: ((outcome: ExecutionOutcome) => void) | undefined;
   readonly describe: ((outcome: DescribeOutcome) => void) | undefined;
@@ -15,7 +18,7 @@ export interface PendingCall {
   answered: boolean;
 }
 
-type FailedOutcome = { type: "failed"; failure: Failure; cpuMs: number; durationMs: number };
+type FailedOutcome = { type: "failed"; failure: Failure; cpuMs: number; durationMs: number; queuedMs: number };
 
 function settle(entry: PendingCall): boolean {
   if (entry.answered) return false;
@@ -24,25 +27,41 @@ function settle(entry: PendingCall): boolean {
   return true;
 }
 
-/** Settles `entry` with the worker's answer; `durationMs` is what the host waited. */
+/**
+ * Settles `entry` with the worker's answer. `durationMs` is the worker's own measure of the call (never
+ * more than the host waited); the rest of the wait is `queuedMs`: other calls ahead on the worker, IPC.
+ */
 export function answer(entry: PendingCall, response: Exclude<WorkerResponse, { kind: "ready" }>, now: number): void {
   if (!settle(entry)) return;
-  const durationMs = now - entry.sentAt;
+  const waited = now - entry.askedAt;
+  const durationMs = Math.min(Math.max(0, response.wallMs), waited);
+  const queuedMs = waited - durationMs;
   if (response.kind === "failed") {
     const failure = { code: response.code, message: response.message };
-    const failed: FailedOutcome = { type: "failed", failure, cpuMs: response.cpuMs, durationMs };
+    const failed: FailedOutcome = { type: "failed", failure, cpuMs: response.cpuMs, durationMs, queuedMs };
     entry.call?.(failed);
     entry.describe?.(failed);
     return;
   }
-  entry.call?.({ type: "replied", reply: response.reply, cpuMs: response.cpuMs, durationMs });
-  entry.describe?.(describeOutcomeOf(response.reply, response.cpuMs, durationMs));
+  entry.call?.({ type: "replied", reply: response.reply, cpuMs: response.cpuMs, durationMs, queuedMs });
+  entry.describe?.(describeOutcomeOf(response.reply, response.cpuMs, durationMs, queuedMs));
 }
 
-/** Settles `entry` with a failure the host decided (the worker ended, or the call was refused). */
-export function fail(entry: PendingCall, failure: Failure, now: number): void {
+/**
+ * Settles `entry` with a failure the host decided (the worker ended, or the call was refused). `ranSince`
+ * is when the call started running (the call the worker died or was killed in); a call that never ran
+ * has `durationMs` 0 and all its wait as `queuedMs`.
+ */
+export function fail(entry: PendingCall, failure: Failure, now: number, ranSince?: number): void {
   if (!settle(entry)) return;
-  const failed: FailedOutcome = { type: "failed", failure, cpuMs: 0, durationMs: now - entry.sentAt };
+  const started = ranSince === undefined ? now : Math.min(now, Math.max(entry.askedAt, ranSince));
+  const failed: FailedOutcome = {
+    type: "failed",
+    failure,
+    cpuMs: 0,
+    durationMs: now - started,
+    queuedMs: started - entry.askedAt,
+  };
   entry.call?.(failed);
   entry.describe?.(failed);
 }
@@ -51,7 +70,7 @@ export function overloaded(tenantId: TenantId, pending: number): FailedOutcome {
   const message =
     `The sandbox worker for tenant ${tenantId} has ${pending} calls pending, its limit; ` +
     "retry later or raise maxPendingPerWorker";
-  return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, durationMs: 0 };
+  return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, durationMs: 0, queuedMs: 0 };
 }
 
 /** The call the host killed its worker over. */

@@ -35,6 +35,10 @@ function killAllOnExit(): void {
  * The `process` executor: tenants sharded over N supervised worker processes (stable hash of the tenant
  * id), calls pipelined over IPC, one spare worker booted ahead so a crashed worker is replaced at once,
  * RSS watched and a worker over its cap drained and replaced. See worker-process.ts for the channel.
+ *
+ * Costs (`ExecutionCost`): `durationMs` is the worker's own measure of the call's run, so a tenant is
+ * never charged for the calls of tenants sharing its worker; what the caller waited beyond it (calls
+ * ahead on the worker, a restart, IPC) is `queuedMs`.
  */
 export class ProcessExecutor implements HookExecutor {
   readonly mode = "process" as const;
@@ -107,9 +111,11 @@ export class ProcessExecutor implements HookExecutor {
     const slot = this.#slotOf(call.tenantId);
     const worker = slot.current;
     if (worker !== undefined) return worker.execute(call, timeoutMs, signal);
+    // Waiting for the shard's worker to be (re)started is queueing too: it counts in `queuedMs`.
+    const askedAt = performance.now();
     return slot.whenWorker().then((next) => {
       if (signal?.aborted) throw signal.reason;
-      return next === undefined ? closedOutcome() : next.execute(call, timeoutMs, signal);
+      return next === undefined ? closedOutcome() : next.execute(call, timeoutMs, signal, askedAt);
     });
   }
 
@@ -119,9 +125,10 @@ export class ProcessExecutor implements HookExecutor {
     const slot = this.#slotOf(tenantId);
     const worker = slot.current;
     if (worker !== undefined) return worker.describe(tenantId, bundle, signal);
+    const askedAt = performance.now();
     return slot.whenWorker().then((next) => {
       if (signal?.aborted) throw signal.reason;
-      return next === undefined ? closedOutcome() : next.describe(tenantId, bundle, signal);
+      return next === undefined ? closedOutcome() : next.describe(tenantId, bundle, signal, askedAt);
     });
   }
 

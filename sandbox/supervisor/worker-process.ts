@@ -8,6 +8,7 @@ import {
   isWorkerResponse,
   monotonicMs,
   RUNNING_MARK_FD_ENV,
+  type RunningMark,
   type SandboxBundle,
   type SandboxLimits,
   type TenantId,
@@ -155,14 +156,22 @@ export class WorkerProcess {
     return this.#stderrTail;
   }
 
-  execute(call: HookCall, timeoutMs: number, signal: AbortSignal | undefined): Promise<ExecutionOutcome> {
+  /** `askedAt`: when the caller asked, if it waited for this worker first (counted in `queuedMs`). */
+  execute(
+    call: HookCall,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    askedAt?: number,
+  ): Promise<ExecutionOutcome> {
     if (this.#pending.size >= this.#options.maxPending)
       return Promise.resolve(overloaded(call.tenantId, this.#pending.size));
     const id = this.#nextId++;
     this.#ensureLoaded(call.bundle);
     return new Promise((resolve, reject) => {
+      const sentAt = performance.now();
       const entry: PendingCall = {
-        sentAt: performance.now(),
+        sentAt,
+        askedAt: askedAt ?? sentAt,
         timeoutMs,
         call: resolve,
         describe: undefined,
@@ -184,14 +193,21 @@ export class WorkerProcess {
     });
   }
 
-  describe(tenantId: TenantId, bundle: SandboxBundle, signal: AbortSignal | undefined): Promise<DescribeOutcome> {
+  describe(
+    tenantId: TenantId,
+    bundle: SandboxBundle,
+    signal: AbortSignal | undefined,
+    askedAt?: number,
+  ): Promise<DescribeOutcome> {
     if (this.#pending.size >= this.#options.maxPending)
       return Promise.resolve(overloaded(tenantId, this.#pending.size));
     const id = this.#nextId++;
     this.#ensureLoaded(bundle);
     return new Promise((resolve, reject) => {
+      const sentAt = performance.now();
       const entry: PendingCall = {
-        sentAt: performance.now(),
+        sentAt,
+        askedAt: askedAt ?? sentAt,
         timeoutMs: DESCRIBE_TIMEOUT_MS,
         call: undefined,
         describe: resolve,
@@ -364,24 +380,27 @@ export class WorkerProcess {
   #running(): { entry: PendingCall; startedAt: number } | undefined {
     const mark = this.#marks?.read();
     const marked = mark === undefined ? undefined : this.#pending.get(mark.id);
-    if (mark !== undefined && marked !== undefined) {
-      const startedAt = performance.now() - (monotonicMs() - mark.startedAt);
-      return { entry: marked, startedAt: Math.max(marked.sentAt, startedAt) };
-    }
-    for (const head of this.#pending.values())
-      return { entry: head, startedAt: Math.max(head.sentAt, this.#progressAt) };
+    if (marked !== undefined) return { entry: marked, startedAt: this.#startOf(marked, mark) };
+    for (const head of this.#pending.values()) return { entry: head, startedAt: this.#startOf(head, undefined) };
     return undefined;
   }
 
+  /** When `entry` started running: the mark's time if the mark names it, else the latest answer or readiness. */
+  #startOf(entry: PendingCall, mark: RunningMark | undefined): number {
+    if (mark !== undefined && this.#pending.get(mark.id) === entry) {
+      return Math.max(entry.sentAt, performance.now() - (monotonicMs() - mark.startedAt));
+    }
+    return Math.max(entry.sentAt, this.#progressAt);
+  }
+
   /** The call that was running when the worker ended, which takes the blame; none for host-decided ends. */
-  #culpritOf(reason: WorkerExitReason): PendingCall | undefined {
+  #culpritOf(reason: WorkerExitReason, mark: RunningMark | undefined): PendingCall | undefined {
     switch (reason) {
       case "deadline":
         return this.#culprit;
       case "crashed":
       case "protocol": {
         if (this.#marks === undefined) return this.#pending.values().next().value;
-        const mark = this.#marks.read();
         // No mark, or one for a call already answered: the worker died between calls.
         return mark === undefined ? undefined : this.#pending.get(mark.id);
       }
@@ -458,15 +477,18 @@ export class WorkerProcess {
     this.#timer = undefined;
     this.#outbox = [];
     const now = performance.now();
-    const culprit = this.#culpritOf(reason);
+    const mark = this.#marks?.read();
     this.#marks?.close();
+    const culprit = this.#culpritOf(reason, mark);
+    // The culprit ran from its start until now; every other call never ran (or its answer died with the worker).
+    const ranSince = culprit === undefined ? undefined : this.#startOf(culprit, mark);
     const failedCalls = this.#pending.size;
     const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
     for (const entry of this.#pending.values()) {
       if (entry === culprit && reason === "deadline") {
-        fail(entry, timeoutFailure(entry.timeoutMs, this.#options.killGraceMs, this.pid), now);
+        fail(entry, timeoutFailure(entry.timeoutMs, this.#options.killGraceMs, this.pid), now, ranSince);
       } else if (entry === culprit && (reason === "crashed" || reason === "protocol")) {
-        fail(entry, culpritFailure(reason, this.pid, how), now);
+        fail(entry, culpritFailure(reason, this.pid, how), now, ranSince);
       } else {
         fail(entry, bystanderFailure(reason, this.pid, how), now);
       }

@@ -35,7 +35,8 @@ let warned = false;
 
 /**
  * A `HookExecutor` that keeps isolates in the calling process, on the calling thread: each `execute` runs
- * synchronously and resolves at once. For tests and benchmarks only — a fatal out-of-memory in a guest
+ * synchronously and resolves at once, so nothing queues (no `queuedMs`) and `durationMs` is the pool's
+ * own measure of the call. For tests and benchmarks only — a fatal out-of-memory in a guest
  * aborts the whole process and nothing but the `applySync` timeout bounds a call (DESIGN §1) — so it
  * warns once per process on stderr unless `quiet`.
  *

@@ -170,7 +170,10 @@ export interface HookRecord<P extends HookPoint = HookPoint> {
   readonly outcome: RecordedOutcome<P>;
   /** The effective policy of this registration at this point (after the platform floor). */
   readonly policy: FailurePolicy;
+  /** The call's own run time (for a tenant hook, in the sandbox); this is what hook time budgets charge. */
   readonly durationMs: number;
+  /** For a tenant hook in process mode: time it waited in the sandbox without running (not charged). */
+  readonly queuedMs?: number | undefined;
   readonly cpuMs: number;
   /** Lines the hook logged (capped by the prelude for tenant hooks). */
   readonly logs: readonly string[];

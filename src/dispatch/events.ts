@@ -32,7 +32,10 @@ export interface HookCalledEvent {
       };
   /** The registration's effective policy at this point (after the platform floor). */
   readonly policy: FailurePolicy;
+  /** The call's own run time (for a tenant hook, in the sandbox): what hook time budgets charge. */
   readonly durationMs: number;
+  /** For a tenant hook in process mode: time it waited in the sandbox without running, e.g. behind other tenants' calls on its worker. */
+  readonly queuedMs?: number | undefined;
   readonly cpuMs: number;
   /** How many log lines the hook wrote. */
   readonly logs: number;

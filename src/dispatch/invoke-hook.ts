@@ -7,11 +7,13 @@ import {
   parseGuestReply,
 } from "../protocol/index.js";
 
-/** One sandboxed hook call's outcome plus what it cost. */
+/** One sandboxed hook call's outcome plus what it cost (see `ExecutionCost`: `durationMs` is its own run time). */
 export interface InvokedHook<P extends HookPoint> {
   readonly outcome: HookOutcome<P>;
   readonly cpuMs: number;
   readonly durationMs: number;
+  /** Time the call waited in the sandbox without running (other calls ahead on its worker, IPC). */
+  readonly queuedMs?: number | undefined;
 }
 
 /**
@@ -44,5 +46,5 @@ export async function invokeHook<P extends HookPoint>(
     executed.type === "replied"
       ? parseGuestReply(call.point, executed.reply, limits)
       : { type: "failed", failure: executed.failure, logs: [] };
-  return { outcome, cpuMs: executed.cpuMs, durationMs: executed.durationMs };
+  return { outcome, cpuMs: executed.cpuMs, durationMs: executed.durationMs, queuedMs: executed.queuedMs };
 }

@@ -55,6 +55,7 @@ export async function runStack<P extends HookPoint, A>(
       outcome,
       policy,
       durationMs: called.durationMs,
+      queuedMs: called.queuedMs,
       cpuMs: called.cpuMs,
       logs: called.logs,
     };
@@ -88,6 +89,7 @@ function calledEvent<P extends HookPoint>(record: HookRecord<P>, scope: StackSco
     outcome: calledOutcome(record.outcome),
     policy: record.policy,
     durationMs: record.durationMs,
+    queuedMs: record.queuedMs,
     cpuMs: record.cpuMs,
     logs: record.logs.length,
   };

@@ -5,7 +5,10 @@ import type { BundleRef, FailurePolicy, HookSource } from "./registration.js";
 /** What one hook call cost and ended in, before the stacking rule looks at it. */
 export interface HookCallResult<P extends HookPoint> {
   readonly outcome: RecordedOutcome<P>;
+  /** The hook's own run time; for a tenant hook, its time in the sandbox, never time queued there. */
   readonly durationMs: number;
+  /** For a tenant hook: time it waited in the sandbox without running (other calls ahead on its worker). */
+  readonly queuedMs?: number | undefined;
   readonly cpuMs: number;
   readonly logs: readonly string[];
 }

@@ -20,17 +20,40 @@ export interface HookCall {
 }
 
 /**
+ * What a sandbox call cost, split so that no tenant is charged for another's time (DESIGN §4, budgets):
+ *
+ * - `durationMs`: wall time the call itself ran in the sandbox, measured where it ran (the worker's clock
+ *   around this call alone; for a call the host killed, from when it started running to the kill; 0 for a
+ *   call that never ran). Never includes time spent queued behind other calls, other tenants' included.
+ *   Hook time budgets charge exactly this.
+ * - `cpuMs`: CPU time of the isolate over the same span.
+ * - `queuedMs`: wall time the call waited and was not running: behind other calls on its worker, for a
+ *   worker to be (re)started, in transit over IPC. Absent in inline mode (nothing queues there).
+ *
+ * The caller waited about `queuedMs + durationMs`.
+ */
+export interface ExecutionCost {
+  cpuMs: number;
+  durationMs: number;
+  queuedMs?: number;
+}
+
+/**
  * How a sandbox call ended, before the host looks at what the guest said. `replied` carries the guest's
  * reply string unparsed: `parseGuestReply` (src/protocol) turns it into a decision, in one place.
  */
 export type ExecutionOutcome =
-  | { type: "replied"; reply: string; cpuMs: number; durationMs: number }
-  | { type: "failed"; failure: Failure; cpuMs: number; durationMs: number };
+  | ({ type: "replied"; reply: string } & ExecutionCost)
+  | ({ type: "failed"; failure: Failure } & ExecutionCost);
 
-/** What a bundle exports, read by evaluating it in the sandbox: the handler keys of its default export. */
+/**
+ * What a bundle exports, read by evaluating it in the sandbox: the handler keys of its default export.
+ * `durationMs` is the describe's own run time in the sandbox, bundle evaluation included; `queuedMs` as in
+ * `ExecutionCost`.
+ */
 export type DescribeOutcome =
-  | { type: "described"; handlers: string[]; cpuMs: number; durationMs: number }
-  | { type: "failed"; failure: Failure; cpuMs: number; durationMs: number };
+  | { type: "described"; handlers: string[]; cpuMs: number; durationMs: number; queuedMs?: number }
+  | { type: "failed"; failure: Failure; cpuMs: number; durationMs: number; queuedMs?: number };
 
 /**
  * Runs bundled hooks in V8 isolates. `process` (the default) keeps isolates in supervised worker

@@ -7,7 +7,14 @@ export {
   parseDescribeReply,
 } from "./describe-reply.js";
 export * as events from "./events.js";
-export type { DescribeOutcome, ExecutionOutcome, HookCall, HookExecutor, SandboxBundle } from "./executor.js";
+export type {
+  DescribeOutcome,
+  ExecutionCost,
+  ExecutionOutcome,
+  HookCall,
+  HookExecutor,
+  SandboxBundle,
+} from "./executor.js";
 export { GuestReply, maxReplyChars, parseGuestReply } from "./guest-reply.js";
 export {
   type HandlerName,

@@ -96,6 +96,19 @@ describe("process executor with a stand-in worker", () => {
     expect(await executor.execute(first)).toMatchObject({ type: "replied" });
   });
 
+  it("reports a call's own run time as the worker measured it, and its wait behind another tenant as queued", async () => {
+    const other = tenantOn((id) => executor.shardOf(id), 0, "neighbour");
+    const [slow, quick] = await Promise.all([
+      executor.execute(standInCall(other, { op: "busy", ms: 100 })),
+      executor.execute(standInCall(a, { nonce: "quick" })),
+    ]);
+    expect(standInReply(quick).nonce).toBe("quick");
+    // The stand-in reports 0.02 ms for every call it runs: that, not the 100 ms wait, is the call's duration.
+    expect(quick.durationMs).toBe(0.02);
+    expect(slow.durationMs).toBe(0.02);
+    expect(quick.queuedMs).toBeGreaterThan(quick.durationMs);
+  });
+
   it("describes a bundle in the tenant's worker", async () => {
     const outcome = await executor.describe(a, STAND_IN_BUNDLE);
     expect(outcome).toMatchObject({ type: "described", handlers: ["toolCall", "turnEnd"] });
@@ -175,6 +188,9 @@ describe("process executor when a worker fails", () => {
     expect(hung).toMatchObject({ type: "failed", failure: { code: "timeout" } });
     expect(blame(hung)).toBe(" (culprit)");
     expect(done.type === "replied" || blame(done)).toBe(done.type === "replied" || " (bystander)");
+    // The hung call is charged from when it started running; a bystander never ran.
+    expect(hung.durationMs).toBeGreaterThan(0);
+    expect(done.type === "replied" || done.durationMs).toBe(done.type === "replied" || 0);
   });
 
   it("kills a worker that does not answer by its deadline: timeout for that call, sandbox_crashed behind it", async () => {
@@ -186,6 +202,7 @@ describe("process executor when a worker fails", () => {
     ]);
     expect(outcomes[0]).toMatchObject({ type: "failed", failure: { code: "timeout" } });
     expect(outcomes[1]).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed", bystander: true } });
+    expect(outcomes[1]?.durationMs).toBe(0);
     expect(standInReply(await bystander).pid).not.toBe(before);
     expect(await pidOf(a)).not.toBe(before);
     expect(events).toContainEqual(expect.objectContaining({ type: "worker_exited", pid: before, reason: "deadline" }));
