@@ -18,7 +18,14 @@ export interface PendingCall {
   answered: boolean;
 }
 
-type FailedOutcome = { type: "failed"; failure: Failure; cpuMs: number; durationMs: number; queuedMs: number };
+type FailedOutcome = {
+  type: "failed";
+  failure: Failure;
+  cpuMs: number;
+  durationMs: number;
+  queuedMs: number;
+  loadMs?: number;
+};
 
 function settle(entry: PendingCall): boolean {
   if (entry.answered) return false;
@@ -28,40 +35,60 @@ function settle(entry: PendingCall): boolean {
 }
 
 /**
- * Settles `entry` with the worker's answer. `durationMs` is the worker's own measure of the call (never
- * more than the host waited); the rest of the wait is `queuedMs`: other calls ahead on the worker, IPC.
+ * Settles `entry` with the worker's answer. `durationMs` (and `loadMs` on a cold call) are the worker's
+ * own measures (never more than the host waited); the rest of the wait is `queuedMs`: other calls ahead on
+ * the worker, IPC.
  */
 export function answer(entry: PendingCall, response: Exclude<WorkerResponse, { kind: "ready" }>, now: number): void {
   if (!settle(entry)) return;
   const waited = now - entry.askedAt;
   const durationMs = Math.min(Math.max(0, response.wallMs), waited);
-  const queuedMs = waited - durationMs;
+  const loadMs =
+    response.loadMs === undefined ? undefined : Math.min(Math.max(0, response.loadMs), waited - durationMs);
+  const queuedMs = waited - durationMs - (loadMs ?? 0);
   if (response.kind === "failed") {
     const failure = { code: response.code, message: response.message };
     const failed: FailedOutcome = { type: "failed", failure, cpuMs: response.cpuMs, durationMs, queuedMs };
+    if (loadMs !== undefined) failed.loadMs = loadMs;
     entry.call?.(failed);
     entry.describe?.(failed);
     return;
   }
-  entry.call?.({ type: "replied", reply: response.reply, cpuMs: response.cpuMs, durationMs, queuedMs });
+  if (entry.call !== undefined) {
+    const replied: ExecutionOutcome = {
+      type: "replied",
+      reply: response.reply,
+      cpuMs: response.cpuMs,
+      durationMs,
+      queuedMs,
+    };
+    if (loadMs !== undefined) replied.loadMs = loadMs;
+    entry.call(replied);
+  }
   entry.describe?.(describeOutcomeOf(response.reply, response.cpuMs, durationMs, queuedMs));
 }
 
 /**
- * Settles `entry` with a failure the host decided (the worker ended, or the call was refused). `ranSince`
- * is when the call started running (the call the worker died or was killed in); a call that never ran
- * has `durationMs` 0 and all its wait as `queuedMs`.
+ * Settles `entry` with a failure the host decided (the worker ended, or the call was refused). `ran` is
+ * the call the worker died or was killed in: it is charged from when it started running (as `loadMs` if it
+ * was still loading its bundle). A call that never ran has `durationMs` 0 and all its wait as `queuedMs`.
  */
-export function fail(entry: PendingCall, failure: Failure, now: number, ranSince?: number): void {
+export function fail(
+  entry: PendingCall,
+  failure: Failure,
+  now: number,
+  ran?: { readonly startedAt: number; readonly loading: boolean },
+): void {
   if (!settle(entry)) return;
-  const started = ranSince === undefined ? now : Math.min(now, Math.max(entry.askedAt, ranSince));
+  const started = ran === undefined ? now : Math.min(now, Math.max(entry.askedAt, ran.startedAt));
   const failed: FailedOutcome = {
     type: "failed",
     failure,
     cpuMs: 0,
-    durationMs: now - started,
+    durationMs: ran?.loading === true ? 0 : now - started,
     queuedMs: started - entry.askedAt,
   };
+  if (ran?.loading === true) failed.loadMs = now - started;
   entry.call?.(failed);
   entry.describe?.(failed);
 }
@@ -73,13 +100,14 @@ export function overloaded(tenantId: TenantId, pending: number): FailedOutcome {
   return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, durationMs: 0, queuedMs: 0 };
 }
 
-/** The call the host killed its worker over. */
-export function timeoutFailure(timeoutMs: number, graceMs: number, pid: number): Failure {
+/** The call the host killed its worker over (`loading`: it was still loading its bundle, under `limitMs`). */
+export function timeoutFailure(limitMs: number, graceMs: number, pid: number, loading: boolean): Failure {
+  const what = loading
+    ? `bundle did not finish loading within its ${limitMs} ms load timeout`
+    : `hook did not finish within its ${limitMs} ms timeout`;
   return {
     code: "timeout",
-    message:
-      `The hook did not finish within its ${timeoutMs} ms timeout and its sandbox worker (pid ${pid}) did not ` +
-      `answer for ${graceMs} ms more, so the worker was killed`,
+    message: `The ${what} and its sandbox worker (pid ${pid}) did not answer for ${graceMs} ms more, so the worker was killed`,
   };
 }
 

@@ -1,11 +1,12 @@
-import type {
-  DescribeOutcome,
-  ExecutionOutcome,
-  HookCall,
-  HookExecutor,
-  SandboxBundle,
-  SandboxLimits,
-  TenantId,
+import {
+  type DescribeOutcome,
+  type ExecutionOutcome,
+  type HookCall,
+  type HookExecutor,
+  loadTimeoutOf,
+  type SandboxBundle,
+  type SandboxLimits,
+  type TenantId,
 } from "../../src/protocol/index.js";
 import { ExecutorClosedError, SandboxStartError } from "./errors.js";
 import type { SupervisorEvent } from "./events.js";
@@ -56,7 +57,8 @@ export class ProcessExecutor implements HookExecutor {
     this.#options = options;
     this.#spec = spec;
     const { memoryMb, maxResultBytes, maxStateBytes, maxLogLines, maxLogBytes } = options.limits;
-    this.#sandboxLimits = { memoryMb, maxResultBytes, maxStateBytes, maxLogLines, maxLogBytes };
+    const loadTimeoutMs = loadTimeoutOf(options.limits);
+    this.#sandboxLimits = { memoryMb, maxResultBytes, maxStateBytes, maxLogLines, maxLogBytes, loadTimeoutMs };
     this.#slots = Array.from({ length: options.workers }, (_, i) => new WorkerSlot(i, this.#spawn));
     this.#refillSpare();
     this.#rssTimer = setInterval(this.#checkRss, options.rssCheckMs);
@@ -196,6 +198,7 @@ export class ProcessExecutor implements HookExecutor {
     const worker = new WorkerProcess(slot, {
       spec: this.#spec,
       limits: this.#sandboxLimits,
+      loadTimeoutMs: loadTimeoutOf(this.#options.limits),
       killGraceMs: this.#options.killGraceMs,
       maxPending: this.#options.maxPendingPerWorker,
       onExit: this.#onExit,

@@ -6,9 +6,7 @@ import {
   type ExecutionOutcome,
   type HookCall,
   isWorkerResponse,
-  monotonicMs,
   RUNNING_MARK_FD_ENV,
-  type RunningMark,
   type SandboxBundle,
   type SandboxLimits,
   type TenantId,
@@ -24,6 +22,7 @@ import {
   type PendingCall,
   timeoutFailure,
 } from "./pending-call.js";
+import { culpritOf, runningCall, runningSince } from "./running-call.js";
 import { RunningMarkFile } from "./running-mark-file.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
 
@@ -51,6 +50,8 @@ import type { WorkerSpawnSpec } from "./spawn-spec.js";
 export interface WorkerProcessOptions {
   readonly spec: WorkerSpawnSpec;
   readonly limits: SandboxLimits;
+  /** Bound on a cold call's bundle load (`loadTimeoutOf`): the deadline while the mark says it is loading. */
+  readonly loadTimeoutMs: number;
   readonly killGraceMs: number;
   readonly maxPending: number;
   readonly onExit: (worker: WorkerProcess, exit: WorkerExit) => void;
@@ -357,13 +358,15 @@ export class WorkerProcess {
   #onTimer = (): void => {
     this.#timer = undefined;
     if (!this.ready) return;
-    const running = this.#running();
+    const running = runningCall(this.#pending, this.#marks?.read(), this.#progressAt);
     // Idle since the timer was armed: stop holding the host open (not per call: ref/unref cost µs each).
     if (running === undefined) {
       this.#reference(false);
       return;
     }
-    const due = running.startedAt + running.entry.timeoutMs + this.#options.killGraceMs;
+    // A cold call loading its bundle has the load timeout; its handler then has its own timeout.
+    const budget = running.loading ? this.#options.loadTimeoutMs : running.entry.timeoutMs;
+    const due = running.startedAt + budget + this.#options.killGraceMs;
     const now = performance.now();
     if (now >= due) {
       this.#culprit = running.entry;
@@ -372,48 +375,6 @@ export class WorkerProcess {
       this.#armTimer(due - now);
     }
   };
-
-  /**
-   * The call the worker is running and since when (`performance.now()` time): the one the mark names if it
-   * is pending, else the oldest pending call, started at the latest answer, readiness or its sending.
-   */
-  #running(): { entry: PendingCall; startedAt: number } | undefined {
-    const mark = this.#marks?.read();
-    const marked = mark === undefined ? undefined : this.#pending.get(mark.id);
-    if (marked !== undefined) return { entry: marked, startedAt: this.#startOf(marked, mark) };
-    for (const head of this.#pending.values()) return { entry: head, startedAt: this.#startOf(head, undefined) };
-    return undefined;
-  }
-
-  /** When `entry` started running: the mark's time if the mark names it, else the latest answer or readiness. */
-  #startOf(entry: PendingCall, mark: RunningMark | undefined): number {
-    if (mark !== undefined && this.#pending.get(mark.id) === entry) {
-      return Math.max(entry.sentAt, performance.now() - (monotonicMs() - mark.startedAt));
-    }
-    return Math.max(entry.sentAt, this.#progressAt);
-  }
-
-  /** The call that was running when the worker ended, which takes the blame; none for host-decided ends. */
-  #culpritOf(reason: WorkerExitReason, mark: RunningMark | undefined): PendingCall | undefined {
-    switch (reason) {
-      case "deadline":
-        return this.#culprit;
-      case "crashed":
-      case "protocol": {
-        if (this.#marks === undefined) return this.#pending.values().next().value;
-        // No mark, or one for a call already answered: the worker died between calls.
-        return mark === undefined ? undefined : this.#pending.get(mark.id);
-      }
-      case "boot":
-      case "recycled":
-      case "closed":
-        return undefined;
-      default: {
-        const never: never = reason;
-        return never;
-      }
-    }
-  }
 
   #onBootTimeout = (): void => {
     if (this.#state === "booting") this.#kill("boot");
@@ -479,18 +440,19 @@ export class WorkerProcess {
     const now = performance.now();
     const mark = this.#marks?.read();
     this.#marks?.close();
-    const culprit = this.#culpritOf(reason, mark);
+    const culprit = culpritOf(reason, this.#pending, { kept: this.#marks !== undefined, mark }, this.#culprit);
     // The culprit ran from its start until now; every other call never ran (or its answer died with the worker).
-    const ranSince = culprit === undefined ? undefined : this.#startOf(culprit, mark);
+    const ran = culprit === undefined ? undefined : runningSince(culprit, this.#pending, mark, this.#progressAt);
     const failedCalls = this.#pending.size;
     const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
     for (const entry of this.#pending.values()) {
-      if (entry === culprit && reason === "deadline") {
-        fail(entry, timeoutFailure(entry.timeoutMs, this.#options.killGraceMs, this.pid), now, ranSince);
-      } else if (entry === culprit && (reason === "crashed" || reason === "protocol")) {
-        fail(entry, culpritFailure(reason, this.pid, how), now, ranSince);
-      } else {
+      if (entry !== culprit) {
         fail(entry, bystanderFailure(reason, this.pid, how), now);
+      } else if (reason === "deadline") {
+        const limitMs = ran?.loading === true ? this.#options.loadTimeoutMs : entry.timeoutMs;
+        fail(entry, timeoutFailure(limitMs, this.#options.killGraceMs, this.pid, ran?.loading === true), now, ran);
+      } else if (reason === "crashed" || reason === "protocol") {
+        fail(entry, culpritFailure(reason, this.pid, how), now, ran);
       }
     }
     this.#pending.clear();

@@ -5,6 +5,7 @@ import {
   type HookExecutor,
   Limits,
   type LimitsInput,
+  loadTimeoutOf,
   parseDescribeReply,
   type SandboxBundle,
   type SandboxLimits,
@@ -36,7 +37,7 @@ let warned = false;
 /**
  * A `HookExecutor` that keeps isolates in the calling process, on the calling thread: each `execute` runs
  * synchronously and resolves at once, so nothing queues (no `queuedMs`) and `durationMs` is the pool's
- * own measure of the call. For tests and benchmarks only — a fatal out-of-memory in a guest
+ * own measure of the handler (a cold call's bundle load is `loadMs`, apart). For tests and benchmarks only — a fatal out-of-memory in a guest
  * aborts the whole process and nothing but the `applySync` timeout bounds a call (DESIGN §1) — so it
  * warns once per process on stderr unless `quiet`.
  *
@@ -53,6 +54,7 @@ export function createInlineExecutor(options: InlineExecutorOptions = {}): HookE
     maxStateBytes: limits.maxStateBytes,
     maxLogLines: limits.maxLogLines,
     maxLogBytes: limits.maxLogBytes,
+    loadTimeoutMs: loadTimeoutOf(limits),
   };
   const pool = new IsolatePool(options.pool);
   if (!options.quiet && !warned) {
@@ -109,15 +111,17 @@ export function createInlineExecutor(options: InlineExecutorOptions = {}): HookE
 }
 
 function toExecution(result: PoolResult): ExecutionOutcome {
-  if (result.kind === "replied") {
-    return { type: "replied", reply: result.reply, cpuMs: result.cpuMs, durationMs: result.wallMs };
-  }
-  return {
-    type: "failed",
-    failure: { code: result.code, message: result.message },
-    cpuMs: result.cpuMs,
-    durationMs: result.wallMs,
-  };
+  const outcome: ExecutionOutcome =
+    result.kind === "replied"
+      ? { type: "replied", reply: result.reply, cpuMs: result.cpuMs, durationMs: result.wallMs }
+      : {
+          type: "failed",
+          failure: { code: result.code, message: result.message },
+          cpuMs: result.cpuMs,
+          durationMs: result.wallMs,
+        };
+  if (result.loadMs !== undefined) outcome.loadMs = result.loadMs;
+  return outcome;
 }
 
 function parseLimits(input: LimitsInput | undefined): Limits {

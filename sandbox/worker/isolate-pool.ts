@@ -1,9 +1,22 @@
 import type ivm from "isolated-vm";
-import { type BundleHash, isHookPoint, type SandboxLimits, type TenantId } from "../../src/protocol/index.js";
+import {
+  type BundleHash,
+  isHookPoint,
+  loadTimeoutOf,
+  type SandboxLimits,
+  type TenantId,
+} from "../../src/protocol/index.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
-import { classifyIsolateError } from "./isolate-error.js";
+import { type ClassifiedError, classifyIsolateError } from "./isolate-error.js";
 import { resolvePoolOptions } from "./pool-options.js";
-import type { IsolatePoolOptions, PoolCall, PoolFailureCode, PoolResult, PoolStats } from "./pool-types.js";
+import type {
+  IsolatePoolOptions,
+  PhaseListener,
+  PoolCall,
+  PoolFailureCode,
+  PoolResult,
+  PoolStats,
+} from "./pool-types.js";
 import { verifyPrelude } from "./prelude-check.js";
 import { preludeScript } from "./prelude-script.js";
 import { PREPARE_TIMEOUT_MS, prepareIsolate, SpareIsolates } from "./prepared-isolate.js";
@@ -30,7 +43,7 @@ interface Slot {
   calls: number;
 }
 
-/** `deadline`: when the call that opened the slot must end (its timeout counts from the bundle's start). */
+/** `deadline`: when loading had to be done by (a describe keeps it for the rest of its work). */
 type Opened =
   | { kind: "opened"; slot: Slot; deadline: number }
   | { kind: "failed"; code: PoolFailureCode; message: string };
@@ -53,8 +66,12 @@ const DESCRIBE_TIMEOUT_MS = 1_000;
  * // r.kind === "replied" → parseGuestReply(point, r.reply, limits) on the host
  * ```
  *
- * An isolate is disposed and recreated lazily after every timeout, memory-limit event or error outside the
- * prelude's control (DESIGN §2.7). There is no in-thread watchdog: `applySync` blocks this thread, so no
+ * A cold call (no isolate for its tenant and bundle yet, or it was recycled or evicted) first loads the
+ * bundle: isolate (a prepared spare if one is ready), then the bundle's top-level code, bounded by the
+ * bundle's load timeout (`SandboxLimits.loadTimeoutMs`, default `loadTimeoutOf`). The call's `timeoutMs`
+ * then covers its handler only, so the first call after a recycle is not cut short by loading; the result
+ * reports the load apart (`loadMs`). An isolate is disposed and recreated lazily after every timeout,
+ * memory-limit event or error outside the prelude's control (DESIGN §2.7). There is no in-thread watchdog: `applySync` blocks this thread, so no
  * timer can fire during a call; what the `timeout` does not cover must be stopped by killing the process
  * (the supervisor's deadline). Methods never throw for anything a guest does; they throw
  * `PoolClosedError` after `dispose()`.
@@ -113,53 +130,68 @@ export class IsolatePool {
   /**
    * Runs one hook call synchronously. `replied` carries the prelude's `GuestReply` JSON string. Throws
    * `SandboxOptionsError` for a `timeoutMs` that is not a positive number (isolated-vm reads 0 as none).
+   * `onPhase` hears `load` before a cold call loads its bundle and `run` before that call's handler.
    */
-  call(call: PoolCall): PoolResult {
+  call(call: PoolCall, onPhase?: PhaseListener): PoolResult {
     this.#assertOpen();
     assertTimeout(call.timeoutMs);
     const started = performance.now();
-    let deadline = started + call.timeoutMs;
-    let timeout = call.timeoutMs;
     const bundle = this.#bundles.get(call.bundleHash);
     if (!bundle) return failure("unavailable", notLoaded(call.bundleHash), 0, 0);
     if (!isHookPoint(call.point))
       return failure("unavailable", `Unknown hook point ${JSON.stringify(call.point)}`, 0, 0);
     const key = `${call.tenantId}\u0000${call.bundleHash}`;
     let slot = this.#slots.get(key);
+    let runStart = started;
+    let loadMs: number | undefined;
     if (slot === undefined) {
       while (this.#slots.size >= this.#maxIsolates) this.#evict(this.#leastRecent());
-      const opened = this.#open(key, call.bundleHash, bundle, call.timeoutMs);
+      onPhase?.("load");
+      const opened = this.#open(
+        key,
+        call.bundleHash,
+        bundle,
+        loadTimeoutOf({ ...bundle.limits, timeoutMs: call.timeoutMs }),
+      );
+      runStart = performance.now();
+      loadMs = runStart - started;
       if (opened.kind === "failed") {
-        return failure(opened.code, opened.message, elapsed(started), elapsed(started));
+        const hint =
+          opened.code === "timeout" ? " (keep module top-level code light, or raise limits.loadTimeoutMs)" : "";
+        return { ...failure(opened.code, `${opened.message}; the hook was not called${hint}`, 0, 0), loadMs };
       }
       slot = opened.slot;
-      deadline = opened.deadline;
-      timeout = remaining(deadline);
       this.#slots.set(key, slot);
+      onPhase?.("run");
     }
-    slot.lastUsed = this.#now?.() ?? started;
+    slot.lastUsed = this.#now?.() ?? runStart;
     this.#spares?.touch(started);
     const { isolate } = slot;
+    const timeout = call.timeoutMs;
     let reply: unknown;
     try {
       reply = slot.call.applySync(undefined, [call.point, call.eventJson, call.ctxJson], { timeout });
-      if (reply === "") reply = slot.collect.applySync(undefined, [], { timeout: remaining(deadline) });
+      if (reply === "") reply = slot.collect.applySync(undefined, [], { timeout: remaining(runStart + timeout) });
     } catch (error) {
-      const cpuMs = cpuSince(isolate, slot.cpuMark, started);
+      const cpuMs = cpuSince(isolate, slot.cpuMark, runStart);
       // Classify before recycling: disposal is how a memory-limit event shows.
-      const classified = classifyIsolateError(error, isolate, call.timeoutMs, slot.memoryMb);
+      const classified = classifyIsolateError(error, isolate, timeout, slot.memoryMb);
       this.#recycle(slot);
-      return failure(classified.code, classified.message, cpuMs, elapsed(started));
+      return withLoad(failure(classified.code, classified.message, cpuMs, elapsed(runStart)), loadMs);
     }
     const cpuNow = isolate.cpuTime;
     const cpuMs = Number(cpuNow - slot.cpuMark) / 1e6;
     slot.cpuMark = cpuNow;
     if (typeof reply !== "string") {
       this.#recycle(slot);
-      return failure("threw", "The sandbox prelude returned no reply string", cpuMs, elapsed(started));
+      return withLoad(
+        failure("threw", "The sandbox prelude returned no reply string", cpuMs, elapsed(runStart)),
+        loadMs,
+      );
     }
     if (slot.calls++ % HEAP_SAMPLE_EVERY === 0) this.#sampleHeap(slot);
-    return { kind: "replied", reply, cpuMs, wallMs: elapsed(started) };
+    const replied: PoolResult = { kind: "replied", reply, cpuMs, wallMs: elapsed(runStart) };
+    return loadMs === undefined ? replied : { ...replied, loadMs };
   }
 
   /**
@@ -231,19 +263,17 @@ export class IsolatePool {
 
   /**
    * An isolate with the prelude (a spare if one is ready), then the bundle evaluated and adopted. The
-   * tenant's `timeoutMs` starts once the prelude is in: creating the isolate is the sandbox's cost, not
-   * the hook's. Returns the deadline the rest of the call keeps.
+   * bundle's `loadTimeoutMs` starts once the prelude is in: creating the isolate is the sandbox's cost, not
+   * the tenant's. The slot's CPU mark is taken after loading, so a call's `cpuMs` covers its handler only.
    */
-  #open(key: string, bundleHash: BundleHash, bundle: LoadedBundle, timeoutMs: number): Opened {
+  #open(key: string, bundleHash: BundleHash, bundle: LoadedBundle, loadTimeoutMs: number): Opened {
     verifyPrelude();
     const { memoryMb } = bundle.limits;
     let phase = "prelude";
     let prepared = this.#spares?.take(bundle.prelude, memoryMb);
     try {
       prepared ??= prepareIsolate(bundle.prelude, memoryMb, PREPARE_TIMEOUT_MS);
-      // A spare spent CPU on the prelude before this tenant existed; count from here.
-      const cpuMark = prepared.isolate.cpuTime;
-      const deadline = performance.now() + timeoutMs;
+      const deadline = performance.now() + loadTimeoutMs;
       phase = "compile";
       // `void 0` makes the completion value a primitive whatever the bundle's last statement is.
       const script = prepared.isolate.compileScriptSync(`${bundle.code}\n;void 0;`, {
@@ -264,7 +294,7 @@ export class IsolatePool {
         describe,
         memoryMb,
         lastUsed: this.#now?.() ?? performance.now(),
-        cpuMark,
+        cpuMark: isolate.cpuTime,
         heapBytes: 0,
         calls: 0,
       };
@@ -274,11 +304,13 @@ export class IsolatePool {
         const text = error instanceof Error ? error.message : String(error);
         return { kind: "failed", code: "unavailable", message: `The sandbox could not create an isolate: ${text}` };
       }
-      const classified = classifyIsolateError(error, prepared.isolate, timeoutMs, memoryMb);
+      const classified = classifyIsolateError(error, prepared.isolate, loadTimeoutMs, memoryMb);
       disposeQuietly(prepared.isolate);
-      if (classified.code !== "threw") return { kind: "failed", code: classified.code, message: classified.message };
-      const what = phase === "compile" ? "does not compile" : "threw while loading";
-      return { kind: "failed", code: "threw", message: `The bundle ${what}: ${classified.detail}` };
+      return {
+        kind: "failed",
+        code: classified.code,
+        message: loadFailure(classified, phase, loadTimeoutMs, memoryMb),
+      };
     }
   }
 
@@ -340,6 +372,28 @@ function failure(code: PoolFailureCode, message: string, cpuMs: number, wallMs: 
   return { kind: "failed", code, message, cpuMs, wallMs };
 }
 
+function withLoad(result: PoolResult, loadMs: number | undefined): PoolResult {
+  return loadMs === undefined ? result : { ...result, loadMs };
+}
+
+/** Says that the bundle, not a handler, failed: loading is tenant code under its own limit. */
+function loadFailure(classified: ClassifiedError, phase: string, loadTimeoutMs: number, memoryMb: number): string {
+  switch (classified.code) {
+    case "timeout":
+      return `The bundle's top-level code did not finish loading within its ${loadTimeoutMs} ms load timeout`;
+    case "memory_limit":
+      return `The bundle exceeded its ${memoryMb} MB memory limit while loading`;
+    case "threw":
+      return `The bundle ${phase === "compile" ? "does not compile" : "threw while loading"}: ${classified.detail}`;
+    case "unavailable":
+      return classified.message;
+    default: {
+      const never: never = classified.code;
+      return never;
+    }
+  }
+}
+
 function notLoaded(bundleHash: BundleHash): string {
   return `Bundle ${bundleHash} is not loaded in this sandbox: load it before calling`;
 }
@@ -376,6 +430,7 @@ function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
     a.maxResultBytes === b.maxResultBytes &&
     a.maxStateBytes === b.maxStateBytes &&
     a.maxLogLines === b.maxLogLines &&
-    a.maxLogBytes === b.maxLogBytes
+    a.maxLogBytes === b.maxLogBytes &&
+    a.loadTimeoutMs === b.loadTimeoutMs
   );
 }

@@ -10,7 +10,9 @@
  * `unavailable` answer and one without is dropped.
  *
  * Before each call or describe the worker writes the running-call mark (src/protocol/running-mark.ts) to
- * the file descriptor the host passed, if any, so the host can tell which call it was running if it dies.
+ * the file descriptor the host passed, if any, so the host can tell which call it was running if it dies,
+ * and rewrites it when a cold call starts and ends loading its bundle (the host's deadline for the load
+ * is the load timeout, not the call's).
  *
  * No orphans: the worker exits when the host disconnects, and a watcher thread kills the process if the
  * host dies while the main thread is busy (the host's SIGKILL reparents the worker; the thread sees it).
@@ -41,7 +43,7 @@ const ORPHAN_POLL_MS = 250;
 export function serveWorker(engine: WorkerEngine): void {
   const send = process.send?.bind(process);
   if (send === undefined) throw new Error("worker-main must be forked with an IPC channel (child_process.fork)");
-  const mark = runningMarkWriter(process.env[RUNNING_MARK_FD_ENV]);
+  const marks = runningMarks(process.env[RUNNING_MARK_FD_ENV]);
 
   let outbox: WorkerResponse[] = [];
   let windowStart = 0;
@@ -61,7 +63,7 @@ export function serveWorker(engine: WorkerEngine): void {
       flush();
       windowStart = performance.now();
     }
-    const response = isWorkerRequest(message) ? serve(engine, message, mark) : malformed(message);
+    const response = isWorkerRequest(message) ? serve(engine, message, marks) : malformed(message);
     if (response === undefined) return;
     outbox.push(response);
     if (!flushQueued) {
@@ -81,16 +83,20 @@ export function serveWorker(engine: WorkerEngine): void {
   send({ kind: "ready", pid: process.pid } satisfies WorkerResponse);
 }
 
-type MarkRunning = (id: number, phase: RunningPhase) => void;
+/** `start` marks a call as running; `phase` re-marks it when it loads its bundle and when its handler starts. */
+interface RunningMarks {
+  start(id: number): void;
+  readonly phase: (phase: RunningPhase) => void;
+}
 
-function serve(engine: WorkerEngine, request: WorkerRequest, mark: MarkRunning): WorkerResponse | undefined {
+function serve(engine: WorkerEngine, request: WorkerRequest, marks: RunningMarks): WorkerResponse | undefined {
   try {
     switch (request.kind) {
       case "call":
-        mark(request.id, "run");
-        return respond(request.id, engine.call(request));
+        marks.start(request.id);
+        return respond(request.id, engine.call(request, marks.phase));
       case "describe":
-        mark(request.id, "run");
+        marks.start(request.id);
         return respond(request.id, engine.describe(request.tenantId, request.bundleHash));
       case "load":
         engine.load(request.bundleHash, request.code, request.limits);
@@ -112,27 +118,38 @@ function serve(engine: WorkerEngine, request: WorkerRequest, mark: MarkRunning):
 }
 
 function respond(id: number, result: PoolResult): WorkerResponse {
-  return result.kind === "replied"
-    ? { kind: "replied", id, reply: result.reply, cpuMs: result.cpuMs, wallMs: result.wallMs }
-    : { kind: "failed", id, code: result.code, message: result.message, cpuMs: result.cpuMs, wallMs: result.wallMs };
+  const response: WorkerResponse =
+    result.kind === "replied"
+      ? { kind: "replied", id, reply: result.reply, cpuMs: result.cpuMs, wallMs: result.wallMs }
+      : { kind: "failed", id, code: result.code, message: result.message, cpuMs: result.cpuMs, wallMs: result.wallMs };
+  if (result.loadMs !== undefined) response.loadMs = result.loadMs;
+  return response;
 }
 
-/** Writes the running-call mark to the host's file descriptor; a no-op when the host passed none. */
-function runningMarkWriter(fdText: string | undefined): MarkRunning {
+/** Writes the running-call mark to the host's file descriptor; no-ops when the host passed none. */
+function runningMarks(fdText: string | undefined): RunningMarks {
   const fd = Number(fdText);
-  if (fdText === undefined || !Number.isSafeInteger(fd) || fd < 3) return () => {};
+  if (fdText === undefined || !Number.isSafeInteger(fd) || fd < 3) return { start: () => {}, phase: () => {} };
   const bytes = new Uint8Array(RUNNING_MARK_BYTES);
   const view = new Float64Array(bytes.buffer);
+  let running = 0;
   let broken = false;
-  return (id, phase) => {
+  const write = (phase: RunningPhase): void => {
     if (broken) return;
-    writeRunningMark(view, id, monotonicMs(), phase);
+    writeRunningMark(view, running, monotonicMs(), phase);
     try {
       writeSync(fd, bytes, 0, RUNNING_MARK_BYTES, 0);
     } catch {
       // Without the mark the host falls back to blaming the oldest unanswered call.
       broken = true;
     }
+  };
+  return {
+    start(id) {
+      running = id;
+      write("run");
+    },
+    phase: write,
   };
 }
 

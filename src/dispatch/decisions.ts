@@ -174,6 +174,8 @@ export interface HookRecord<P extends HookPoint = HookPoint> {
   readonly durationMs: number;
   /** For a tenant hook in process mode: time it waited in the sandbox without running (not charged). */
   readonly queuedMs?: number | undefined;
+  /** For a tenant hook's cold call: time spent loading its bundle into a fresh isolate (not charged). */
+  readonly loadMs?: number | undefined;
   readonly cpuMs: number;
   /** Lines the hook logged (capped by the prelude for tenant hooks). */
   readonly logs: readonly string[];

@@ -36,6 +36,8 @@ export interface HookCalledEvent {
   readonly durationMs: number;
   /** For a tenant hook in process mode: time it waited in the sandbox without running, e.g. behind other tenants' calls on its worker. */
   readonly queuedMs?: number | undefined;
+  /** For a tenant hook's cold call: time spent loading its bundle into a fresh isolate before the handler (not charged). */
+  readonly loadMs?: number | undefined;
   readonly cpuMs: number;
   /** How many log lines the hook wrote. */
   readonly logs: number;

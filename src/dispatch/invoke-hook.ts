@@ -14,6 +14,8 @@ export interface InvokedHook<P extends HookPoint> {
   readonly durationMs: number;
   /** Time the call waited in the sandbox without running (other calls ahead on its worker, IPC). */
   readonly queuedMs?: number | undefined;
+  /** Time a cold call spent loading its bundle into a fresh isolate before its handler ran. */
+  readonly loadMs?: number | undefined;
 }
 
 /**
@@ -46,5 +48,6 @@ export async function invokeHook<P extends HookPoint>(
     executed.type === "replied"
       ? parseGuestReply(call.point, executed.reply, limits)
       : { type: "failed", failure: executed.failure, logs: [] };
-  return { outcome, cpuMs: executed.cpuMs, durationMs: executed.durationMs, queuedMs: executed.queuedMs };
+  const { cpuMs, durationMs, queuedMs, loadMs } = executed;
+  return { outcome, cpuMs, durationMs, queuedMs, loadMs };
 }

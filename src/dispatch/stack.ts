@@ -56,6 +56,7 @@ export async function runStack<P extends HookPoint, A>(
       policy,
       durationMs: called.durationMs,
       queuedMs: called.queuedMs,
+      loadMs: called.loadMs,
       cpuMs: called.cpuMs,
       logs: called.logs,
     };
@@ -90,6 +91,7 @@ function calledEvent<P extends HookPoint>(record: HookRecord<P>, scope: StackSco
     policy: record.policy,
     durationMs: record.durationMs,
     queuedMs: record.queuedMs,
+    loadMs: record.loadMs,
     cpuMs: record.cpuMs,
     logs: record.logs.length,
   };

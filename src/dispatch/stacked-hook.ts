@@ -9,6 +9,8 @@ export interface HookCallResult<P extends HookPoint> {
   readonly durationMs: number;
   /** For a tenant hook: time it waited in the sandbox without running (other calls ahead on its worker). */
   readonly queuedMs?: number | undefined;
+  /** For a tenant hook's cold call: time spent loading its bundle into a fresh isolate (not charged). */
+  readonly loadMs?: number | undefined;
   readonly cpuMs: number;
   readonly logs: readonly string[];
 }

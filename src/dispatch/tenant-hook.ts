@@ -100,23 +100,38 @@ export class TenantHook implements StackedHook {
       const reason = error instanceof Error ? error.message : String(error);
       return notRun("unavailable", `The sandbox did not take the call: ${reason}`);
     }
-    // Only the call's own time in the sandbox: never time queued behind other tenants' calls (ExecutionCost).
+    // Only the handler's own time in the sandbox: never time queued behind other tenants' calls, nor the
+    // bundle load of a cold isolate (ExecutionCost).
     budget.charge(invoked.durationMs);
-    const { outcome, durationMs, queuedMs, cpuMs } = invoked;
+    const { outcome, durationMs, queuedMs, loadMs, cpuMs } = invoked;
     if (outcome.type === "failed") {
       // A bystander's call was only pending on a worker another call crashed: no strike (DESIGN §1).
       if (countsTowardsQuarantine(outcome.failure)) book.strike(this.#key, outcome.failure.code, clock());
-      return { outcome: { type: "failed", failure: outcome.failure }, durationMs, queuedMs, cpuMs, logs: outcome.logs };
+      return {
+        outcome: { type: "failed", failure: outcome.failure },
+        durationMs,
+        queuedMs,
+        loadMs,
+        cpuMs,
+        logs: outcome.logs,
+      };
     }
     if (outcome.state !== undefined) {
       const stateJson = JSON.stringify(outcome.state);
       if (stateJson.length > limits.maxStateBytes) {
         const failure = stateTooLarge(stateJson.length, limits.maxStateBytes);
-        return { outcome: { type: "failed", failure }, durationMs, queuedMs, cpuMs, logs: outcome.logs };
+        return { outcome: { type: "failed", failure }, durationMs, queuedMs, loadMs, cpuMs, logs: outcome.logs };
       }
       this.#stateJson = stateJson;
     }
-    return { outcome: { type: "decided", result: outcome.result }, durationMs, queuedMs, cpuMs, logs: outcome.logs };
+    return {
+      outcome: { type: "decided", result: outcome.result },
+      durationMs,
+      queuedMs,
+      loadMs,
+      cpuMs,
+      logs: outcome.logs,
+    };
   }
 }
 

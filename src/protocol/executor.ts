@@ -15,26 +15,34 @@ export interface HookCall {
   readonly point: HookPoint;
   readonly eventJson: string;
   readonly ctxJson: string;
-  /** Overrides the executor's per-call timeout downwards (e.g. what is left of a turn budget). */
+  /**
+   * Overrides the executor's per-call timeout downwards (e.g. what is left of a turn budget). Like the
+   * executor's, it bounds the handler only: a cold isolate's bundle evaluation has its own load timeout.
+   */
   readonly timeoutMs?: number;
 }
 
 /**
  * What a sandbox call cost, split so that no tenant is charged for another's time (DESIGN §4, budgets):
  *
- * - `durationMs`: wall time the call itself ran in the sandbox, measured where it ran (the worker's clock
- *   around this call alone; for a call the host killed, from when it started running to the kill; 0 for a
- *   call that never ran). Never includes time spent queued behind other calls, other tenants' included.
- *   Hook time budgets charge exactly this.
+ * - `durationMs`: wall time the call's handler ran in the sandbox, measured where it ran (the worker's
+ *   clock around this call alone; for a call the host killed, from when it started running to the kill; 0
+ *   for a call that never ran). Never includes time spent queued behind other calls, other tenants'
+ *   included, nor loading the bundle. Hook time budgets charge exactly this.
  * - `cpuMs`: CPU time of the isolate over the same span.
+ * - `loadMs`: wall time a cold call (no warm isolate for its tenant and bundle: first call, or the isolate
+ *   was recycled or evicted) spent before its handler creating the isolate and evaluating the bundle.
+ *   Bounded by the load timeout (`Limits.loadTimeoutMs`), not by the call's; not charged to budgets, as
+ *   an isolate may be recreated for reasons that are not the tenant's. Absent on a warm call.
  * - `queuedMs`: wall time the call waited and was not running: behind other calls on its worker, for a
  *   worker to be (re)started, in transit over IPC. Absent in inline mode (nothing queues there).
  *
- * The caller waited about `queuedMs + durationMs`.
+ * The caller waited about `queuedMs + loadMs + durationMs`.
  */
 export interface ExecutionCost {
   cpuMs: number;
   durationMs: number;
+  loadMs?: number;
   queuedMs?: number;
 }
 

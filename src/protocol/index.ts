@@ -29,7 +29,7 @@ export {
 } from "./hook-points.js";
 export { BundleHash, HookId, RunId, TenantId } from "./ids.js";
 export { isJsonValue, JsonObject, JsonValue, MAX_JSON_DEPTH, toJsonSchema } from "./json.js";
-export { DEFAULT_LIMITS, Limits, type LimitsInput } from "./limits.js";
+export { DEFAULT_LIMITS, Limits, type LimitsInput, loadTimeoutOf } from "./limits.js";
 export {
   AssistantMessage,
   Message,

@@ -5,8 +5,14 @@ import { z } from "zod";
  * units where they are checked on strings (what `string.length` counts), which bounds bytes to 3× that.
  */
 export const Limits = z.strictObject({
-  /** Per-call CPU/wall timeout in ms, enforced by `applySync` and by the worker's watchdog. */
+  /** Per-call CPU/wall timeout in ms of the handler, enforced by `applySync` and by the host's deadline. */
   timeoutMs: z.number().int().min(1).max(60_000).default(50),
+  /**
+   * Bound on loading a bundle into a fresh isolate (compiling and evaluating its top-level code), which a
+   * cold call does before its handler runs. Default: `max(timeoutMs, 1000)` (see `loadTimeoutOf`). A load
+   * past it fails the call as `timeout`, and that counts towards quarantine like any timeout.
+   */
+  loadTimeoutMs: z.number().int().min(1).max(60_000).optional(),
   /** Isolate heap in MB; isolated-vm's minimum is 8. */
   memoryMb: z.number().int().min(8).max(2_048).default(32),
   maxEventBytes: z
@@ -45,3 +51,10 @@ export type Limits = z.infer<typeof Limits>;
 export type LimitsInput = z.input<typeof Limits>;
 
 export const DEFAULT_LIMITS: Limits = Limits.parse({});
+
+const DEFAULT_LOAD_TIMEOUT_MS = 1_000;
+
+/** The load timeout that applies: `loadTimeoutMs`, else `max(timeoutMs, 1000)`. */
+export function loadTimeoutOf(limits: Pick<Limits, "timeoutMs" | "loadTimeoutMs">): number {
+  return limits.loadTimeoutMs ?? Math.max(limits.timeoutMs, DEFAULT_LOAD_TIMEOUT_MS);
+}

@@ -28,14 +28,21 @@ function isInt(value: unknown, min: number): value is number {
 const isTenantId = (v: unknown): boolean => typeof v === "string" && SAFE_ID.test(v);
 const isHash = (v: unknown): boolean => typeof v === "string" && HASH.test(v);
 
-const LIMIT_KEYS = new Set(["memoryMb", "maxResultBytes", "maxStateBytes", "maxLogLines", "maxLogBytes"]);
+const LIMIT_KEYS = new Set([
+  "memoryMb",
+  "maxResultBytes",
+  "maxStateBytes",
+  "maxLogLines",
+  "maxLogBytes",
+  "loadTimeoutMs",
+]);
 const LOAD_KEYS = new Set(["kind", "bundleHash", "code", "limits"]);
 const CALL_KEYS = new Set(["kind", "id", "tenantId", "bundleHash", "point", "eventJson", "ctxJson", "timeoutMs"]);
 const DESCRIBE_KEYS = new Set(["kind", "id", "tenantId", "bundleHash"]);
 const UNLOAD_KEYS = new Set(["kind", "bundleHash"]);
 const READY_KEYS = new Set(["kind", "pid"]);
-const REPLIED_KEYS = new Set(["kind", "id", "reply", "cpuMs", "wallMs"]);
-const FAILED_KEYS = new Set(["kind", "id", "code", "message", "cpuMs", "wallMs"]);
+const REPLIED_KEYS = new Set(["kind", "id", "reply", "cpuMs", "wallMs", "loadMs"]);
+const FAILED_KEYS = new Set(["kind", "id", "code", "message", "cpuMs", "wallMs", "loadMs"]);
 const FAILED_CODES = new Set(["timeout", "memory_limit", "unavailable", "threw"]);
 
 const has = (keys: ReadonlySet<string>) => (key: string) => keys.has(key);
@@ -56,6 +63,7 @@ function isSandboxLimits(v: unknown): v is SandboxLimits {
     isInt(v.maxStateBytes, 1) &&
     isInt(v.maxLogLines, 0) &&
     isInt(v.maxLogBytes, 0) &&
+    (v.loadTimeoutMs === undefined || isInt(v.loadTimeoutMs, 1)) &&
     hasOnlyKeys(v, inLimits)
   );
 }
@@ -94,6 +102,7 @@ export function isWorkerRequest(value: unknown): value is WorkerRequest {
 }
 
 const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const isOptionalFinite = (v: unknown): boolean => v === undefined || isFiniteNumber(v);
 
 /** True exactly when `WorkerResponse.safeParse(value).success`. */
 export function isWorkerResponse(value: unknown): value is WorkerResponse {
@@ -105,6 +114,7 @@ export function isWorkerResponse(value: unknown): value is WorkerResponse {
         typeof value.reply === "string" &&
         isFiniteNumber(value.cpuMs) &&
         isFiniteNumber(value.wallMs) &&
+        isOptionalFinite(value.loadMs) &&
         hasOnlyKeys(value, inReplied)
       );
     case "failed":
@@ -115,6 +125,7 @@ export function isWorkerResponse(value: unknown): value is WorkerResponse {
         typeof value.message === "string" &&
         isFiniteNumber(value.cpuMs) &&
         isFiniteNumber(value.wallMs) &&
+        isOptionalFinite(value.loadMs) &&
         hasOnlyKeys(value, inFailed)
       );
     case "ready":

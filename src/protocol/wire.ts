@@ -13,6 +13,8 @@ export const SandboxLimits = z.strictObject({
   maxStateBytes: z.number().int().positive(),
   maxLogLines: z.number().int().nonnegative(),
   maxLogBytes: z.number().int().nonnegative(),
+  /** Bound on evaluating the bundle in a fresh isolate (`loadTimeoutOf`); the worker's default when absent. */
+  loadTimeoutMs: z.number().int().positive().optional(),
 });
 export type SandboxLimits = z.infer<typeof SandboxLimits>;
 
@@ -41,12 +43,14 @@ export type WorkerRequest = z.infer<typeof WorkerRequest>;
 
 export const WorkerResponse = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("ready"), pid: z.number().int() }),
+  /** `wallMs`: the handler's run time in the worker; `loadMs`: isolate creation and bundle evaluation before it (cold calls only). */
   z.strictObject({
     kind: z.literal("replied"),
     id: z.number().int().nonnegative(),
     reply: z.string(),
     cpuMs: z.number(),
     wallMs: z.number(),
+    loadMs: z.number().optional(),
   }),
   z.strictObject({
     kind: z.literal("failed"),
@@ -55,6 +59,7 @@ export const WorkerResponse = z.discriminatedUnion("kind", [
     message: z.string(),
     cpuMs: z.number(),
     wallMs: z.number(),
+    loadMs: z.number().optional(),
   }),
 ]);
 export type WorkerResponse = z.infer<typeof WorkerResponse>;

@@ -15,6 +15,8 @@ export const CONTRACT_LIMITS = {
   // A high ceiling so that only calls meant to time out do (they pass their own timeoutMs): a loaded
   // machine must not turn a memory bomb or a slow-but-finite call into a timeout.
   timeoutMs: 3_000,
+  // Loading a bundle into a fresh isolate has its own bound; the slow loads below take 60–80 ms.
+  loadTimeoutMs: 500,
   memoryMb: 16,
   maxResultBytes: 4_096,
   maxStateBytes: 1_024,
@@ -167,6 +169,42 @@ export function describeExecutorContract(
       expect(await failedCode(hookCall(tenant("alpha"), broken))).toBe("threw");
     });
 
+    it("loads a cold bundle under its load timeout, not under the call's timeout", async () => {
+      const slowLoad = hooksBundle("{ toolCall() { return { type: 'block', reason: 'loaded' }; } }", SPIN_80_MS);
+      const outcome = await run(hookCall(tenant("alpha"), slowLoad, { timeoutMs: 20 }));
+      expect(outcome).toMatchObject({ type: "decided", result: { type: "block", reason: "loaded" } });
+    });
+
+    it("does not charge the isolate recreated after a timeout to the next call's timeout", async () => {
+      const slowLoad = hooksBundle(
+        "{ toolCall(event) { if (event.loop) for (;;) {} return { type: 'block', reason: 'fine' }; } }",
+        SPIN_80_MS,
+      );
+      const alpha = tenant("alpha-reload");
+      expect(
+        await failedCode(hookCall(alpha, slowLoad, { event: { ...eventWith(), loop: true }, timeoutMs: 20 })),
+      ).toBe("timeout");
+      const next = await run(hookCall(alpha, slowLoad, { timeoutMs: 20 }));
+      expect(next).toMatchObject({ type: "decided", result: { type: "block", reason: "fine" } });
+    });
+
+    it("fails a bundle whose top-level code outlasts the load timeout as timeout, saying so", async () => {
+      const outcome = await run(hookCall(tenant("alpha"), scriptBundle("for (;;) {}")));
+      expect(outcome.type === "failed" && outcome.failure.code).toBe("timeout");
+      expect(outcome.type === "failed" && outcome.failure.message).toContain(
+        `did not finish loading within its ${CONTRACT_LIMITS.loadTimeoutMs} ms load timeout; the hook was not called`,
+      );
+    });
+
+    it("reports a cold call's load apart from its run time", async () => {
+      const bundle = hooksBundle("{ toolCall() { return { type: 'block', reason: 'x' }; } }", SPIN_80_MS);
+      const cold = await executor.execute(hookCall(tenant("alpha-load"), bundle));
+      const warm = await executor.execute(hookCall(tenant("alpha-load"), bundle));
+      expect(cold.type).toBe("replied");
+      expect(cold.loadMs).toBeGreaterThanOrEqual(80);
+      expect(warm.loadMs ?? 0).toBe(0);
+    });
+
     it("keeps tenants apart: module state of one tenant is invisible to another", async () => {
       const counter = hooksBundle(
         `{ toolCall() { globalThis.seen = (globalThis.seen || 0) + 1; return { type: "block", reason: String(globalThis.seen) }; } }`,
@@ -229,6 +267,9 @@ export function describeExecutorContract(
     });
   });
 }
+
+/** Bundle top-level code that busy-waits 80 ms of wall time (Date.now is the guest's only clock). */
+const SPIN_80_MS = "const until = Date.now() + 80; while (Date.now() < until) {}";
 
 function eventWith() {
   return { call: { id: "c1", name: "shell", args: {} }, batch: { index: 0, size: 1 } };

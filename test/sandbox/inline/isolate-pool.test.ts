@@ -227,6 +227,29 @@ describe("IsolatePool", () => {
     expect(without.stats().spares).toBe(0);
   });
 
+  it("tells its phase listener when a cold call loads its bundle and when the handler starts", () => {
+    const pool = poolWith();
+    const tenantId = tenant("a");
+    const phases: string[] = [];
+    const call = () =>
+      pool.call(
+        {
+          tenantId,
+          bundleHash: COUNTER.hash,
+          point: "tool.call",
+          eventJson: JSON.stringify(TOOL_CALL_EVENT),
+          ctxJson: ctxJson(tenantId, COUNTER),
+          timeoutMs: 1_000,
+        },
+        (phase) => phases.push(phase),
+      );
+    const cold = call();
+    const warm = call();
+    expect(phases).toEqual(["load", "run"]);
+    expect(cold.loadMs).toBeGreaterThan(0);
+    expect(warm.loadMs).toBeUndefined();
+  });
+
   it("throws PoolClosedError after dispose", () => {
     const pool = poolWith();
     pool.dispose();

@@ -16,6 +16,7 @@ const VALID_REQUESTS: Record<string, unknown>[] = [
     timeoutMs: 50,
   },
   { kind: "load", bundleHash: HASH, code: "var x", limits: LIMITS },
+  { kind: "load", bundleHash: HASH, code: "var x", limits: { ...LIMITS, loadTimeoutMs: 1_000 } },
   { kind: "describe", id: 3, tenantId: "acme", bundleHash: HASH },
   { kind: "unload", bundleHash: HASH },
 ];
@@ -23,6 +24,8 @@ const VALID_RESPONSES: Record<string, unknown>[] = [
   { kind: "ready", pid: 12 },
   { kind: "replied", id: 1, reply: "{}", cpuMs: 0.1, wallMs: 0.2 },
   { kind: "failed", id: 1, code: "timeout", message: "m", cpuMs: 50, wallMs: 51 },
+  { kind: "replied", id: 2, reply: "{}", cpuMs: 0.1, wallMs: 0.2, loadMs: 3.5 },
+  { kind: "failed", id: 2, code: "timeout", message: "m", cpuMs: 0, wallMs: 0, loadMs: 1000 },
 ];
 
 /** Values that break one field of a valid message: wrong types, edge numbers, bad ids, extra keys. */
