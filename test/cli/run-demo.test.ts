@@ -75,13 +75,13 @@ describe("isohook run", () => {
   });
 
   it("prints one JSON event per line with --json, ending with the transcript and stop reason", async () => {
-    const { code, stdout } = await cli(["run", "--scenario", await roomy("initech-data-agent.json"), "--json"]);
+    const { code, stdout } = await cli(["run", "--scenario", await roomy("globex-data-agent.json"), "--json"]);
     expect(code).toBe(0);
     const lines = stdout
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line) as { type: string });
-    expect(lines[0]).toMatchObject({ type: "run.started", tenantId: "initech", bundle: { version: 1 } });
+    expect(lines[0]).toMatchObject({ type: "run.started", tenantId: "globex", bundle: { version: 1 } });
     const result = lines.at(-1) as {
       type: string;
       stopReason: string;
@@ -163,13 +163,16 @@ describe("isohook demo", () => {
     expect(stdout).toMatch(/tenant:acme@v2 +block “destructive shell command/);
     expect(stdout).toMatch(/patch content “OPENAI_API_KEY=\[REDACTED\]/);
     expect(stdout).toMatch(
-      /tenant:initech@v1 +rewrite args → \{"query":"SELECT \* FROM orders WHERE month = '2026-12' LIMIT 100"\}/,
+      /tenant:globex@v1 +rewrite args → \{"query":"SELECT \* FROM orders WHERE month = '2026-12' LIMIT 100"\}/,
     );
-    expect(stdout).toMatch(/tenant:initech@v1 +end “turn budget of 3 turns spent”/);
-    expect(stdout).toMatch(/tenant:mallet@v1 +FAILED timeout/);
-    expect(stdout).toMatch(/⚠ quarantine: mallet bundle sha256-/);
+    expect(stdout).toMatch(/tenant:globex@v1 +end “turn budget of 3 turns spent”/);
+    expect(stdout).toMatch(/tenant:mallory@v1 +FAILED timeout/);
+    expect(stdout).toMatch(/⚠ quarantine: mallory bundle sha256-/);
     expect(stdout).toMatch(/FAILED quarantined/);
-    expect(stdout).toMatch(/Contained: mallet's hook ran out of time \d+ times \(the 250 ms per-call timeout/);
+    expect(stdout).toMatch(/Contained: mallory's hook ran out of time \d+ times \(the 250 ms per-call timeout/);
+    expect(stdout).toMatch(
+      /acme shares worker \d with it: its hook calls waited up to \d+ ms behind the spins,\n {2}time not charged to its hook-time budget/,
+    );
     expect(stdout).not.toMatch(/sk-proj-/);
   });
 });

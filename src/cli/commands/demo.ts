@@ -19,10 +19,11 @@ store in a temporary folder (removed afterwards), and prints what each hook deci
 version, in how long:
   acme     a coding agent: a destructive shell command blocked, a command moved into the workdir,
            an API key redacted from a tool result (bundle v2; v1 was uploaded first)
-  initech  a data agent: tools restricted, SQL given a row limit, calls per turn capped, an unfinished
+  globex   a data agent: tools restricted, SQL given a row limit, calls per turn capped, an unfinished
            answer sent back, the run ended by its turn budget
-  mallet   a hook that spins forever: cut at the timeout, blocked (fail closed), then quarantined,
-           while the other two tenants carry on
+  mallory  a hook that spins forever: cut at the timeout, blocked (fail closed), then quarantined,
+           while the other two carry on — acme on the same worker process, its calls queued behind
+           the spins but never charged for them
 The scenarios are scenarios/*.json; each also runs alone with \`isohook run --scenario <file>\`.
 
 Options:
@@ -37,8 +38,8 @@ const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 /** The demo's tenants: each scenario, plus bundles uploaded before its own (to show versions). */
 const TENANTS = [
   { scenario: "scenarios/acme-coding-agent.json", earlier: ["hooks/block-destructive-shell"] },
-  { scenario: "scenarios/initech-data-agent.json", earlier: [] },
-  { scenario: "scenarios/mallet-runaway.json", earlier: [] },
+  { scenario: "scenarios/globex-data-agent.json", earlier: [] },
+  { scenario: "scenarios/mallory-runaway.json", earlier: [] },
 ] as const;
 
 export interface DemoCommandDeps {
@@ -50,7 +51,10 @@ export interface DemoCommandDeps {
   readonly budgets?: { readonly turnMs?: number; readonly runMs?: number };
 }
 
-/** Two workers on every machine, so the sharding (and so the trace) is the same everywhere. */
+/**
+ * Two workers on every machine, so the sharding (and so the trace) is the same everywhere: acme and
+ * mallory share a worker (the runaway hook has a well-behaved neighbour), globex has the other.
+ */
 export const DEMO_WORKERS = 2;
 
 const defaultDeps: DemoCommandDeps = {
@@ -188,8 +192,8 @@ function expectations(tallies: readonly DemoTally[]): string[] {
   const problems: string[] = [];
   const by = new Map(tallies.map((t) => [t.tenant, t]));
   const acme = by.get("acme");
-  const initech = by.get("initech");
-  const mallet = by.get("mallet");
+  const globex = by.get("globex");
+  const mallory = by.get("mallory");
   if (
     acme?.stopReason !== "completed" ||
     !acme.decided.includes("block") ||
@@ -200,24 +204,23 @@ function expectations(tallies: readonly DemoTally[]): string[] {
       `acme: expected a block, a rewrite and a redaction, then completion; got ${acme?.decided.join(", ")} → ${acme?.stopReason}`,
     );
   }
-  if (
-    initech?.stopReason !== "completed" ||
-    !initech.decided.includes("end") ||
-    !initech.decided.includes("continue")
-  ) {
+  if (globex?.stopReason !== "completed" || !globex.decided.includes("end") || !globex.decided.includes("continue")) {
     problems.push(
-      `initech: expected a nudge and the turn budget to end the run; got ${initech?.decided.join(", ")} → ${initech?.stopReason}`,
+      `globex: expected a nudge and the turn budget to end the run; got ${globex?.decided.join(", ")} → ${globex?.stopReason}`,
     );
   }
-  for (const calm of [acme, initech]) {
+  for (const calm of [acme, globex]) {
     if (calm && Object.keys(calm.failures).length > 0) {
       problems.push(`${calm.tenant}: its hooks should never fail, but: ${JSON.stringify(calm.failures)}`);
     }
   }
-  if (!mallet?.quarantined || (mallet.failures.timeout ?? 0) < 1 || mallet.stopReason === "error") {
+  if (!mallory?.quarantined || (mallory.failures.timeout ?? 0) < 1 || mallory.stopReason === "error") {
     problems.push(
-      `mallet: expected timeouts and a quarantine; got ${JSON.stringify(mallet?.failures)} → ${mallet?.stopReason}`,
+      `mallory: expected timeouts and a quarantine; got ${JSON.stringify(mallory?.failures)} → ${mallory?.stopReason}`,
     );
+  }
+  if (mallory !== undefined && acme !== undefined && mallory.worker !== acme.worker) {
+    problems.push("mallory: expected to share a worker with acme, to show a neighbour contained");
   }
   return problems;
 }
