@@ -232,8 +232,10 @@ async function main(): Promise<void> {
   const cold: number[] = [];
   for (let i = 0; i < 30; i++) {
     const fresh = bundleOf(SCRIPT(`/* process ${i} */`));
-    const outcome = await executor.execute({ ...call, bundle: fresh, ctxJson: ctxJsonFor(tenant, fresh.hash) });
-    cold.push(outcome.durationMs);
+    // The caller's wait: `durationMs` alone is the handler's run (the load is `loadMs`, the rest `queuedMs`).
+    const start = performance.now();
+    await executor.execute({ ...call, bundle: fresh, ctxJson: ctxJsonFor(tenant, fresh.hash) });
+    cold.push(performance.now() - start);
   }
   const pid = executor.workers()[0]?.pid ?? -1;
   const tenantCount = 150;
