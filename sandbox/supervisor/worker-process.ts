@@ -453,6 +453,9 @@ export class WorkerProcess {
         fail(entry, timeoutFailure(limitMs, this.#options.killGraceMs, this.pid, ran?.loading === true), now, ran);
       } else if (reason === "crashed" || reason === "protocol") {
         fail(entry, culpritFailure(reason, this.pid, how), now, ran);
+      } else {
+        // Other ends blame no call (culpritOf); settle it all the same.
+        fail(entry, bystanderFailure(reason, this.pid, how), now);
       }
     }
     this.#pending.clear();
