@@ -9,32 +9,16 @@ type JSONSchema = z.core.JSONSchema.BaseSchema;
 import { bundleHook } from "../../src/bundler/index.js";
 import { parseCommandArgs } from "../../src/cli/command.js";
 import { type BundleCommandDeps, createBundleCommand } from "../../src/cli/commands/bundle.js";
-import { type CliIO, runCli } from "../../src/cli/index.js";
+import { runCli } from "../../src/cli/index.js";
 import { HOOK_POINT_NAMES, SDK_VERSION } from "../../src/protocol/index.js";
 import { described, fakeExecutor } from "../bundler/fake-executor.js";
 import { HOOK, tempHooks } from "../bundler/temp-hooks.js";
 import { EVENTS, RESULTS } from "../protocol/samples.js";
+import { fakeIO } from "./fake-io.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
-function fakeIO(cwd = REPO): CliIO & { out: () => string; err: () => string } {
-  let out = "";
-  let err = "";
-  return {
-    stdout: (text) => {
-      out += text;
-    },
-    stderr: (text) => {
-      err += text;
-    },
-    env: {},
-    cwd,
-    out: () => out,
-    err: () => err,
-  };
-}
-
-async function run(argv: string[], cwd?: string) {
+async function run(argv: string[], cwd = REPO) {
   const io = fakeIO(cwd);
   const code = await runCli(argv, io);
   return { code, stdout: io.out(), stderr: io.err() };

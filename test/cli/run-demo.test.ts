@@ -7,28 +7,12 @@ import { createHookExecutor } from "../../sandbox/supervisor/index.js";
 import { buildBundle } from "../../src/bundler/index.js";
 import { parseCommandArgs } from "../../src/cli/command.js";
 import { createDemoCommand, DEMO_WORKERS } from "../../src/cli/commands/demo.js";
-import { type CliIO, runCli } from "../../src/cli/index.js";
+import { runCli } from "../../src/cli/index.js";
 import { TenantId } from "../../src/protocol/index.js";
 import { SqliteBundleStore } from "../../src/store/index.js";
+import { fakeIO } from "./fake-io.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
-
-function fakeIO(cwd: string, env: Record<string, string> = {}): CliIO & { out: () => string; err: () => string } {
-  let out = "";
-  let err = "";
-  return {
-    stdout: (text) => {
-      out += text;
-    },
-    stderr: (text) => {
-      err += text;
-    },
-    env,
-    cwd,
-    out: () => out,
-    err: () => err,
-  };
-}
 
 async function cli(argv: string[], env: Record<string, string> = {}) {
   const io = fakeIO(REPO, env);

@@ -6,27 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInlineExecutor } from "../../sandbox/worker/index.js";
 import { parseCommandArgs } from "../../src/cli/command.js";
 import { createTestCommand } from "../../src/cli/commands/test.js";
-import { type CliIO, runCli } from "../../src/cli/index.js";
+import { runCli } from "../../src/cli/index.js";
 import type { LimitsInput } from "../../src/protocol/index.js";
+import { fakeIO } from "./fake-io.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
-
-function fakeIO(cwd: string): CliIO & { out: () => string; err: () => string } {
-  let out = "";
-  let err = "";
-  return {
-    stdout: (text) => {
-      out += text;
-    },
-    stderr: (text) => {
-      err += text;
-    },
-    env: {},
-    cwd,
-    out: () => out,
-    err: () => err,
-  };
-}
 
 async function run(argv: string[], cwd = REPO) {
   const io = fakeIO(cwd);
