@@ -1,4 +1,11 @@
-import type { DescribeOutcome, ExecutionOutcome, Failure, TenantId, WorkerResponse } from "../../src/protocol/index.js";
+import type {
+  DescribeOutcome,
+  ExecutionOutcome,
+  Failure,
+  HookCall,
+  TenantId,
+  WorkerResponse,
+} from "../../src/protocol/index.js";
 import { describeOutcomeOf } from "./describe-outcome.js";
 import type { WorkerExitReason } from "./events.js";
 
@@ -11,6 +18,10 @@ export interface PendingCall {
   readonly timeoutMs: number;
   readonly call: ((outcome: ExecutionOutcome) => void) | undefined;
   readonly describe: ((outcome: DescribeOutcome) => void) | undefined;
+  /** The call, kept so a bystander of a worker's death can be re-sent once to its replacement. */
+  readonly request: HookCall | undefined;
+  /** This is the re-sent copy of a bystander: a second death settles it as one. */
+  readonly retried: boolean;
   /** Set while an AbortSignal is attached. */
   abort: (() => void) | undefined;
   signal: AbortSignal | undefined;
@@ -91,6 +102,16 @@ export function fail(
   if (ran?.loading === true) failed.loadMs = now - started;
   entry.call?.(failed);
   entry.describe?.(failed);
+}
+
+/** Whether a call pending on a worker that ended (not the culprit) is re-sent once to its replacement. */
+export function retriesAfter(reason: WorkerExitReason, entry: PendingCall): boolean {
+  return (
+    entry.request !== undefined &&
+    !entry.retried &&
+    !entry.answered &&
+    (reason === "crashed" || reason === "deadline" || reason === "protocol")
+  );
 }
 
 export function overloaded(tenantId: TenantId, pending: number): FailedOutcome {

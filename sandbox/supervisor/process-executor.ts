@@ -11,6 +11,7 @@ import {
 import { ExecutorClosedError, SandboxStartError } from "./errors.js";
 import type { SupervisorEvent } from "./events.js";
 import type { ProcessOptions } from "./options.js";
+import { bystanderFailure, fail, type PendingCall } from "./pending-call.js";
 import { readRssBytes } from "./rss.js";
 import { shardOf } from "./shard.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
@@ -224,8 +225,23 @@ export class ProcessExecutor implements HookExecutor {
       this.#spare = undefined;
       return;
     }
-    this.#slots[worker.slot]?.workerExited(worker, exit);
+    const slot = this.#slots[worker.slot];
+    slot?.workerExited(worker, exit);
+    if (exit.retry.length > 0) this.#resend(slot, exit.retry);
   };
+
+  /** Bystanders of a worker's death go once to its replacement (after a respawn backoff, if any). */
+  #resend(slot: WorkerSlot | undefined, entries: readonly PendingCall[]): void {
+    const next = this.#closing === undefined ? slot?.current : undefined;
+    if (next !== undefined || slot === undefined || this.#closing !== undefined) {
+      for (const entry of entries) {
+        if (next !== undefined) next.resend(entry);
+        else fail(entry, bystanderFailure("closed", -1, ""), performance.now());
+      }
+      return;
+    }
+    void slot.whenWorker().then((worker) => this.#resend(worker === undefined ? undefined : slot, entries));
+  }
 
   #checkRss = async (): Promise<void> => {
     if (this.#checkingRss || this.#closing !== undefined) return;

@@ -20,6 +20,7 @@ import {
   fail,
   overloaded,
   type PendingCall,
+  retriesAfter,
   timeoutFailure,
 } from "./pending-call.js";
 import { culpritOf, runningCall, runningSince } from "./running-call.js";
@@ -38,8 +39,10 @@ import type { WorkerSpawnSpec } from "./spawn-spec.js";
  * Which call was running: the worker writes the running-call mark (src/protocol/running-mark.ts) before
  * each call. Answers travel in batches, so the oldest unanswered call may be one already done whose answer
  * died with the worker; the mark names the call that was really running. When a worker dies, that call
- * (if any) is the culprit and every other pending call settles as a bystander (`Failure.bystander`), which
- * quarantine does not count (DESIGN §1). Without a mark file the oldest pending call is taken instead.
+ * (if any) is the culprit and every other pending call is a bystander: after a crash, deadline kill or
+ * protocol error a call is handed back once (`WorkerExit.retry`) for the executor to re-send to the
+ * replacement (`resend`); otherwise it settles with `Failure.bystander`, which quarantine does not count
+ * (DESIGN §1). Without a mark file the oldest pending call is taken instead.
  *
  * The host owns a hard deadline: the call the mark names (else the oldest pending call, taken to have
  * started when the worker last answered, became ready or was sent, whichever is latest) is killed with its
@@ -62,6 +65,11 @@ export interface WorkerExit {
   readonly exitCode: number | null;
   readonly signal: string | null;
   readonly failedCalls: number;
+  /**
+   * Bystanders of a death (crashed, deadline, protocol) not yet re-sent: the executor re-sends each once
+   * to the replacement (`resend`), or settles it with `settleUnsent`. Empty on most exits.
+   */
+  readonly retry: readonly PendingCall[];
 }
 
 /** A worker that never says `ready` within this is killed (tsx start-up and isolated-vm load take ~1 s). */
@@ -176,6 +184,8 @@ export class WorkerProcess {
         timeoutMs,
         call: resolve,
         describe: undefined,
+        request: call,
+        retried: false,
         abort: undefined,
         signal: undefined,
         answered: false,
@@ -212,12 +222,56 @@ export class WorkerProcess {
         timeoutMs: DESCRIBE_TIMEOUT_MS,
         call: undefined,
         describe: resolve,
+        request: undefined,
+        retried: false,
         abort: undefined,
         signal: undefined,
         answered: false,
       };
       this.#track(id, entry, signal, reject);
       this.#push({ kind: "describe", id, tenantId, bundleHash: bundle.hash });
+    });
+  }
+
+  /**
+   * Re-sends a bystander of another worker's death (`WorkerExit.retry`) once: its bundle is loaded first
+   * if this worker lacks it, its own timeout applies from when it runs, its signal still aborts it, and
+   * its `queuedMs` counts from when the caller first asked.
+   */
+  resend(previous: PendingCall): void {
+    const call = previous.request;
+    if (call === undefined || previous.answered) return;
+    const id = this.#nextId++;
+    this.#ensureLoaded(call.bundle);
+    const entry: PendingCall = {
+      sentAt: performance.now(),
+      askedAt: previous.askedAt,
+      timeoutMs: previous.timeoutMs,
+      call: previous.call,
+      describe: undefined,
+      request: call,
+      retried: true,
+      abort: undefined,
+      signal: undefined,
+      answered: false,
+    };
+    const { abort, signal } = previous;
+    if (abort !== undefined && signal !== undefined) {
+      signal.removeEventListener("abort", abort);
+      // The old listener rejects the caller's promise; this one also drops the new answer.
+      this.#track(id, entry, signal, () => abort());
+    } else {
+      this.#track(id, entry, undefined, () => {});
+    }
+    this.#push({
+      kind: "call",
+      id,
+      tenantId: call.tenantId,
+      bundleHash: call.bundle.hash,
+      point: call.point,
+      eventJson: call.eventJson,
+      ctxJson: call.ctxJson,
+      timeoutMs: entry.timeoutMs,
     });
   }
 
@@ -443,11 +497,12 @@ export class WorkerProcess {
     const culprit = culpritOf(reason, this.#pending, { kept: this.#marks !== undefined, mark }, this.#culprit);
     // The culprit ran from its start until now; every other call never ran (or its answer died with the worker).
     const ran = culprit === undefined ? undefined : runningSince(culprit, this.#pending, mark, this.#progressAt);
-    const failedCalls = this.#pending.size;
+    const retry: PendingCall[] = [];
     const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
     for (const entry of this.#pending.values()) {
       if (entry !== culprit) {
-        fail(entry, bystanderFailure(reason, this.pid, how), now);
+        if (retriesAfter(reason, entry)) retry.push(entry);
+        else fail(entry, bystanderFailure(reason, this.pid, how), now);
       } else if (reason === "deadline") {
         const limitMs = ran?.loading === true ? this.#options.loadTimeoutMs : entry.timeoutMs;
         fail(entry, timeoutFailure(limitMs, this.#options.killGraceMs, this.pid, ran?.loading === true), now, ran);
@@ -458,9 +513,10 @@ export class WorkerProcess {
         fail(entry, bystanderFailure(reason, this.pid, how), now);
       }
     }
+    const failedCalls = this.#pending.size - retry.length;
     this.#pending.clear();
     this.#culprit = undefined;
-    const exit: WorkerExit = { reason, exitCode, signal, failedCalls };
+    const exit: WorkerExit = { reason, exitCode, signal, failedCalls, retry };
     this.#resolveStarted(exit);
     this.#resolveExited(exit);
     this.#options.onExit(this, exit);

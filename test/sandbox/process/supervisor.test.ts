@@ -138,7 +138,7 @@ describe("process executor when a worker fails", () => {
     return standInReply(await executor.execute(standInCall(tenant, {}))).pid;
   }
 
-  it("settles every call pending on a crashed worker as sandbox_crashed and respawns it", async () => {
+  it("fails the call that crashed its worker, re-sends the calls queued behind it and respawns it", async () => {
     const before = await pidOf(a);
     const bystander = Array.from({ length: 20 }, (_, i) => executor.execute(standInCall(b, { nonce: i })));
     const victims = await Promise.all([
@@ -148,18 +148,20 @@ describe("process executor when a worker fails", () => {
       executor.execute(standInCall(a, {})),
     ]);
     // The call that finished before the crash was answered (its answer went out before the next call ran);
-    // the call running when the worker died is the culprit, the calls queued behind it are bystanders.
+    // the call running when the worker died is the culprit; the calls queued behind it (bystanders) are
+    // re-sent once to the replacement and answered there.
     expect(victims.map((o) => (o.type === "failed" ? `${o.failure.code}${blame(o)}` : o.type))).toEqual([
       "replied",
       "sandbox_crashed (culprit)",
-      "sandbox_crashed (bystander)",
-      "sandbox_crashed (bystander)",
+      "replied",
+      "replied",
     ]);
+    expect(standInReply(victims[2] as ExecutionOutcome).pid).not.toBe(before);
     expect((await Promise.all(bystander)).map((o) => standInReply(o).nonce)).toEqual([...Array(20).keys()]);
     const after = await pidOf(a);
     expect(after).not.toBe(before);
     expect(events).toContainEqual(
-      expect.objectContaining({ type: "worker_exited", pid: before, reason: "crashed", exitCode: 70, failedCalls: 3 }),
+      expect.objectContaining({ type: "worker_exited", pid: before, reason: "crashed", exitCode: 70, failedCalls: 1 }),
     );
   });
 
@@ -175,6 +177,33 @@ describe("process executor when a worker fails", () => {
     expect(done.type === "replied" || blame(done)).toBe(done.type === "replied" || " (bystander)");
     expect(crashed).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed" } });
     expect(blame(crashed)).toBe(" (culprit)");
+    expect(standInReply(queued).nonce).toBe("queued");
+  });
+
+  it("answers another tenant's call queued behind a crashing call on the replacement worker", async () => {
+    const before = await pidOf(a);
+    const [crashed, queued] = await Promise.all([
+      executor.execute(standInCall(m, { op: "exit" })),
+      executor.execute(standInCall(a, { nonce: "redact" })),
+    ]);
+    expect(crashed.type === "failed" && crashed.failure).toMatchObject({ code: "sandbox_crashed" });
+    expect(blame(crashed)).toBe(" (culprit)");
+    expect(queued.type).toBe("replied");
+    expect(standInReply(queued)).toMatchObject({ nonce: "redact" });
+    expect(standInReply(queued).pid).not.toBe(before);
+    expect(queued.queuedMs).toBeGreaterThan(0);
+  });
+
+  it("re-sends a bystander only once: a second death settles it as sandbox_crashed (bystander)", async () => {
+    await pidOf(a);
+    // Both queued calls are re-sent in order; on the replacement m's second crash has a's call behind it again.
+    const [first, second, queued] = await Promise.all([
+      executor.execute(standInCall(m, { op: "exit" })),
+      executor.execute(standInCall(m, { op: "exit" })),
+      executor.execute(standInCall(a, { nonce: "twice" })),
+    ]);
+    expect(blame(first)).toBe(" (culprit)");
+    expect(blame(second)).toBe(" (culprit)");
     expect(queued).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed", bystander: true } });
     expect(queued.type === "failed" && queued.failure.message).not.toContain(m);
   });
@@ -193,7 +222,7 @@ describe("process executor when a worker fails", () => {
     expect(done.type === "replied" || done.durationMs).toBe(done.type === "replied" || 0);
   });
 
-  it("kills a worker that does not answer by its deadline: timeout for that call, sandbox_crashed behind it", async () => {
+  it("kills a worker that does not answer by its deadline: timeout for that call, re-sends the one behind it", async () => {
     const before = await pidOf(a);
     const bystander = executor.execute(standInCall(b, { op: "busy", ms: 100 }));
     const outcomes = await Promise.all([
@@ -201,8 +230,7 @@ describe("process executor when a worker fails", () => {
       executor.execute(standInCall(a, {})),
     ]);
     expect(outcomes[0]).toMatchObject({ type: "failed", failure: { code: "timeout" } });
-    expect(outcomes[1]).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed", bystander: true } });
-    expect(outcomes[1]?.durationMs).toBe(0);
+    expect(standInReply(outcomes[1] as ExecutionOutcome).pid).not.toBe(before);
     expect(standInReply(await bystander).pid).not.toBe(before);
     expect(await pidOf(a)).not.toBe(before);
     expect(events).toContainEqual(expect.objectContaining({ type: "worker_exited", pid: before, reason: "deadline" }));
