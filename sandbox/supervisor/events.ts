@@ -1,3 +1,4 @@
+import type { PendingCall } from "./pending-call.js";
 /**
  * Why a worker process ended: `crashed` (it died on its own, e.g. a fatal V8 out-of-memory), `deadline`
  * (the host killed it for not answering a call in time), `recycled` (drained after passing its RSS cap),
@@ -20,3 +21,16 @@ export type SupervisorEvent =
       readonly failedCalls: number;
     }
   | { readonly type: "worker_recycling"; readonly slot: number; readonly pid: number; readonly rssBytes: number };
+
+/** How a worker process ended, with the calls it failed and the bystanders left to re-send. */
+export interface WorkerExit {
+  readonly reason: WorkerExitReason;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly failedCalls: number;
+  /**
+   * Bystanders of a death (crashed, deadline, protocol) not yet re-sent: the executor re-sends each once
+   * to the replacement (`resend`), or settles it with `settleUnsent`. Empty on most exits.
+   */
+  readonly retry: readonly PendingCall[];
+}

@@ -29,6 +29,33 @@ export interface PendingCall {
   answered: boolean;
 }
 
+/**
+ * A new pending entry, sent now; `askedAt` defaults to now (the caller did not wait for a worker).
+ * Positional, not an options object: this runs once per hook call.
+ */
+export function pendingEntry(
+  request: HookCall | undefined,
+  timeoutMs: number,
+  askedAt: number | undefined,
+  retried: boolean,
+  call: PendingCall["call"],
+  describe: PendingCall["describe"],
+): PendingCall {
+  const sentAt = performance.now();
+  return {
+    sentAt,
+    askedAt: askedAt ?? sentAt,
+    timeoutMs,
+    call,
+    describe,
+    request,
+    retried,
+    abort: undefined,
+    signal: undefined,
+    answered: false,
+  };
+}
+
 type FailedOutcome = {
   type: "failed";
   failure: Failure;

@@ -9,13 +9,13 @@ import {
   type TenantId,
 } from "../../src/protocol/index.js";
 import { ExecutorClosedError, SandboxStartError } from "./errors.js";
-import type { SupervisorEvent } from "./events.js";
+import type { SupervisorEvent, WorkerExit } from "./events.js";
 import type { ProcessOptions } from "./options.js";
 import { bystanderFailure, fail, type PendingCall } from "./pending-call.js";
 import { readRssBytes } from "./rss.js";
 import { shardOf } from "./shard.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
-import { type WorkerExit, WorkerProcess } from "./worker-process.js";
+import { WorkerProcess } from "./worker-process.js";
 import { WorkerSlot } from "./worker-slot.js";
 
 /** A worker as `workers()` reports it. `slot` is -1 for the spare. */

@@ -12,7 +12,7 @@ import {
   type TenantId,
   type WorkerRequest,
 } from "../../src/protocol/index.js";
-import type { WorkerExitReason } from "./events.js";
+import type { WorkerExit, WorkerExitReason } from "./events.js";
 import {
   answer,
   bystanderFailure,
@@ -20,6 +20,7 @@ import {
   fail,
   overloaded,
   type PendingCall,
+  pendingEntry,
   retriesAfter,
   timeoutFailure,
 } from "./pending-call.js";
@@ -58,18 +59,6 @@ export interface WorkerProcessOptions {
   readonly killGraceMs: number;
   readonly maxPending: number;
   readonly onExit: (worker: WorkerProcess, exit: WorkerExit) => void;
-}
-
-export interface WorkerExit {
-  readonly reason: WorkerExitReason;
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  readonly failedCalls: number;
-  /**
-   * Bystanders of a death (crashed, deadline, protocol) not yet re-sent: the executor re-sends each once
-   * to the replacement (`resend`), or settles it with `settleUnsent`. Empty on most exits.
-   */
-  readonly retry: readonly PendingCall[];
 }
 
 /** A worker that never says `ready` within this is killed (tsx start-up and isolated-vm load take ~1 s). */
@@ -174,33 +163,9 @@ export class WorkerProcess {
   ): Promise<ExecutionOutcome> {
     if (this.#pending.size >= this.#options.maxPending)
       return Promise.resolve(overloaded(call.tenantId, this.#pending.size));
-    const id = this.#nextId++;
-    this.#ensureLoaded(call.bundle);
     return new Promise((resolve, reject) => {
-      const sentAt = performance.now();
-      const entry: PendingCall = {
-        sentAt,
-        askedAt: askedAt ?? sentAt,
-        timeoutMs,
-        call: resolve,
-        describe: undefined,
-        request: call,
-        retried: false,
-        abort: undefined,
-        signal: undefined,
-        answered: false,
-      };
-      this.#track(id, entry, signal, reject);
-      this.#push({
-        kind: "call",
-        id,
-        tenantId: call.tenantId,
-        bundleHash: call.bundle.hash,
-        point: call.point,
-        eventJson: call.eventJson,
-        ctxJson: call.ctxJson,
-        timeoutMs,
-      });
+      const entry = pendingEntry(call, timeoutMs, askedAt, false, resolve, undefined);
+      this.#sendCall(call, entry, signal, reject);
     });
   }
 
@@ -215,19 +180,7 @@ export class WorkerProcess {
     const id = this.#nextId++;
     this.#ensureLoaded(bundle);
     return new Promise((resolve, reject) => {
-      const sentAt = performance.now();
-      const entry: PendingCall = {
-        sentAt,
-        askedAt: askedAt ?? sentAt,
-        timeoutMs: DESCRIBE_TIMEOUT_MS,
-        call: undefined,
-        describe: resolve,
-        request: undefined,
-        retried: false,
-        abort: undefined,
-        signal: undefined,
-        answered: false,
-      };
+      const entry = pendingEntry(undefined, DESCRIBE_TIMEOUT_MS, askedAt, false, undefined, resolve);
       this.#track(id, entry, signal, reject);
       this.#push({ kind: "describe", id, tenantId, bundleHash: bundle.hash });
     });
@@ -241,28 +194,22 @@ export class WorkerProcess {
   resend(previous: PendingCall): void {
     const call = previous.request;
     if (call === undefined || previous.answered) return;
-    const id = this.#nextId++;
-    this.#ensureLoaded(call.bundle);
-    const entry: PendingCall = {
-      sentAt: performance.now(),
-      askedAt: previous.askedAt,
-      timeoutMs: previous.timeoutMs,
-      call: previous.call,
-      describe: undefined,
-      request: call,
-      retried: true,
-      abort: undefined,
-      signal: undefined,
-      answered: false,
-    };
+    const entry = pendingEntry(call, previous.timeoutMs, previous.askedAt, true, previous.call, undefined);
     const { abort, signal } = previous;
     if (abort !== undefined && signal !== undefined) {
       signal.removeEventListener("abort", abort);
       // The old listener rejects the caller's promise; this one also drops the new answer.
-      this.#track(id, entry, signal, () => abort());
+      this.#sendCall(call, entry, signal, () => abort());
     } else {
-      this.#track(id, entry, undefined, () => {});
+      this.#sendCall(call, entry, undefined, () => {});
     }
+  }
+
+  /** Loads the call's bundle if this worker lacks it, then tracks and sends the call under a new id. */
+  #sendCall(call: HookCall, entry: PendingCall, signal: AbortSignal | undefined, reject: (reason: unknown) => void) {
+    const id = this.#nextId++;
+    this.#ensureLoaded(call.bundle);
+    this.#track(id, entry, signal, reject);
     this.#push({
       kind: "call",
       id,

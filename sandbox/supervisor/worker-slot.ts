@@ -1,4 +1,5 @@
-import type { WorkerExit, WorkerProcess } from "./worker-process.js";
+import type { WorkerExit } from "./events.js";
+import type { WorkerProcess } from "./worker-process.js";
 
 /** Crashes older than this no longer count towards the respawn backoff. */
 const CRASH_WINDOW_MS = 60_000;
