@@ -17,7 +17,7 @@ import type { BundleHash, BundleManifest, BundleSource, HookPoint, JsonValue, Te
  * ```
  */
 export interface BundleStore extends BundleSource {
-  readonly kind: "sqlite" | "memory";
+  readonly kind: "sqlite" | "postgres" | "memory";
   /**
    * Stores a new version in one transaction: the bundle (kept once per hash; `manifest.hash` must be
    * the SHA-256 of `code`), a new version number allocated inside the transaction, the config (the

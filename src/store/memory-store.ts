@@ -81,7 +81,6 @@ export class MemoryBundleStore implements BundleStore {
     this.#clock = options.clock ?? Date.now;
     this.#cache = new ActiveBundleCache(
       {
-        changeToken: () => 0,
         head: (tenantId) => {
           const tenant = this.#tenants.get(tenantId);
           const version = tenant?.active == null ? undefined : tenant.versions.get(tenant.active);

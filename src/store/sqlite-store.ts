@@ -30,7 +30,7 @@ import type {
 import { StoreError } from "./errors.js";
 import { openDatabase, type SqliteDatabase } from "./open-database.js";
 import { toStoreError } from "./sqlite-errors.js";
-import { SqliteQueries, type UploadStep } from "./sqlite-queries.js";
+import { SqliteQueries } from "./sqlite-queries.js";
 import {
   checkAuditLimit,
   checkBy,
@@ -39,9 +39,8 @@ import {
   checkVersion,
   readJson,
   readManifest,
+  type UploadStep,
 } from "./store-inputs.js";
-
-export type { UploadStep } from "./sqlite-queries.js";
 
 export interface SqliteStoreOptions extends ActiveCacheOptions {
   /** Create the file (and its folder) when missing: default true. Read-only commands pass false. */
@@ -69,6 +68,8 @@ export interface SqliteStoreOptions extends ActiveCacheOptions {
 export class SqliteBundleStore implements BundleStore {
   readonly kind = "sqlite";
   readonly path: string;
+  /** The schema versions found and left by `open`. */
+  readonly migration: { readonly from: number; readonly to: number };
   readonly #db: SqliteDatabase;
   readonly #q: SqliteQueries;
   readonly #cache: ActiveBundleCache;
@@ -78,8 +79,15 @@ export class SqliteBundleStore implements BundleStore {
   readonly #onUploadStep: ((step: UploadStep) => void) | undefined;
   #closed = false;
 
-  private constructor(path: string, db: SqliteDatabase, options: SqliteStoreOptions, busyTimeoutMs: number) {
+  private constructor(
+    path: string,
+    db: SqliteDatabase,
+    migration: { from: number; to: number },
+    options: SqliteStoreOptions,
+    busyTimeoutMs: number,
+  ) {
     this.path = path;
+    this.migration = migration;
     this.#db = db;
     this.#busyTimeoutMs = busyTimeoutMs;
     this.#maxBundleBytes = integerOption(
@@ -107,14 +115,14 @@ export class SqliteBundleStore implements BundleStore {
     const absolute = resolve(path);
     const busyTimeoutMs = integerOption("busyTimeoutMs", options.busyTimeoutMs ?? 5_000, 0, 600_000);
     if (options.maxSizeBytes !== undefined) integerOption("maxSizeBytes", options.maxSizeBytes, 1, 2 ** 52);
-    const db = openDatabase(absolute, {
+    const { db, migration } = openDatabase(absolute, {
       create: options.create ?? true,
       busyTimeoutMs,
       integrityCheck: options.integrityCheck ?? true,
       maxSizeBytes: options.maxSizeBytes,
     });
     try {
-      return new SqliteBundleStore(absolute, db, options, busyTimeoutMs);
+      return new SqliteBundleStore(absolute, db, migration, options, busyTimeoutMs);
     } catch (error) {
       db.close();
       throw error;
@@ -190,7 +198,13 @@ export class SqliteBundleStore implements BundleStore {
 
   async active(tenantId: TenantId, signal?: AbortSignal): Promise<ActiveBundle | undefined> {
     const id = checkTenantId(tenantId);
-    return this.#read(signal, () => this.#cache.get(id));
+    const served = this.#read(signal, () => this.#cache.get(id));
+    if (!(served instanceof Promise)) return served;
+    try {
+      return await served;
+    } catch (error) {
+      throw toStoreError(error, this.path, this.#busyTimeoutMs);
+    }
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,9 @@ export const MAX_BY_CHARS = 128;
 export const DEFAULT_AUDIT_LIMIT = 100;
 export const MAX_AUDIT_LIMIT = 10_000;
 
+/** Where an upload transaction is when a store's `onUploadStep` is called (crash tests only). */
+export type UploadStep = "tenant" | "bundle" | "version" | "activation";
+
 /** An upload after validation: what both store implementations write. */
 export interface CheckedUpload {
   readonly tenantId: TenantIdType;
