@@ -171,11 +171,17 @@ export class PostgresBundleStore implements BundleStore {
     pool.on("error", () => undefined);
     try {
       const client = await pool.connect();
+      let broken: Error | undefined;
+      const onError = (error: Error) => {
+        broken = error;
+      };
+      client.on("error", onError);
       let migration: MigrationResult;
       try {
         migration = await prepareSchema(client, location.schema, location.display, options.create ?? true);
       } finally {
-        client.release();
+        client.off("error", onError);
+        client.release(broken);
       }
       return new PostgresBundleStore(pg, pool, config, location, migration, options);
     } catch (error) {
@@ -320,6 +326,11 @@ export class PostgresBundleStore implements BundleStore {
       throw pgStoreError(error, this.location);
     }
     let broken: Error | undefined;
+    // A connection that drops between two statements emits "error" on the client: the next query fails too.
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on("error", onError);
     try {
       await client.query("BEGIN");
       const result = await fn(client);
@@ -331,6 +342,7 @@ export class PostgresBundleStore implements BundleStore {
       });
       throw pgStoreError(error, this.location);
     } finally {
+      client.off("error", onError);
       client.release(broken);
     }
   }

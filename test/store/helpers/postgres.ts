@@ -21,7 +21,9 @@ export function postgresAvailable(): Promise<boolean> {
       if (process.env.CI) {
         throw new Error(`PostgreSQL at ${PG_TEST_URL} is unreachable (${why}). Start it with: ${START}`);
       }
-      console.warn(`Skipping the PostgreSQL store tests: ${PG_TEST_URL} is unreachable (${why}). Start it with: ${START}`);
+      console.warn(
+        `Skipping the PostgreSQL store tests: ${PG_TEST_URL} is unreachable (${why}). Start it with: ${START}`,
+      );
       return false;
     }
   })();
