@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
 import { PostgresBundleStore, StoreError, type UploadStep } from "../../src/store/index.js";
 import { fakeBundle } from "./helpers/bundles.js";
-import { startStoreChild } from "./helpers/files.js";
+import { STORE_WATCH, startStoreChild } from "./helpers/files.js";
 import { dropSchema, freshSchema, pgQuery, pgUrl, postgresAvailable } from "./helpers/postgres.js";
 
 const acme = "acme" as TenantId;
@@ -91,11 +91,16 @@ describe.skipIf(!available)("PostgresBundleStore across processes", () => {
     await writer.upload({ tenantId: acme, ...fakeBundle("v2"), by: "ops" });
     const seen: { version: number; at: number }[] = [];
     let onSeen: () => void = () => {};
-    // The watching host polls only every 60 s (refreshMs in store-child.ts): a quick pick-up is the notification.
-    const host = startStoreChild({ op: "watch", path: url, tenantId: "acme", changes: 6, pollMs: 2 }, (line) => {
-      seen.push(line as { version: number; at: number });
-      onSeen();
-    });
+    // The watching host would poll only every 60 s: a quick pick-up is the notification.
+    const watch = { location: url, tenantId: "acme", changes: 6, pollMs: 2, refreshMs: 60_000 };
+    const host = startStoreChild(
+      watch,
+      (line) => {
+        seen.push(line as { version: number; at: number });
+        onSeen();
+      },
+      STORE_WATCH,
+    );
     await host.ready;
     const latencies: number[] = [];
     for (let i = 0; i < 6; i++) {

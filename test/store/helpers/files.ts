@@ -43,6 +43,8 @@ export function makeUnwritable(path: string, isDirectory: boolean): (() => void)
 }
 
 const CHILD = fileURLToPath(new URL("./store-child.ts", import.meta.url));
+/** The host that only serves active() and prints each version change it sees (see the script's header). */
+export const STORE_WATCH = fileURLToPath(new URL("../../../scripts/store-watch.ts", import.meta.url));
 
 export interface ChildResult {
   readonly code: number | null;
@@ -58,13 +60,15 @@ export function runStoreChild(command: object): Promise<ChildResult> {
 
 /**
  * Starts store-child.ts. With `barrier: true` in the command, `ready` resolves once the child has the
- * store open and `go()` lets it start writing. `onLine` sees each output line as it arrives.
+ * store open and `go()` lets it start writing. `onLine` sees each output line as it arrives; `script`
+ * runs another script the same way (STORE_WATCH).
  */
 export function startStoreChild(
   command: object,
   onLine?: (line: unknown) => void,
+  script = CHILD,
 ): { ready: Promise<void>; go: () => void; done: Promise<ChildResult> } {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, JSON.stringify(command)], {
+  const child = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify(command)], {
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stdout = "";
