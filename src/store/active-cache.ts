@@ -109,6 +109,17 @@ export class ActiveBundleCache {
     if (loading) loading.invalidated = true;
   }
 
+  /**
+   * Marks the tenant's head stale and, when this host has served the tenant before, re-reads it at once,
+   * so the next run finds it fresh. A failed re-read is left for the next `get` to handle.
+   */
+  refresh(tenantId: TenantId): void {
+    this.invalidate(tenantId);
+    if (!this.#heads.has(tenantId)) return;
+    const served = this.get(tenantId);
+    if (served instanceof Promise) served.catch(() => undefined);
+  }
+
   #checkToken(): void {
     const changeToken = this.#reader.changeToken;
     if (!changeToken) return;

@@ -15,8 +15,8 @@ export interface ChangeFeedOptions {
 
 /**
  * Live pick-up for the PostgreSQL store. One connection per store LISTENs on the store's channel; each
- * notification (a tenant id, sent by the transaction that changed its active version, on commit) marks
- * that tenant's cached head stale. When the connection drops, it is re-opened at once and then every
+ * notification (a tenant id, sent by the transaction that changed its active version, on commit) has
+ * that tenant's cached head re-read at once. When the connection drops, it is re-opened at once and then every
  * `refreshMs`; meanwhile the store's generation is polled every `refreshMs` and every head is marked
  * stale when it moves. A re-opened connection marks every head stale too, since notifications may have
  * been missed. Whether the database answers is reported through the cache's health.
@@ -89,7 +89,7 @@ export class PgChangeFeed {
       client = await this.#o.connect();
       const self = client;
       client.on("notification", (n) => {
-        if (n.channel === this.#o.channel && n.payload) this.#o.cache.invalidate(n.payload as TenantId);
+        if (n.channel === this.#o.channel && n.payload) this.#o.cache.refresh(n.payload as TenantId);
       });
       client.on("error", () => this.#lost(self));
       client.on("end", () => this.#lost(self));

@@ -82,17 +82,21 @@ export class PostgresQueries {
   }
 
   async activate(c: PoolClient, tenantId: TenantId, version: number, by: string, at: Date): Promise<ActivationResult> {
-    const current = await this.#lockTenant(c, tenantId);
-    const hash = await this.#hashOf(c, tenantId, version);
-    if (current === version) return { tenantId, version, previous: current, changed: false };
     const s = this.#s;
-    await c.query(
-      `INSERT INTO ${s}activations (tenant_id, seq, version)
-       SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM ${s}activations WHERE tenant_id = $1`,
+    const found = await c.query<{ active_version: number | null; hash: BundleHash | null }>(
+      `SELECT t.active_version, v.bundle_hash AS hash FROM ${s}tenants t
+         LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = $2
+         WHERE t.id = $1 FOR UPDATE OF t`,
       [tenantId, version],
     );
-    await this.#setActive(c, tenantId, version, at);
-    await this.#audit(c, at, tenantId, "activate", version, current, hash, by);
+    const row = found.rows[0];
+    if (!row) throw tenantNotFound(tenantId);
+    if (row.hash === null) throw versionNotFound(tenantId, version);
+    const current = row.active_version;
+    if (current === version) return { tenantId, version, previous: current, changed: false };
+    const history = `INSERT INTO ${s}activations (tenant_id, seq, version)
+      SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM ${s}activations WHERE tenant_id = $1`;
+    await this.#switch(c, history, [], { tenantId, version, from: current, hash: row.hash, type: "activate", by, at });
     return { tenantId, version, previous: current, changed: true };
   }
 
@@ -100,16 +104,24 @@ export class PostgresQueries {
     const s = this.#s;
     const current = await this.#lockTenant(c, tenantId);
     if (current === null) throw noPrevious(tenantId);
-    const found = await c.query<{ seq: number; version: number }>(
-      `SELECT seq, version FROM ${s}activations WHERE tenant_id = $1 AND version != $2 ORDER BY seq DESC LIMIT 1`,
+    const found = await c.query<{ seq: number; version: number; hash: BundleHash }>(
+      `SELECT a.seq, a.version, v.bundle_hash AS hash FROM ${s}activations a
+         JOIN ${s}versions v ON v.tenant_id = a.tenant_id AND v.version = a.version
+         WHERE a.tenant_id = $1 AND a.version != $2 ORDER BY a.seq DESC LIMIT 1`,
       [tenantId, current],
     );
     const target = found.rows[0];
     if (!target) throw noPrevious(tenantId);
-    await c.query(`DELETE FROM ${s}activations WHERE tenant_id = $1 AND seq > $2`, [tenantId, target.seq]);
-    await this.#setActive(c, tenantId, target.version, at);
-    const hash = await this.#hashOf(c, tenantId, target.version);
-    await this.#audit(c, at, tenantId, "rollback", target.version, current, hash, by);
+    const history = `DELETE FROM ${s}activations WHERE tenant_id = $1 AND seq > $9`;
+    await this.#switch(c, history, [target.seq], {
+      tenantId,
+      version: target.version,
+      from: current,
+      hash: target.hash,
+      type: "rollback",
+      by,
+      at,
+    });
     return { tenantId, version: target.version, previous: current, changed: true };
   }
 
@@ -238,12 +250,44 @@ export class PostgresQueries {
     return row.active_version;
   }
 
-  async #setActive(c: PoolClient, tenantId: TenantId, version: number, at: Date): Promise<void> {
+  /**
+   * Makes a version active in one statement (one round trip while the tenant's row is locked): the
+   * activation history change `history` (its own parameters from $9), the tenant's row, the store's
+   * generation, the audit row, and the notification delivered on commit.
+   */
+  async #switch(
+    c: PoolClient,
+    history: string,
+    historyParams: unknown[],
+    change: {
+      tenantId: TenantId;
+      version: number;
+      from: number | null;
+      hash: BundleHash;
+      type: "activate" | "rollback";
+      by: string;
+      at: Date;
+    },
+  ): Promise<void> {
     const s = this.#s;
-    await c.query(`UPDATE ${s}tenants SET active_version = $2, updated_at = $3 WHERE id = $1`, [tenantId, version, at]);
     await c.query(
-      `WITH bumped AS (UPDATE ${s}store_state SET generation = generation + 1) SELECT pg_notify($1, $2::text)`,
-      [this.channel, tenantId],
+      `WITH history AS (${history}),
+            tenant AS (UPDATE ${s}tenants SET active_version = $2, updated_at = $3 WHERE id = $1),
+            bumped AS (UPDATE ${s}store_state SET generation = generation + 1),
+            audited AS (INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by)
+                          VALUES ($3, $1, $4, $2, $5, $6, $7))
+       SELECT pg_notify($8, $1)`,
+      [
+        change.tenantId,
+        change.version,
+        change.at,
+        change.type,
+        change.from,
+        change.hash,
+        change.by,
+        this.channel,
+        ...historyParams,
+      ],
     );
   }
 
