@@ -1,6 +1,5 @@
 import {
   type ActiveBundle,
-  BundleHash,
   type BundleHash as BundleHashType,
   type BundleManifest,
   DEFAULT_LIMITS,
@@ -24,7 +23,7 @@ import type {
   VersionRecord,
 } from "./bundle-store.js";
 import { StoreError } from "./errors.js";
-import { checkAuditLimit, checkBy, checkTenantId, checkUpload, checkVersion } from "./store-inputs.js";
+import { checkAuditLimit, checkBy, checkHash, checkTenantId, checkUpload, checkVersion } from "./store-inputs.js";
 import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
 
 export interface MemoryStoreOptions extends ActiveCacheOptions {
@@ -213,17 +212,12 @@ export class MemoryBundleStore implements BundleStore {
   }
 
   async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
-    const parsed = BundleHash.safeParse(hash);
-    if (!parsed.success)
-      throw new StoreError(
-        "invalid_input",
-        `Invalid bundle hash ${JSON.stringify(hash)}: expected sha256-<64 hex digits>.`,
-      );
+    const checked = checkHash(hash);
     this.#open(signal);
-    const b = this.#bundles.get(parsed.data);
+    const b = this.#bundles.get(checked);
     if (!b) return undefined;
     return {
-      hash: parsed.data,
+      hash: checked,
       code: b.code,
       sourceMap: b.sourceMap,
       manifest: b.manifest,

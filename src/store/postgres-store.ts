@@ -1,7 +1,6 @@
 import type { Client, ClientConfig, Pool, PoolClient } from "pg";
 import {
   type ActiveBundle,
-  BundleHash,
   type BundleHash as BundleHashType,
   DEFAULT_LIMITS,
   type TenantId,
@@ -35,15 +34,22 @@ import { type MigrationResult, prepareSchema } from "./postgres-schema.js";
 import {
   checkAuditLimit,
   checkBy,
+  checkHash,
   checkTenantId,
   checkUpload,
   checkVersion,
-  readJson,
-  readManifest,
   type UploadStep,
 } from "./store-inputs.js";
 import { type StoreLocation, storeLocation } from "./store-location.js";
-import { toAuditEntry, toStoredBundle, toTenantSummary, toVersionDetail, toVersionRecord } from "./store-rows.js";
+import {
+  toActiveHead,
+  toAuditEntry,
+  toCachedCode,
+  toStoredBundle,
+  toTenantSummary,
+  toVersionDetail,
+  toVersionRecord,
+} from "./store-rows.js";
 
 export interface PostgresStoreOptions extends ActiveCacheOptions {
   /** Create the schema when it does not exist: default true. Read-only commands pass false. */
@@ -248,13 +254,8 @@ export class PostgresBundleStore implements BundleStore {
   }
 
   async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
-    const parsed = BundleHash.safeParse(hash);
-    if (!parsed.success)
-      throw new StoreError(
-        "invalid_input",
-        `Invalid bundle hash ${JSON.stringify(hash)}: expected sha256-<64 hex digits>.`,
-      );
-    const row = await this.#read(signal, () => this.#q.bundle(this.#pool, parsed.data));
+    const checked = checkHash(hash);
+    const row = await this.#read(signal, () => this.#q.bundle(this.#pool, checked));
     return row && toStoredBundle(row);
   }
 
@@ -281,18 +282,12 @@ export class PostgresBundleStore implements BundleStore {
 
   async #head(tenantId: TenantId): Promise<ActiveHead | undefined> {
     const row = await this.#read(undefined, () => this.#q.head(this.#pool, tenantId));
-    if (!row) return undefined;
-    return {
-      version: row.version,
-      hash: row.hash,
-      config: readJson(row.config, `config of ${tenantId} v${row.version}`),
-    };
+    return row && toActiveHead(row, tenantId);
   }
 
   async #code(hash: BundleHashType): Promise<CachedCode | undefined> {
     const row = await this.#read(undefined, () => this.#q.code(this.#pool, hash));
-    if (!row) return undefined;
-    return { code: row.code, manifest: readManifest(row.manifest, hash), bytes: row.bytes };
+    return row && toCachedCode(row, hash);
   }
 
   #open(signal: AbortSignal | undefined): void {

@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import {
   type ActiveBundle,
-  BundleHash,
   type BundleHash as BundleHashType,
   DEFAULT_LIMITS,
   type TenantId,
@@ -34,13 +33,13 @@ import { SqliteQueries } from "./sqlite-queries.js";
 import {
   checkAuditLimit,
   checkBy,
+  checkHash,
   checkTenantId,
   checkUpload,
   checkVersion,
-  readJson,
-  readManifest,
   type UploadStep,
 } from "./store-inputs.js";
+import { toActiveHead, toCachedCode } from "./store-rows.js";
 
 export interface SqliteStoreOptions extends ActiveCacheOptions {
   /** Create the file (and its folder) when missing: default true. Read-only commands pass false. */
@@ -181,13 +180,8 @@ export class SqliteBundleStore implements BundleStore {
   }
 
   async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
-    const parsed = BundleHash.safeParse(hash);
-    if (!parsed.success)
-      throw new StoreError(
-        "invalid_input",
-        `Invalid bundle hash ${JSON.stringify(hash)}: expected sha256-<64 hex digits>.`,
-      );
-    return this.#read(signal, () => this.#q.bundle(parsed.data));
+    const checked = checkHash(hash);
+    return this.#read(signal, () => this.#q.bundle(checked));
   }
 
   async audit(query?: AuditQuery, signal?: AbortSignal): Promise<AuditEntry[]> {
@@ -215,18 +209,12 @@ export class SqliteBundleStore implements BundleStore {
 
   #head(tenantId: TenantId): ActiveHead | undefined {
     const row = this.#q.head(tenantId);
-    if (!row) return undefined;
-    return {
-      version: row.version,
-      hash: row.hash,
-      config: readJson(row.config, `config of ${tenantId} v${row.version}`),
-    };
+    return row && toActiveHead(row, tenantId);
   }
 
   #code(hash: BundleHashType): CachedCode | undefined {
     const row = this.#q.code(hash);
-    if (!row) return undefined;
-    return { code: row.code, manifest: readManifest(row.manifest, hash), bytes: row.bytes };
+    return row && toCachedCode(row, hash);
   }
 
   #read<T>(signal: AbortSignal | undefined, fn: () => T): T {

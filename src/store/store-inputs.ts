@@ -64,6 +64,15 @@ export function checkBy(value: unknown): string {
   );
 }
 
+export function checkHash(value: unknown): BundleHash {
+  const parsed = BundleHash.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new StoreError(
+    "invalid_input",
+    `Invalid bundle hash ${JSON.stringify(value)}: expected sha256-<64 hex digits>.`,
+  );
+}
+
 export function checkAuditLimit(query: AuditQuery | undefined): number {
   const limit = query?.limit ?? DEFAULT_AUDIT_LIMIT;
   if (Number.isSafeInteger(limit) && limit >= 1 && limit <= MAX_AUDIT_LIMIT) return limit;

@@ -1,4 +1,5 @@
 import type { BundleHash, TenantId } from "../protocol/index.js";
+import type { ActiveHead, CachedCode } from "./active-cache.js";
 import type {
   AuditEntry,
   AuditType,
@@ -135,4 +136,16 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
     hash: row.bundle_hash,
     by: row.by,
   };
+}
+
+export function toActiveHead(row: HeadRow, tenantId: TenantId): ActiveHead {
+  return {
+    version: row.version,
+    hash: row.hash,
+    config: readJson(row.config, `config of ${tenantId} v${row.version}`),
+  };
+}
+
+export function toCachedCode(row: CodeRow, hash: BundleHash): CachedCode {
+  return { code: row.code, manifest: readManifest(row.manifest, hash), bytes: row.bytes };
 }

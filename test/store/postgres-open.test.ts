@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
-import { PostgresBundleStore, StoreError } from "../../src/store/index.js";
+import { PostgresBundleStore } from "../../src/store/index.js";
 import { fakeBundle } from "./helpers/bundles.js";
 import { dropSchema, freshSchema, PG_TEST_URL, pgQuery, pgUrl, postgresAvailable } from "./helpers/postgres.js";
+import { rejection } from "./helpers/rejection.js";
 
 const acme = "acme" as TenantId;
 const available = await postgresAvailable();
@@ -12,15 +13,6 @@ beforeEach(() => {
   schema = freshSchema();
 });
 afterEach(() => dropSchema(schema));
-
-async function rejection(promise: Promise<unknown>): Promise<StoreError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(StoreError);
-  return error as StoreError;
-}
 
 /** Everything in the schema the store could have touched: objects, the schema's comment, every row. */
 async function catalog(name: string) {

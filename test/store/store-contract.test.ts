@@ -3,15 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
-import {
-  type BundleStore,
-  MemoryBundleStore,
-  PostgresBundleStore,
-  SqliteBundleStore,
-  StoreError,
-} from "../../src/store/index.js";
+import { type BundleStore, MemoryBundleStore, PostgresBundleStore, SqliteBundleStore } from "../../src/store/index.js";
 import { fakeBundle } from "./helpers/bundles.js";
 import { dropSchema, freshSchema, pgUrl, postgresAvailable } from "./helpers/postgres.js";
+import { rejection } from "./helpers/rejection.js";
 
 const acme = "acme" as TenantId;
 const globex = "globex" as TenantId;
@@ -44,15 +39,6 @@ if (await postgresAvailable()) {
       return { store, cleanup: () => dropSchema(schema) };
     },
   ]);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<StoreError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(StoreError);
-  return error as StoreError;
 }
 
 describe.each(factories)("BundleStore contract (%s)", (_name, open) => {
