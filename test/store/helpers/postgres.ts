@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import pg from "pg";
 
 /** The PostgreSQL server the store tests use: `ISOHOOK_TEST_PG`, else the local trust-auth server. */
@@ -59,4 +60,48 @@ export async function pgQuery<R extends object = Record<string, unknown>>(
 
 export async function dropSchema(schema: string): Promise<void> {
   await pgQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/** A TCP pass-through to the test server that can be cut and restored: the database "goes down" for one store only. */
+export class CuttableProxy {
+  readonly #sockets = new Set<Socket>();
+  #server: Server | undefined;
+  port = 0;
+
+  async up(): Promise<void> {
+    const target = new URL(PG_TEST_URL);
+    const server = createServer((client) => {
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      for (const [a, b] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
+        this.#sockets.add(a);
+        a.pipe(b);
+        a.on("error", () => b.destroy());
+        a.on("close", () => {
+          this.#sockets.delete(a);
+          b.destroy();
+        });
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
+    const address = server.address();
+    if (typeof address === "object" && address) this.port = address.port;
+    this.#server = server;
+  }
+
+  async down(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+}
+
+/** The test server's URL for one schema, through a proxy on this machine. */
+export function proxiedUrl(schema: string, proxy: CuttableProxy): string {
+  const url = new URL(pgUrl(schema));
+  url.port = String(proxy.port);
+  return url.toString();
 }
