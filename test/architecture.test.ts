@@ -148,7 +148,7 @@ describe("architecture", () => {
     const pg = edges.filter((e) => e.isPackage && e.target === "pg");
     const bad = pg.filter((e) => e.kind === "static" || !e.from.startsWith("src/store/postgres-"));
     expect(bad.map(show)).toEqual([]);
-    expect(pg.filter((e) => e.kind === "dynamic").map((e) => e.from)).toEqual(["src/store/postgres-store.ts"]);
+    expect(pg.filter((e) => e.kind === "dynamic").map((e) => e.from)).toEqual(["src/store/postgres-connections.ts"]);
   });
 
   it("loads sandbox/worker from outside only with import() or import type, so the host never loads isolated-vm unasked", () => {

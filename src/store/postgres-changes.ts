@@ -1,6 +1,7 @@
 import type { Client } from "pg";
 import type { TenantId } from "../protocol/index.js";
 import type { ActiveBundleCache } from "./active-cache.js";
+import { endClient } from "./postgres-connections.js";
 
 export interface ChangeFeedOptions {
   /** Opens a dedicated connection (never a pooled one: LISTEN is per session). */
@@ -51,7 +52,7 @@ export class PgChangeFeed {
     clearTimeout(this.#timer);
     const client = this.#client;
     this.#client = undefined;
-    await client?.end().catch(() => undefined);
+    if (client) await endClient(client);
   }
 
   async #tick(): Promise<void> {
@@ -95,11 +96,11 @@ export class PgChangeFeed {
       client.on("end", () => this.#lost(self));
       await client.query(`LISTEN "${this.#o.channel}"`);
     } catch {
-      client?.end().catch(() => undefined);
+      if (client) void endClient(client);
       return false;
     }
     if (this.#closed) {
-      await client.end().catch(() => undefined);
+      await endClient(client);
       return true;
     }
     this.#client = client;
@@ -121,7 +122,7 @@ export class PgChangeFeed {
       await Promise.race([client.query("SELECT 1"), timeout]);
       if (this.#client === client) this.#schedule(() => void this.#heartbeat(), this.#o.heartbeatMs);
     } catch {
-      client.end().catch(() => undefined);
+      void endClient(client);
       this.#lost(client);
     } finally {
       clearTimeout(timer);

@@ -1,4 +1,4 @@
-import type { Client, ClientConfig, Pool, PoolClient } from "pg";
+import type { PoolClient } from "pg";
 import {
   type ActiveBundle,
   type BundleHash as BundleHashType,
@@ -28,6 +28,7 @@ import type {
 } from "./bundle-store.js";
 import { StoreError } from "./errors.js";
 import { PgChangeFeed } from "./postgres-changes.js";
+import { PgConnections } from "./postgres-connections.js";
 import { pgStoreError } from "./postgres-errors.js";
 import { PostgresQueries } from "./postgres-queries.js";
 import { type MigrationResult, prepareSchema } from "./postgres-schema.js";
@@ -70,13 +71,7 @@ export interface PostgresStoreOptions extends ActiveCacheOptions {
   readonly onUploadStep?: (step: UploadStep) => void | Promise<void>;
 }
 
-type Pg = typeof import("pg").default;
 type PgLocation = Extract<StoreLocation, { kind: "postgres" }>;
-
-/** node-postgres is loaded on first use, so a SQLite-only host never loads it. */
-async function loadPg(): Promise<Pg> {
-  return (await import("pg")).default;
-}
 
 /**
  * The PostgreSQL `BundleStore`, for many hosts sharing one store: a pool of connections (node-postgres),
@@ -98,7 +93,7 @@ export class PostgresBundleStore implements BundleStore {
   readonly location: string;
   /** The schema versions found and left by `open`. */
   readonly migration: MigrationResult;
-  readonly #pool: Pool;
+  readonly #db: PgConnections;
   readonly #q: PostgresQueries;
   readonly #cache: ActiveBundleCache;
   readonly #feed: PgChangeFeed;
@@ -108,14 +103,12 @@ export class PostgresBundleStore implements BundleStore {
   #closed = false;
 
   private constructor(
-    pg: Pg,
-    pool: Pool,
-    config: ClientConfig,
+    db: PgConnections,
     location: PgLocation,
     migration: MigrationResult,
     options: PostgresStoreOptions,
   ) {
-    this.#pool = pool;
+    this.#db = db;
     this.schema = location.schema;
     this.location = location.display;
     this.migration = migration;
@@ -133,19 +126,9 @@ export class PostgresBundleStore implements BundleStore {
       options,
     );
     this.#feed = new PgChangeFeed({
-      connect: async () => {
-        const client: Client = new pg.Client(config);
-        client.on("error", () => undefined);
-        try {
-          await client.connect();
-        } catch (error) {
-          await client.end().catch(() => undefined);
-          throw error;
-        }
-        return client;
-      },
+      connect: () => db.dedicated(),
       channel: this.#q.channel,
-      generation: () => this.#q.generation(this.#pool),
+      generation: () => this.#q.generation(db.pool),
       cache: this.#cache,
       heartbeatMs: integerOption("heartbeatMs", options.heartbeatMs ?? 5_000, 10, 3_600_000),
     });
@@ -159,39 +142,18 @@ export class PostgresBundleStore implements BundleStore {
     const location = storeLocation(url, options.schema);
     if (location.kind !== "postgres")
       throw new StoreError("invalid_input", `Expected a postgres:// URL, got ${JSON.stringify(url)}.`);
-    const poolSize = integerOption("poolSize", options.poolSize ?? 10, 1, 1000);
-    const connectTimeoutMs = integerOption("connectTimeoutMs", options.connectTimeoutMs ?? 5_000, 1, 600_000);
-    const pg = await loadPg();
-    const types = new pg.TypeOverrides();
-    // int8 (versions, ids, counts, ms times) as numbers: every value the store keeps is below 2^53.
-    types.setTypeParser(20, Number);
-    const config: ClientConfig = {
-      connectionString: location.url,
-      connectionTimeoutMillis: connectTimeoutMs,
-      keepAlive: true,
-      fallback_application_name: "isohook",
-      types,
-    };
-    const pool = new pg.Pool({ ...config, max: poolSize });
-    // An idle pooled connection that drops is replaced on next use; the error must not crash the host.
-    pool.on("error", () => undefined);
+    const db = await PgConnections.open({
+      url: location.url,
+      poolSize: integerOption("poolSize", options.poolSize ?? 10, 1, 1000),
+      connectTimeoutMs: integerOption("connectTimeoutMs", options.connectTimeoutMs ?? 5_000, 1, 600_000),
+    });
     try {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      const onError = (error: Error) => {
-        broken = error;
-      };
-      client.on("error", onError);
-      let migration: MigrationResult;
-      try {
-        migration = await prepareSchema(client, location.schema, location.display, options.create ?? true);
-      } finally {
-        client.off("error", onError);
-        client.release(broken);
-      }
-      return new PostgresBundleStore(pg, pool, config, location, migration, options);
+      const migration = await db.withClient((client) =>
+        prepareSchema(client, location.schema, location.display, options.create ?? true),
+      );
+      return new PostgresBundleStore(db, location, migration, options);
     } catch (error) {
-      await pool.end().catch(() => undefined);
+      await db.end();
       throw pgStoreError(error, location.display);
     }
   }
@@ -232,37 +194,37 @@ export class PostgresBundleStore implements BundleStore {
   }
 
   async tenants(signal?: AbortSignal): Promise<TenantSummary[]> {
-    return (await this.#read(signal, () => this.#q.tenants(this.#pool, undefined))).map(toTenantSummary);
+    return (await this.#read(signal, () => this.#q.tenants(this.#db.pool, undefined))).map(toTenantSummary);
   }
 
   async tenant(tenantId: TenantId, signal?: AbortSignal): Promise<TenantSummary | undefined> {
     const id = checkTenantId(tenantId);
-    const row = (await this.#read(signal, () => this.#q.tenants(this.#pool, id)))[0];
+    const row = (await this.#read(signal, () => this.#q.tenants(this.#db.pool, id)))[0];
     return row && toTenantSummary(row);
   }
 
   async versions(tenantId: TenantId, signal?: AbortSignal): Promise<VersionRecord[]> {
     const id = checkTenantId(tenantId);
-    return (await this.#read(signal, () => this.#q.versions(this.#pool, id))).map(toVersionRecord);
+    return (await this.#read(signal, () => this.#q.versions(this.#db.pool, id))).map(toVersionRecord);
   }
 
   async version(tenantId: TenantId, version?: number, signal?: AbortSignal): Promise<VersionDetail | undefined> {
     const id = checkTenantId(tenantId);
     const n = version === undefined ? undefined : checkVersion(version);
-    const row = await this.#read(signal, () => this.#q.versionDetail(this.#pool, id, n));
+    const row = await this.#read(signal, () => this.#q.versionDetail(this.#db.pool, id, n));
     return row && toVersionDetail(row);
   }
 
   async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
     const checked = checkHash(hash);
-    const row = await this.#read(signal, () => this.#q.bundle(this.#pool, checked));
+    const row = await this.#read(signal, () => this.#q.bundle(this.#db.pool, checked));
     return row && toStoredBundle(row);
   }
 
   async audit(query?: AuditQuery, signal?: AbortSignal): Promise<AuditEntry[]> {
     const tenantId = query?.tenantId === undefined ? undefined : checkTenantId(query.tenantId);
     const limit = checkAuditLimit(query);
-    return (await this.#read(signal, () => this.#q.audit(this.#pool, tenantId, limit))).map(toAuditEntry);
+    return (await this.#read(signal, () => this.#q.audit(this.#db.pool, tenantId, limit))).map(toAuditEntry);
   }
 
   /** Served from the cache; the first call starts live pick-up (LISTEN) before anything is read. */
@@ -277,16 +239,16 @@ export class PostgresBundleStore implements BundleStore {
     if (this.#closed) return;
     this.#closed = true;
     await this.#feed.close();
-    await this.#pool.end().catch(() => undefined);
+    await this.#db.end();
   }
 
   async #head(tenantId: TenantId): Promise<ActiveHead | undefined> {
-    const row = await this.#read(undefined, () => this.#q.head(this.#pool, tenantId));
+    const row = await this.#read(undefined, () => this.#q.head(this.#db.pool, tenantId));
     return row && toActiveHead(row, tenantId);
   }
 
   async #code(hash: BundleHashType): Promise<CachedCode | undefined> {
-    const row = await this.#read(undefined, () => this.#q.code(this.#pool, hash));
+    const row = await this.#read(undefined, () => this.#q.code(this.#db.pool, hash));
     return row && toCachedCode(row, hash);
   }
 
@@ -311,34 +273,13 @@ export class PostgresBundleStore implements BundleStore {
     }
   }
 
-  /** One transaction on one pooled connection; a connection that failed mid-way is discarded, not reused. */
+  /** One transaction on one pooled connection. */
   async #write<T>(signal: AbortSignal | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
     this.#open(signal);
-    let client: PoolClient;
     try {
-      client = await this.#pool.connect();
+      return await this.#db.transaction(fn);
     } catch (error) {
       throw pgStoreError(error, this.location);
-    }
-    let broken: Error | undefined;
-    // A connection that drops between two statements emits "error" on the client: the next query fails too.
-    const onError = (error: Error) => {
-      broken = error;
-    };
-    client.on("error", onError);
-    try {
-      await client.query("BEGIN");
-      const result = await fn(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw pgStoreError(error, this.location);
-    } finally {
-      client.off("error", onError);
-      client.release(broken);
     }
   }
 }
