@@ -59,8 +59,9 @@ interface Loading {
  * version, hash, config) is served until it is invalidated: by the store's own writes, by a change
  * notification (PostgreSQL), or when the reader's change token moves (SQLite, checked at most every
  * `refreshMs`). An invalidated head is kept, marked stale, and re-read on its next use; while the store
- * is unreachable the stale head is served instead, so a run never fails for a bundle the host already
- * knew. Code is cached by hash and never goes stale: bundles are immutable.
+ * is unreachable the stale head is served instead (and re-read in the background at most every
+ * `refreshMs`; the first read that succeeds makes the store reachable again), so a run never fails for a
+ * bundle the host already knew. Code is cached by hash and never goes stale: bundles are immutable.
  */
 export class ActiveBundleCache {
   readonly health: StoreHealth;
@@ -73,6 +74,7 @@ export class ActiveBundleCache {
   readonly #code = new Map<BundleHash, CachedCode>();
   #cachedBytes = 0;
   #checkedAt = Number.NEGATIVE_INFINITY;
+  #retriedAt = Number.NEGATIVE_INFINITY;
   #token: number | undefined;
 
   constructor(reader: ActiveReader, options: ActiveCacheOptions = {}) {
@@ -87,13 +89,17 @@ export class ActiveBundleCache {
   get(tenantId: TenantId): ActiveBundle | undefined | Promise<ActiveBundle | undefined> {
     this.#checkToken();
     const head = this.#heads.get(tenantId);
-    if (head && (!head.stale || !this.health.reachable)) return head.bundle;
-    const loading = this.#loading.get(tenantId);
-    if (loading?.promise) return loading.promise;
-    const entry: Loading = { invalidated: false };
-    this.#loading.set(tenantId, entry);
-    entry.promise = this.#load(tenantId, head, entry);
-    return entry.promise;
+    if (head && !head.stale) return head.bundle;
+    if (head && !this.health.reachable) {
+      // Serve the last known version at once; try the store again in the background, once per refreshMs.
+      const now = this.#now();
+      if (now - this.#retriedAt >= this.refreshMs) {
+        this.#retriedAt = now;
+        this.#read(tenantId, head).catch(() => undefined);
+      }
+      return head.bundle;
+    }
+    return this.#read(tenantId, head);
   }
 
   /** Marks one tenant's head stale, or every head (not code: code by hash cannot change). */
@@ -120,6 +126,15 @@ export class ActiveBundleCache {
     if (served instanceof Promise) served.catch(() => undefined);
   }
 
+  #read(tenantId: TenantId, head: Head | undefined): Promise<ActiveBundle | undefined> {
+    const loading = this.#loading.get(tenantId);
+    if (loading?.promise) return loading.promise;
+    const entry: Loading = { invalidated: false };
+    this.#loading.set(tenantId, entry);
+    entry.promise = this.#load(tenantId, head, entry);
+    return entry.promise;
+  }
+
   #checkToken(): void {
     const changeToken = this.#reader.changeToken;
     if (!changeToken) return;
@@ -138,10 +153,12 @@ export class ActiveBundleCache {
       const head = await this.#reader.head(tenantId);
       const bundle = head && (await this.#bundleOf(tenantId, head));
       this.#heads.set(tenantId, { bundle, stale: entry.invalidated });
+      this.health.restored();
       return bundle;
     } catch (error) {
       if (!(error instanceof StoreError && error.code === "unavailable")) throw error;
       this.health.lost(error.message);
+      this.#retriedAt = this.#now();
       if (previous) return previous.bundle;
       throw error;
     } finally {

@@ -10,7 +10,7 @@ const v1 = fakeBundle("v1");
 const v2 = fakeBundle("v2");
 
 /** A reader over a mutable "database": `down` makes every read fail as a lost connection would. */
-function fakeStore() {
+function fakeStore(now: () => number = () => 0) {
   const db = { heads: new Map<TenantId, ActiveHead>([[acme, { version: 1, hash: v1.manifest.hash, config: {} }]]) };
   const state = { down: false, reads: 0, gate: undefined as Promise<void> | undefined };
   const code = new Map([v1, v2].map((b) => [b.manifest.hash, { code: b.code, manifest: b.manifest, bytes: 10 }]));
@@ -26,7 +26,7 @@ function fakeStore() {
       },
       code: (hash: BundleHash) => code.get(hash),
     },
-    { onEvent: (e) => events.push(e) },
+    { onEvent: (e) => events.push(e), now, refreshMs: 500 },
   );
   const activate = (tenantId: TenantId, version: number) =>
     db.heads.set(tenantId, { version, hash: (version === 1 ? v1 : v2).manifest.hash, config: {} });
@@ -55,6 +55,27 @@ describe("ActiveBundleCache", () => {
     state.down = false;
     cache.health.restored();
     expect((await cache.get(acme))?.version).toBe(2);
+    expect(events.map((e) => e.type)).toEqual(["store.unreachable", "store.reachable"]);
+  });
+
+  it("tries a store that failed a read again in the background once per refreshMs, and recovers by itself", async () => {
+    let now = 0;
+    const { cache, state, events, activate } = fakeStore(() => now);
+    await cache.get(acme);
+    activate(acme, 2);
+    cache.invalidate(acme);
+    state.down = true;
+    expect((await cache.get(acme))?.version).toBe(1);
+    const reads = state.reads;
+    state.down = false;
+    now += 499;
+    expect(cache.get(acme)).toMatchObject({ version: 1 });
+    expect(state.reads).toBe(reads);
+    now += 1;
+    expect(cache.get(acme)).toMatchObject({ version: 1 });
+    expect(state.reads).toBe(reads + 1);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(cache.get(acme)).toMatchObject({ version: 2 });
     expect(events.map((e) => e.type)).toEqual(["store.unreachable", "store.reachable"]);
   });
 
