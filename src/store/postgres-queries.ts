@@ -47,12 +47,11 @@ export class PostgresQueries {
     step: ((step: UploadStep) => void | Promise<void>) | undefined,
   ): Promise<{ version: VersionRecord; bundleCreated: boolean; activated: boolean }> {
     const s = this.#s;
-    await c.query(
-      `INSERT INTO ${s}tenants (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING`,
-      [u.tenantId, at],
-    );
+    // Creates the tenant or takes its row lock, allocating the version in the same statement.
     const allocated = await c.query<{ version: number }>(
-      `UPDATE ${s}tenants SET next_version = next_version + 1, updated_at = $2 WHERE id = $1 RETURNING next_version - 1 AS version`,
+      `INSERT INTO ${s}tenants AS t (id, created_at, updated_at, next_version) VALUES ($1, $2, $2, 2)
+         ON CONFLICT (id) DO UPDATE SET next_version = t.next_version + 1, updated_at = $2
+         RETURNING t.next_version - 1 AS version`,
       [u.tenantId, at],
     );
     const version = allocated.rows[0]?.version;
@@ -60,16 +59,15 @@ export class PostgresQueries {
     await step?.("tenant");
     const bundleCreated = await this.#putBundle(c, u, at);
     await step?.("bundle");
-    const latest = await c.query<{ config: string }>(
-      `SELECT config FROM ${s}versions WHERE tenant_id = $1 ORDER BY version DESC LIMIT 1`,
-      [u.tenantId],
-    );
     await c.query(
-      `INSERT INTO ${s}versions (tenant_id, version, bundle_hash, config, gate_report, uploaded_by, uploaded_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [u.tenantId, version, u.hash, u.configJson ?? latest.rows[0]?.config ?? "{}", u.gateReportJson, u.by, at],
+      `WITH added AS (
+         INSERT INTO ${s}versions (tenant_id, version, bundle_hash, config, gate_report, uploaded_by, uploaded_at)
+         VALUES ($1, $2, $3, coalesce($4, (SELECT config FROM ${s}versions WHERE tenant_id = $1
+                                           ORDER BY version DESC LIMIT 1), '{}'), $5, $6, $7))
+       INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by)
+       VALUES ($7, $1, 'upload', $2, NULL, $3, $6)`,
+      [u.tenantId, version, u.hash, u.configJson ?? null, u.gateReportJson, u.by, at],
     );
-    await this.#audit(c, at, u.tenantId, "upload", version, null, u.hash, u.by);
     await step?.("version");
     let activated = false;
     if (u.activate) {
