@@ -19,7 +19,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
-  await dropSchema(schema);
+  if (available) await dropSchema(schema);
 });
 
 async function cli(argv: string[], env: Record<string, string> = { USER: "alice", ISOHOOK_STORE: url }) {
@@ -76,5 +76,21 @@ describe.skipIf(!available)("admin commands on a PostgreSQL store", () => {
     const result = await cli(["list"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`No isohook store in schema "${schema}"`);
+  });
+});
+
+describe("isohook migrate on a SQLite path", () => {
+  it("creates the store file, then reports it up to date", async () => {
+    const first = await cli(["migrate", "--store", "store.db", "--json"], { USER: "alice" });
+    expect([first.code, first.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(first.stdout)).toEqual({
+      store: "sqlite",
+      location: join(dir, "store.db"),
+      from: 0,
+      to: 1,
+      migrated: true,
+    });
+    const again = await cli(["migrate", "--store", "store.db"], { USER: "alice" });
+    expect(again.stdout).toContain("up to date; nothing changed");
   });
 });
