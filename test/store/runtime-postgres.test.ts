@@ -2,14 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
-import { defineTool, scriptedModel } from "../../src/agent/index.js";
 import { buildBundle } from "../../src/bundler/index.js";
 import type { HookExecutor, TenantId } from "../../src/protocol/index.js";
 import { createHookRuntime, type RuntimeEvent } from "../../src/runtime/index.js";
 import { PostgresBundleStore } from "../../src/store/index.js";
 import { GOOD_INDEX, writeHook } from "../gate/hook-modules.js";
+import { destructiveRun } from "./helpers/agent-run.js";
 import { runStoreChild } from "./helpers/files.js";
 import { CuttableProxy, dropSchema, freshSchema, pgUrl, postgresAvailable, proxiedUrl } from "./helpers/postgres.js";
 
@@ -28,15 +27,6 @@ afterAll(async () => {
 });
 
 const ran: string[] = [];
-const shell = defineTool({
-  name: "shell",
-  description: "Runs a shell command",
-  parameters: z.object({ command: z.string() }),
-  execute: async ({ command }) => {
-    ran.push(command);
-    return `ran ${command}`;
-  },
-});
 
 describe.skipIf(!available)("a runtime serving from a PostgreSQL store", () => {
   it("runs another host's activation on the next run, and keeps running its hooks while the database is down", async () => {
@@ -60,13 +50,7 @@ describe.skipIf(!available)("a runtime serving from a PostgreSQL store", () => {
         executor,
         onEvent: (event) => events.push(event),
       });
-      const run = () =>
-        runtime.runAgent({
-          tenantId: "acme",
-          input: "clean up",
-          tools: [shell],
-          model: scriptedModel([{ toolCalls: [{ name: "shell", args: { command: "rm -rf /" } }] }, { text: "done" }]),
-        });
+      const run = () => destructiveRun(runtime, ran);
       expect((await run()).bundle?.version).toBe(1);
       expect(ran).toEqual(["rm -rf /"]);
 
