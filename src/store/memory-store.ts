@@ -23,7 +23,15 @@ import type {
   VersionRecord,
 } from "./bundle-store.js";
 import { StoreError } from "./errors.js";
-import { checkAuditLimit, checkBy, checkHash, checkTenantId, checkUpload, checkVersion } from "./store-inputs.js";
+import {
+  checkAuditLimit,
+  checkHash,
+  checkTenantAction,
+  checkTenantId,
+  checkUpload,
+  checkVersion,
+  checkVersionAction,
+} from "./store-inputs.js";
 import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
 
 export interface MemoryStoreOptions extends ActiveCacheOptions {
@@ -128,9 +136,7 @@ export class MemoryBundleStore implements BundleStore {
   }
 
   async activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     this.#open(signal);
     const result = this.#activate(tenantId, version, by, this.#clock());
     this.#cache.invalidate();
@@ -138,8 +144,7 @@ export class MemoryBundleStore implements BundleStore {
   }
 
   async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const by = checkBy(input.by);
+    const { tenantId, by } = checkTenantAction(input);
     this.#open(signal);
     const tenant = this.#tenant(tenantId);
     const current = tenant.active;
@@ -157,9 +162,7 @@ export class MemoryBundleStore implements BundleStore {
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     this.#open(signal);
     const tenant = this.#tenant(tenantId);
     const { hash } = this.#version(tenantId, tenant, version);

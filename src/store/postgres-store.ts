@@ -34,11 +34,12 @@ import { PostgresQueries } from "./postgres-queries.js";
 import { type MigrationResult, prepareSchema } from "./postgres-schema.js";
 import {
   checkAuditLimit,
-  checkBy,
   checkHash,
+  checkTenantAction,
   checkTenantId,
   checkUpload,
   checkVersion,
+  checkVersionAction,
   type UploadStep,
 } from "./store-inputs.js";
 import { type StoreLocation, storeLocation } from "./store-location.js";
@@ -168,9 +169,7 @@ export class PostgresBundleStore implements BundleStore {
   }
 
   async activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     const result = await this.#write(signal, (c) =>
       this.#q.activate(c, tenantId, version, by, new Date(this.#clock())),
     );
@@ -179,17 +178,14 @@ export class PostgresBundleStore implements BundleStore {
   }
 
   async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const by = checkBy(input.by);
+    const { tenantId, by } = checkTenantAction(input);
     const result = await this.#write(signal, (c) => this.#q.rollback(c, tenantId, by, new Date(this.#clock())));
     this.#cache.invalidate(tenantId);
     return result;
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     await this.#write(signal, (c) => this.#q.deleteVersion(c, tenantId, version, by, new Date(this.#clock())));
   }
 

@@ -32,11 +32,12 @@ import { toStoreError } from "./sqlite-errors.js";
 import { SqliteQueries } from "./sqlite-queries.js";
 import {
   checkAuditLimit,
-  checkBy,
   checkHash,
+  checkTenantAction,
   checkTenantId,
   checkUpload,
   checkVersion,
+  checkVersionAction,
   type UploadStep,
 } from "./store-inputs.js";
 import { toActiveHead, toCachedCode } from "./store-rows.js";
@@ -140,22 +141,17 @@ export class SqliteBundleStore implements BundleStore {
   }
 
   async activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     return this.#write(signal, () => this.#q.activate(tenantId, version, by, this.#clock()));
   }
 
   async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const by = checkBy(input.by);
+    const { tenantId, by } = checkTenantAction(input);
     return this.#write(signal, () => this.#q.rollback(tenantId, by, this.#clock()));
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     this.#write(signal, () => this.#q.deleteVersion(tenantId, version, by, this.#clock()));
   }
 

@@ -7,7 +7,7 @@ import {
   TenantId,
   type TenantId as TenantIdType,
 } from "../protocol/index.js";
-import type { AuditQuery, UploadInput } from "./bundle-store.js";
+import type { AuditQuery, TenantAction, UploadInput, VersionAction } from "./bundle-store.js";
 import { StoreError } from "./errors.js";
 
 /** A tenant's config is sent with every hook call (as `ctx.config`): keep it small. */
@@ -71,6 +71,19 @@ export function checkHash(value: unknown): BundleHash {
     "invalid_input",
     `Invalid bundle hash ${JSON.stringify(value)}: expected sha256-<64 hex digits>.`,
   );
+}
+
+/** A tenant action's input, validated: tenant id first, then who. */
+export function checkTenantAction(input: TenantAction): TenantAction {
+  const tenantId = checkTenantId(input.tenantId);
+  return { tenantId, by: checkBy(input.by) };
+}
+
+/** A version action's input, validated: tenant id, version, then who. */
+export function checkVersionAction(input: VersionAction): VersionAction {
+  const tenantId = checkTenantId(input.tenantId);
+  const version = checkVersion(input.version);
+  return { tenantId, version, by: checkBy(input.by) };
 }
 
 export function checkAuditLimit(query: AuditQuery | undefined): number {
