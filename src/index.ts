@@ -148,7 +148,11 @@ export {
 export {
   type BundleStore,
   MemoryBundleStore,
+  openStore,
+  PostgresBundleStore,
+  type PostgresStoreOptions,
   SqliteBundleStore,
   StoreError,
   type StoreErrorCode,
+  type StoreEvent,
 } from "./store/index.js";

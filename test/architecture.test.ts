@@ -2,7 +2,7 @@
  * The boundaries of DESIGN §6, checked on every .ts file under src/ and sandbox/:
  * src/protocol imports only zod; sandbox/guest imports nothing at run time; only src/bundler imports
  * esbuild; only sandbox/worker imports isolated-vm (and nothing loads it statically from outside, so the
- * host never loads it unless inline mode is asked for); areas import each other only through their
+ * host never loads it unless inline mode is asked for); pg only in src/store/postgres-*, loaded by import(); areas import each other only through their
  * index.ts and without cycles. Run-time imports come from esbuild's parser (type-only imports erased, as
  * at run time); `import type`/`export type` statements are found by a regex and checked too.
  */
@@ -142,6 +142,13 @@ describe("architecture", () => {
   it("imports isolated-vm only in sandbox/worker", () => {
     const bad = edges.filter((e) => e.isPackage && e.target === "isolated-vm" && !e.from.startsWith("sandbox/worker/"));
     expect(bad.map(show)).toEqual([]);
+  });
+
+  it("loads pg only with import() in the PostgreSQL store, so a SQLite host never loads it", () => {
+    const pg = edges.filter((e) => e.isPackage && e.target === "pg");
+    const bad = pg.filter((e) => e.kind === "static" || !e.from.startsWith("src/store/postgres-"));
+    expect(bad.map(show)).toEqual([]);
+    expect(pg.filter((e) => e.kind === "dynamic").map((e) => e.from)).toEqual(["src/store/postgres-connections.ts"]);
   });
 
   it("loads sandbox/worker from outside only with import() or import type, so the host never loads isolated-vm unasked", () => {

@@ -8,6 +8,7 @@ import type {
   QuarantineExitedEvent,
 } from "../dispatch/index.js";
 import type { RunId, TenantId } from "../protocol/index.js";
+import type { StoreEvent } from "../store/index.js";
 
 /** The first event of every run: which tenant, which bundle version it resolved (and keeps). */
 export interface RunStartedEvent {
@@ -25,5 +26,8 @@ export interface RunStartedEvent {
  */
 export type RunEvent = RunStartedEvent | AgentEvent | HookCalledEvent | QuarantineEnteredEvent | QuarantineExitedEvent;
 
-/** What the runtime reports to its own `onEvent`: every dispatcher event and the sandbox workers' lifecycle. */
-export type RuntimeEvent = DispatchEvent | SupervisorEvent;
+/**
+ * What the runtime reports to its own `onEvent`: every dispatcher event, the sandbox workers' lifecycle,
+ * and the reachability of a store the runtime opened from a location (`store.unreachable`, `store.reachable`).
+ */
+export type RuntimeEvent = DispatchEvent | SupervisorEvent | StoreEvent;

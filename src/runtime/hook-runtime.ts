@@ -10,7 +10,7 @@ import {
 } from "../dispatch/index.js";
 import type { BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
 import { RunId, TenantId } from "../protocol/index.js";
-import { type BundleStore, SqliteBundleStore } from "../store/index.js";
+import { type BundleStore, openStore } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
 import type { RunEvent } from "./events.js";
 import { checkRuntimeOptions, dispatcherFields, type HookRuntimeOptions } from "./options.js";
@@ -82,7 +82,10 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   };
 
   const ownsStore = typeof options.store === "string";
-  const store = typeof options.store === "string" ? await SqliteBundleStore.open(options.store) : options.store;
+  const store =
+    typeof options.store === "string"
+      ? await openStore(options.store, { onEvent: (event) => safely(options.onEvent, event) })
+      : options.store;
   let executor: HookExecutor;
   try {
     executor = options.executor ?? (await createHookExecutor(executorFields(options)));

@@ -29,7 +29,10 @@ export interface HookRuntimeOptions {
    * at its start, and keeps that version.
    */
   readonly bundles?: BundleSource;
-  /** A bundle store, or the path of a SQLite store file to open (then the runtime closes it). */
+  /**
+   * A bundle store, or a location to open (then the runtime closes it): the path of a SQLite file, or a
+   * `postgres://…` URL for a store shared by many hosts (see `openStore`).
+   */
   readonly store?: BundleStore | string;
   /** The model `runAgent` uses when a run names none. */
   readonly model?: Model;

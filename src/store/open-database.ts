@@ -22,7 +22,10 @@ const SQLITE_MAGIC = "SQLite format 3\0";
  * before anything is written to it: the SQLite header and `application_id` (foreign files), the integrity
  * check (damage) and the schema version (newer stores). Only then is WAL turned on and a migration run.
  */
-export function openDatabase(path: string, options: OpenDatabaseOptions): SqliteDatabase {
+export function openDatabase(
+  path: string,
+  options: OpenDatabaseOptions,
+): { db: SqliteDatabase; migration: { from: number; to: number } } {
   const existing = inspectFile(path);
   if (existing === "missing") {
     if (!options.create) {
@@ -63,8 +66,8 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
       const pageSize = Number(db.pragma("page_size", { simple: true }));
       db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxSizeBytes / pageSize))}`);
     }
-    migrate(db, path);
-    return db;
+    const from = migrate(db, path);
+    return { db, migration: { from, to: SCHEMA_VERSION } };
   } catch (error) {
     db.close();
     throw toStoreError(error, path, options.busyTimeoutMs);
@@ -134,9 +137,12 @@ function newerSchema(path: string, version: number): StoreError {
   );
 }
 
-/** Brings a new or older store to SCHEMA_VERSION in one immediate transaction (safe against a concurrent opener). */
-function migrate(db: SqliteDatabase, path: string): void {
-  const apply = db.transaction(() => {
+/**
+ * Brings a new or older store to SCHEMA_VERSION in one immediate transaction (safe against a concurrent
+ * opener); returns the version it found.
+ */
+function migrate(db: SqliteDatabase, path: string): number {
+  const apply = db.transaction((): number => {
     const applicationId = Number(db.pragma("application_id", { simple: true }));
     let current = 0;
     if (applicationId === APPLICATION_ID) {
@@ -152,8 +158,10 @@ function migrate(db: SqliteDatabase, path: string): void {
       db.exec(migration.sql);
       db.prepare("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)").run(migration.version, Date.now());
     }
+    return current;
   });
-  if (schemaVersionOrZero(db) < SCHEMA_VERSION) apply.immediate();
+  const found = schemaVersionOrZero(db);
+  return found < SCHEMA_VERSION ? apply.immediate() : found;
 }
 
 function schemaVersionOrZero(db: SqliteDatabase): number {

@@ -5,6 +5,7 @@ import { bundleCommand } from "./bundle.js";
 import { demoCommand } from "./demo.js";
 import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
+import { migrateCommand } from "./migrate.js";
 import { rollbackCommand } from "./rollback.js";
 import { runCommand } from "./run.js";
 import { schemaCommand } from "./schema.js";
@@ -23,6 +24,7 @@ export const COMMANDS: readonly Command[] = [
   rollbackCommand,
   inspectCommand,
   auditCommand,
+  migrateCommand,
   runCommand,
   demoCommand,
   schemaCommand,

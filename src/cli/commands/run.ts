@@ -21,9 +21,9 @@ import {
   type RunEvent,
   runTrace,
 } from "../../runtime/index.js";
-import { SqliteBundleStore } from "../../store/index.js";
+import { type BundleStore, openStore } from "../../store/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, writeJson } from "../command.js";
-import { storePathOf } from "../store-option.js";
+import { cliStoreError, isPostgres, storeLocationOf } from "../store-option.js";
 
 const HELP = `Usage: isohook run --scenario <file.json> [--store path] [--json]
 
@@ -66,21 +66,23 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
       const file = resolve(io.cwd, stringFlag(args, "scenario", true));
       const loaded = await scenarioOf(file, io.signal);
       const tools = toolsOf(loaded);
-      const storePath = loaded.hookEntry === undefined ? storePathOf(args, io) : undefined;
-      if (storePath !== undefined) await mustExist(storePath, loaded);
+      const storePath = loaded.hookEntry === undefined ? storeLocationOf(args, io) : undefined;
+      if (storePath !== undefined && !isPostgres(storePath)) await mustExist(storePath, loaded);
       const limits = loaded.scenario.limits;
       const executor = await deps.openExecutor({
         ...(limits ? { limits } : {}),
         ...(io.signal ? { signal: io.signal } : {}),
       });
-      let store: SqliteBundleStore | undefined;
+      let store: BundleStore | undefined;
       let runtime: HookRuntime | undefined;
       try {
         if (storePath !== undefined) {
-          store = await SqliteBundleStore.open(storePath, { create: false });
+          store = await openStore(storePath, { create: false }).catch((error: unknown) => {
+            throw cliStoreError(error);
+          });
           if ((await store.active(loaded.scenario.tenant, io.signal)) === undefined) {
             throw new CliError(
-              `Tenant ${loaded.scenario.tenant} has no active bundle in ${storePath}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
+              `Tenant ${loaded.scenario.tenant} has no active bundle in ${isPostgres(storePath) ? "the PostgreSQL store" : storePath}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
               "no_active_bundle",
             );
           }
