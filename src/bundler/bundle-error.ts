@@ -1,3 +1,5 @@
+import { printable } from "../terminal/index.js";
+
 /** Why a hook could not be bundled or described. The first problem's kind is the error's `code`. */
 export type BundleErrorCode =
   | "entry_not_found"
@@ -48,15 +50,6 @@ export function formatProblem(problem: BundleProblem): string {
   if (problem.line !== undefined) where += `:${problem.line}`;
   if (problem.line !== undefined && problem.column !== undefined) where += `:${problem.column}`;
   return printable(`${where}: ${problem.message}`);
-}
-
-// C0/C1 controls (ANSI escapes, CR), zero-width and bidi overrides (a "Trojan Source" reorder).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
-
-/** `text` with every control, zero-width or bidi character written as `\u{…}`. */
-export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
 }
 
 /** What a code means, as the second half of "Cannot bundle <entry>: …". */
