@@ -13,6 +13,7 @@ import {
   SDK_VERSION,
   type TenantId,
 } from "../protocol/index.js";
+import { printable } from "../terminal/index.js";
 import { fuzzHookPoint } from "./fuzz-hook-point.js";
 import type { FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
 
@@ -144,7 +145,10 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
       const { failure, event } = result.failed;
       reasons.push({
         code: "fuzz_failed",
-        message: `${point} failed with ${failure.code} (${failure.message}) on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
+        // The failure message is the tenant's (a thrown message): escaped, so it stays on this reason's line.
+        message: printable(
+          `${point} failed with ${failure.code} (${failure.message}) on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
+        ),
         point,
         failure: failure.code,
         event,
@@ -249,7 +253,7 @@ async function checkFixtures(
         : "no match");
     reasons.push({
       code: "fixture_failed",
-      message: `${shownFile}:${result.line} (${result.point}): ${why}`,
+      message: printable(`${shownFile}:${result.line} (${result.point}): ${why}`),
       line: result.line,
       point: result.point,
     });

@@ -8,6 +8,7 @@ import { buildBundle } from "../../bundler/index.js";
 import { type HookExecutor, Limits, type LimitsInput, type TenantId } from "../../protocol/index.js";
 import { createHookRuntime, type RunAgentResult, type RunEvent, runTrace } from "../../runtime/index.js";
 import { SqliteBundleStore } from "../../store/index.js";
+import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
 import { type DemoTally, summaryLines, tallyOf } from "./demo-summary.js";
 import { runScenario, scenarioOf, toolsOf } from "./run.js";
@@ -182,7 +183,7 @@ function traceOf(loaded: LoadedScenario, events: readonly RunEvent[]): string {
   const finished = events.find((e) => e.type === "run.finished");
   const answer = [...events].reverse().find((e) => e.type === "model.replied");
   if (finished && answer?.type === "model.replied" && answer.message.content !== "") {
-    lines.push(`  answer: ${answer.message.content}`);
+    lines.push(`  answer: ${printable(answer.message.content)}`);
   }
   return `${lines.join("\n")}\n\n`;
 }

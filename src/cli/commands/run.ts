@@ -22,6 +22,7 @@ import {
   runTrace,
 } from "../../runtime/index.js";
 import { SqliteBundleStore } from "../../store/index.js";
+import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, writeJson } from "../command.js";
 import { storePathOf } from "../store-option.js";
 
@@ -100,7 +101,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           else for (const line of trace(event)) io.stdout(`${line}\n`);
         });
         if (args.json) writeJson(io, resultLine(result));
-        else io.stdout(`  answer: ${result.output === "" ? "(none)" : result.output}\n`);
+        else io.stdout(`  answer: ${result.output === "" ? "(none)" : printable(result.output)}\n`);
         return result.stopReason === "error" || result.stopReason === "aborted" ? EXIT.failed : EXIT.ok;
       } finally {
         await runtime?.close();

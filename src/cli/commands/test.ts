@@ -4,6 +4,7 @@ import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { bundleHook } from "../../bundler/index.js";
 import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
 import { type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
+import { printable } from "../../terminal/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
@@ -190,7 +191,8 @@ function readableLine(report: FixtureReport): string {
   const lines = [`${mark} line ${report.line} ${report.point}${label} → ${what} (${round(report.durationMs)} ms)`];
   if (report.mismatch !== undefined) lines.push(`       ${report.mismatch}`);
   for (const log of outcome.logs) lines.push(`       | ${clip(log)}`);
-  return `${lines.join("\n")}\n`;
+  // Names, messages, results and logs are the tenant's: each stays on its own line, escaped.
+  return `${lines.map((line) => printable(line)).join("\n")}\n`;
 }
 
 function totals(reports: readonly FixtureReport[], failed: number): string {
