@@ -5,6 +5,7 @@ export type BundleErrorCode =
   | "entry_not_found"
   | "node_builtin"
   | "outside_root"
+  | "unsafe_file"
   | "dynamic_import"
   | "dynamic_require"
   | "top_level_await"
@@ -60,7 +61,9 @@ export function headlineOf(code: BundleErrorCode): string {
     case "node_builtin":
       return "it imports a Node built-in";
     case "outside_root":
-      return "it imports a file outside its root";
+      return "it imports a file outside its hook folder";
+    case "unsafe_file":
+      return "it includes a file isohook will not read";
     case "dynamic_import":
       return "it uses import()";
     case "dynamic_require":

@@ -1,7 +1,14 @@
-import { readFile, stat } from "node:fs/promises";
-import { dirname, join, relative, resolve } from "node:path";
-import { type BuiltBundle, BundleError, bundleHook, describeBundle } from "../bundler/index.js";
-import { type Fixture, FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../fixtures/index.js";
+import { join, relative } from "node:path";
+import {
+  type BuiltBundle,
+  BundleError,
+  bundleHook,
+  describeBundle,
+  HookFileError,
+  type ResolvedEntry,
+  resolveEntry,
+} from "../bundler/index.js";
+import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../fixtures/index.js";
 import {
   type BundleManifest,
   type HookExecutor,
@@ -34,6 +41,11 @@ export interface DeployGateOptions {
   readonly fuzz?: { readonly runs?: number; readonly timeMs?: number; readonly seed?: number };
   /** Where a relative entry is resolved from. Default: process.cwd(). */
   readonly cwd?: string;
+  /**
+   * The hook folder, relative to `cwd`: the bundle and fixtures.jsonl may only use files inside it.
+   * Default: the entry's folder (never one above it); wider only when all of it is the tenant's.
+   */
+  readonly root?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -78,14 +90,25 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     durationMs: Math.round(performance.now() - started),
   });
 
+  // Every file of the tenant's folder is read and checked before the sandbox is first used.
+  let hook: ResolvedEntry;
   let built: BuiltBundle;
   try {
-    built = await bundleHook(options.entry, { cwd, maxBundleBytes: BUILD_CAP_BYTES, ...(signal ? { signal } : {}) });
+    hook = await resolveEntry(options.entry, cwd, options.root);
+    built = await bundleHook(options.entry, {
+      cwd,
+      root: options.root,
+      maxBundleBytes: BUILD_CAP_BYTES,
+      ...(signal ? { signal } : {}),
+    });
   } catch (error) {
     if (!(error instanceof BundleError)) throw error;
     reasons.push({ code: "bundle_failed", message: error.message, problems: error.problems });
     return { type: "rejected", report: report({}) };
   }
+  const fixtureFile = join(hook.dir, "fixtures.jsonl");
+  const shownFile = relative(cwd, fixtureFile) || fixtureFile;
+  const loaded = await loadFixtures(fixtureFile, shownFile, hook, reasons);
   const base = { hash: built.hash, bytes: built.bytes };
   if (built.bytes > limits.maxBundleBytes) {
     reasons.push({
@@ -113,9 +136,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   }
 
   const sandboxBundle = { hash: built.hash, code: built.code };
-  const fixtureFile = await fixturesFileOf(options.entry, cwd);
-  const shownFile = relative(cwd, fixtureFile) || fixtureFile;
-  const { summary: fixtures, dictionary } = await checkFixtures(fixtureFile, shownFile, reasons, async (fixtures) =>
+  const { summary: fixtures, dictionary } = await checkFixtures(loaded, shownFile, reasons, async (fixtures) =>
     runFixtures({ executor, bundle: sandboxBundle, tenantId, fixtures, limits, ...(signal ? { signal } : {}) }),
   );
   for (const point of hookPoints) {
@@ -186,54 +207,50 @@ async function exportedPoints(
   }
 }
 
-async function fixturesFileOf(entry: string, cwd: string): Promise<string> {
-  const absolute = resolve(cwd, entry);
-  const isFolder = await stat(absolute).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  return join(isFolder ? absolute : dirname(absolute), "fixtures.jsonl");
-}
-
 interface Dictionary {
   readonly strings: string[];
   readonly points: Set<string>;
 }
 
-async function checkFixtures(
+/** The hook's fixtures, or undefined after pushing the reason they cannot be used. */
+async function loadFixtures(
   file: string,
   shownFile: string,
+  hook: ResolvedEntry,
   reasons: GateReason[],
-  run: (fixtures: Fixture[]) => Promise<FixtureReport[]>,
-): Promise<{ summary: FixtureSummary | null; dictionary: Dictionary }> {
-  const dictionary: Dictionary = { strings: [], points: new Set() };
-  let text: string;
+): Promise<Fixture[] | undefined> {
   try {
-    text = await readFile(file, "utf8");
-  } catch {
-    reasons.push({
-      code: "no_fixtures",
-      message: `No ${shownFile}: add one JSON line per case ({"point", "event", "expect"}).`,
-      file: shownFile,
-    });
-    return { summary: null, dictionary };
-  }
-  let fixtures: Fixture[];
-  try {
-    fixtures = parseFixtures(text, shownFile);
-  } catch (error) {
-    if (!(error instanceof FixtureError)) throw error;
-    reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
-    return { summary: null, dictionary };
-  }
-  if (fixtures.length === 0) {
+    const fixtures = await readFixtures(file, { shown: shownFile, folder: hook.folder });
+    if (fixtures.length > 0) return fixtures;
     reasons.push({
       code: "no_fixtures",
       message: `${shownFile} has no fixtures: add at least one case per exported hook point.`,
       file: shownFile,
     });
-    return { summary: null, dictionary };
+  } catch (error) {
+    if (error instanceof HookFileError && error.code === "file_not_found") {
+      reasons.push({
+        code: "no_fixtures",
+        message: `No ${shownFile}: add one JSON line per case ({"point", "event", "expect"}).`,
+        file: shownFile,
+      });
+    } else if (error instanceof HookFileError || error instanceof FixtureError) {
+      reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
+    } else {
+      throw error;
+    }
   }
+  return undefined;
+}
+
+async function checkFixtures(
+  fixtures: Fixture[] | undefined,
+  shownFile: string,
+  reasons: GateReason[],
+  run: (fixtures: Fixture[]) => Promise<FixtureReport[]>,
+): Promise<{ summary: FixtureSummary | null; dictionary: Dictionary }> {
+  const dictionary: Dictionary = { strings: [], points: new Set() };
+  if (fixtures === undefined) return { summary: null, dictionary };
   for (const fixture of fixtures) {
     dictionary.points.add(fixture.point);
     collectStrings(fixture.event, dictionary.strings);

@@ -143,7 +143,12 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
     const entries = [...(TENANTS[i]?.earlier.map((e) => join(ROOT, e)) ?? []), loaded.hookEntry ?? ""];
     for (const [n, entry] of entries.entries()) {
       const active = n === entries.length - 1;
-      const built = await buildBundle(entry, { executor, ...(io.signal ? { signal: io.signal } : {}) });
+      // The example hooks share code across hooks/: that folder is the demo tenants' hook folder.
+      const built = await buildBundle(entry, {
+        executor,
+        root: join(ROOT, "hooks"),
+        ...(io.signal ? { signal: io.signal } : {}),
+      });
       const { version } = await store.upload({
         tenantId: tenant,
         code: built.code,

@@ -169,6 +169,7 @@ async function entryBundle(loaded: LoadedScenario, executor: HookExecutor, io: C
       tenantId: scenario.tenant,
       executor,
       ...(scenario.version !== undefined ? { version: scenario.version } : {}),
+      ...(loaded.hookRoot !== undefined ? { root: loaded.hookRoot } : {}),
       ...(scenario.config !== undefined ? { config: scenario.config } : {}),
       ...(io.signal ? { signal: io.signal } : {}),
     });
