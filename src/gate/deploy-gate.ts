@@ -110,6 +110,8 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const shownFile = relative(cwd, fixtureFile) || fixtureFile;
   const loaded = await loadFixtures(fixtureFile, shownFile, hook, reasons);
   const base = { hash: built.hash, bytes: built.bytes };
+  // A folder holding a file isohook will not read (a symlink out, a FIFO, a device) gets no sandbox time.
+  if (loaded === "refused") return { type: "rejected", report: report(base) };
   if (built.bytes > limits.maxBundleBytes) {
     reasons.push({
       code: "too_large",
@@ -212,13 +214,16 @@ interface Dictionary {
   readonly points: Set<string>;
 }
 
-/** The hook's fixtures, or undefined after pushing the reason they cannot be used. */
+/**
+ * The hook's fixtures; or, after pushing the reason, undefined when they are missing or wrong (the gate
+ * goes on, to list every reason) or "refused" when the file may not be read at all (the gate stops).
+ */
 async function loadFixtures(
   file: string,
   shownFile: string,
   hook: ResolvedEntry,
   reasons: GateReason[],
-): Promise<Fixture[] | undefined> {
+): Promise<Fixture[] | undefined | "refused"> {
   try {
     const fixtures = await readFixtures(file, { shown: shownFile, folder: hook.folder });
     if (fixtures.length > 0) return fixtures;
@@ -234,7 +239,10 @@ async function loadFixtures(
         message: `No ${shownFile}: add one JSON line per case ({"point", "event", "expect"}).`,
         file: shownFile,
       });
-    } else if (error instanceof HookFileError || error instanceof FixtureError) {
+    } else if (error instanceof HookFileError) {
+      reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
+      return "refused";
+    } else if (error instanceof FixtureError) {
       reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
     } else {
       throw error;
