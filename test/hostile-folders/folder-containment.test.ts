@@ -9,12 +9,9 @@ import { link, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BundleError, bundleHook } from "../../src/bundler/index.js";
-import { parseCommandArgs } from "../../src/cli/command.js";
-import { createTestCommand } from "../../src/cli/commands/test.js";
 import { runDeployGate } from "../../src/gate/index.js";
 import { TenantId } from "../../src/protocol/index.js";
-import { fakeIO } from "../cli/fake-io.js";
-import { FIXTURE, hostWithTenants, NOOP_HOOK, SECRETS, untouchableExecutor } from "./tenants.js";
+import { FIXTURE, hostWithTenants, NOOP_HOOK, SECRETS, testCommandIn, untouchableExecutor } from "./tenants.js";
 
 let host: Awaited<ReturnType<typeof hostWithTenants>>;
 beforeEach(async () => {
@@ -31,20 +28,9 @@ async function gate() {
   return { result, used: executor.used, text: JSON.stringify(result) };
 }
 
-/** `isohook test` on the attacker's folder; records whether it opened a sandbox. */
-async function testCommand(argv: string[] = ["tenants/attacker"]) {
-  let opened = 0;
-  const command = createTestCommand({
-    openExecutor: async () => {
-      opened++;
-      return untouchableExecutor();
-    },
-  });
-  const error = await command.run(parseCommandArgs(command, argv), fakeIO(host.base)).then(
-    () => undefined,
-    (e: unknown) => e as Error & { code: string },
-  );
-  return { error, opened };
+/** `isohook test` on the attacker's folder (or as `argv` says). */
+function testCommand(argv: string[] = ["tenants/attacker"]) {
+  return testCommandIn(host.base, argv);
 }
 
 async function bundleError(entry = "tenants/attacker"): Promise<BundleError> {
@@ -79,8 +65,8 @@ describe("symlinks that leave the hook folder", () => {
     expect(used).toEqual([]);
     expectNoSecrets(text);
     const test = await testCommand();
-    expect([test.error?.code, test.opened]).toEqual(["outside_folder", 0]);
-    expectNoSecrets(test.error?.message ?? "");
+    expect([test.code, test.opened]).toEqual(["outside_folder", 0]);
+    expectNoSecrets(test.message ?? "");
   });
 
   it("refuses an index.ts linked to another tenant's hook instead of bundling that hook", async () => {

@@ -10,15 +10,13 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BundleError, bundleHook, readHookFile } from "../../src/bundler/index.js";
-import { parseCommandArgs } from "../../src/cli/command.js";
-import { createTestCommand } from "../../src/cli/commands/test.js";
 import { runCli } from "../../src/cli/index.js";
 import { lazyExecutor } from "../../src/cli/lazy-executor.js";
 import { MAX_FIXTURE_LINES } from "../../src/fixtures/index.js";
 import { runDeployGate } from "../../src/gate/index.js";
 import { TenantId } from "../../src/protocol/index.js";
 import { fakeIO } from "../cli/fake-io.js";
-import { FIXTURE, hostWithTenants, NOOP_HOOK, untouchableExecutor } from "./tenants.js";
+import { FIXTURE, hostWithTenants, NOOP_HOOK, testCommandIn, untouchableExecutor } from "./tenants.js";
 
 let host: Awaited<ReturnType<typeof hostWithTenants>>;
 beforeEach(async () => {
@@ -55,19 +53,9 @@ async function gate() {
   return { reasons: result.report.reasons, used: executor.used };
 }
 
-async function testCommand(argv: string[] = ["tenants/attacker"]) {
-  let opened = 0;
-  const command = createTestCommand({
-    openExecutor: async () => {
-      opened++;
-      return untouchableExecutor();
-    },
-  });
-  const error = await command.run(parseCommandArgs(command, argv), fakeIO(host.base)).then(
-    () => undefined,
-    (e: unknown) => e as Error & { code: string },
-  );
-  return { code: error?.code, message: error?.message, opened };
+/** `isohook test` on the attacker's folder (or as `argv` says). */
+function testCommand(argv: string[] = ["tenants/attacker"]) {
+  return testCommandIn(host.base, argv);
 }
 
 describe("special files in a hook folder", () => {

@@ -1,7 +1,10 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { parseCommandArgs } from "../../src/cli/command.js";
+import { createTestCommand } from "../../src/cli/commands/test.js";
 import type { HookExecutor } from "../../src/protocol/index.js";
+import { fakeIO } from "../cli/fake-io.js";
 
 /** What must never show up in a bundle, a source map or an error: the host's and the victim's secrets. */
 export const SECRETS = ["PLATFORM_SECRET_KEY", "sk-host-123", "HOST_PKG_CODE", "VICTIM_SECRET", "victim policy"];
@@ -74,4 +77,20 @@ export function untouchableExecutor(): HookExecutor & { readonly used: string[] 
     },
     close: async () => {},
   };
+}
+
+/** `isohook test <argv>` run in `cwd` on an untouchable sandbox: how it failed, and how often it opened one. */
+export async function testCommandIn(cwd: string, argv: string[]) {
+  let opened = 0;
+  const command = createTestCommand({
+    openExecutor: async () => {
+      opened++;
+      return untouchableExecutor();
+    },
+  });
+  const error = await command.run(parseCommandArgs(command, argv), fakeIO(cwd)).then(
+    () => undefined,
+    (e: unknown) => e as Error & { code: string },
+  );
+  return { code: error?.code, message: error?.message, opened };
 }
