@@ -9,6 +9,7 @@ import { findComputedLoads } from "./computed-loads.js";
 import { containmentPlugin, MAX_SOURCE_BYTES } from "./containment.js";
 import { resolveEntry, toPosix } from "./entry.js";
 import { mapEsbuildErrors } from "./esbuild-messages.js";
+import { scanHookFolder } from "./folder-scan.js";
 import { guardPlugin } from "./guard-plugin.js";
 import { type FolderBounds, HookFileError, readHookFile } from "./hook-file.js";
 
@@ -76,14 +77,13 @@ export async function bundleHook(entry: string, options: BundleOptions = {}): Pr
 
   let result: Awaited<ReturnType<typeof runEsbuild>>;
   try {
+    await scanHookFolder(resolved.folder, resolved.cwd);
     const tsconfig = await tsconfigOf(resolved.folder, resolved.cwd);
     const plugins = [guardPlugin(SDK_FILE), containmentPlugin(resolved.folder, resolved.cwd)];
     result = await runEsbuild(resolved.file, workDir, tsconfig, plugins);
   } catch (error) {
     if (error instanceof HookFileError) {
-      throw failed(error.code === "outside_folder" ? "outside_root" : "unsafe_file", [
-        { message: error.message, file: error.file },
-      ]);
+      throw failed(error.code === "outside_folder" ? "outside_root" : "unsafe_file", [{ message: error.message }]);
     }
     if (!isBuildFailure(error)) throw error;
     const { code, problems } = mapEsbuildErrors(error.errors, context);

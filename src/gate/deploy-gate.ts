@@ -90,11 +90,25 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     durationMs: Math.round(performance.now() - started),
   });
 
-  // Every file of the tenant's folder is read and checked before the sandbox is first used.
+  // Every file of the tenant's folder is read and checked before the sandbox is first used; a fixtures
+  // file that may not be read at all (a symlink out, a FIFO, a device) stops the gate there.
+  const bundleFailed = (error: unknown): GateResult => {
+    if (!(error instanceof BundleError)) throw error;
+    reasons.push({ code: "bundle_failed", message: error.message, problems: error.problems });
+    return { type: "rejected", report: report({}) };
+  };
   let hook: ResolvedEntry;
-  let built: BuiltBundle;
   try {
     hook = await resolveEntry(options.entry, cwd, options.root);
+  } catch (error) {
+    return bundleFailed(error);
+  }
+  const fixtureFile = join(hook.dir, "fixtures.jsonl");
+  const shownFile = relative(cwd, fixtureFile) || fixtureFile;
+  const loaded = await loadFixtures(fixtureFile, shownFile, hook, reasons);
+  if (loaded === "refused") return { type: "rejected", report: report({}) };
+  let built: BuiltBundle;
+  try {
     built = await bundleHook(options.entry, {
       cwd,
       root: options.root,
@@ -102,16 +116,9 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
       ...(signal ? { signal } : {}),
     });
   } catch (error) {
-    if (!(error instanceof BundleError)) throw error;
-    reasons.push({ code: "bundle_failed", message: error.message, problems: error.problems });
-    return { type: "rejected", report: report({}) };
+    return bundleFailed(error);
   }
-  const fixtureFile = join(hook.dir, "fixtures.jsonl");
-  const shownFile = relative(cwd, fixtureFile) || fixtureFile;
-  const loaded = await loadFixtures(fixtureFile, shownFile, hook, reasons);
   const base = { hash: built.hash, bytes: built.bytes };
-  // A folder holding a file isohook will not read (a symlink out, a FIFO, a device) gets no sandbox time.
-  if (loaded === "refused") return { type: "rejected", report: report(base) };
   if (built.bytes > limits.maxBundleBytes) {
     reasons.push({
       code: "too_large",

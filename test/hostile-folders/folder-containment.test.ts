@@ -85,7 +85,7 @@ describe("symlinks that leave the hook folder", () => {
     expect((await testCommand()).opened).toBe(0);
   });
 
-  it("refuses an imported file linked to another tenant's, at the import", async () => {
+  it("refuses a file linked to another tenant's before bundling, naming the link", async () => {
     await host.write(
       "index.ts",
       `import { VICTIM_SECRET } from "./shared.ts";\nexport default { toolCall() { return { type: "block", reason: VICTIM_SECRET }; } };\n`,
@@ -93,12 +93,10 @@ describe("symlinks that leave the hook folder", () => {
     await host.link("shared.ts", "tenants/victim/secret.ts");
     const error = await bundleError();
     expect(error.code).toBe("outside_root");
-    expect(error.problems).toMatchObject([
+    expect(error.problems).toEqual([
       {
-        file: "tenants/attacker/index.ts",
-        line: 1,
         message:
-          "`./shared.ts` resolves to tenants/victim/secret.ts, outside the hook folder tenants/attacker: a bundle may only include files inside it. Move the file into the hook folder.",
+          "tenants/attacker/shared.ts leads outside the hook folder tenants/attacker (a symbolic link): isohook reads only files inside it. Replace the link with the file itself.",
       },
     ]);
   });
@@ -112,7 +110,9 @@ describe("symlinks that leave the hook folder", () => {
     await host.link("node_modules/host-pkg", "node_modules/host-pkg");
     const error = await bundleError();
     expect(error.code).toBe("outside_root");
-    expect(error.problems[0]?.message).toContain("Install the package in the hook folder's own node_modules.");
+    expect(error.problems[0]?.message).toMatch(
+      /^tenants\/attacker\/node_modules\/host-pkg leads outside the hook folder/,
+    );
   });
 
   it("follows a symlink that stays inside the folder", async () => {

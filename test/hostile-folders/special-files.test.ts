@@ -143,6 +143,21 @@ describe("special files in a hook folder", () => {
     });
   });
 
+  it("refuses a FIFO package.json (esbuild would block reading it) and a link to a device", async () => {
+    mkfifo("package.json");
+    expect(await bundleHook("tenants/attacker", { cwd: host.base }).catch((e: unknown) => e)).toMatchObject({
+      code: "unsafe_file",
+      problems: [{ message: expect.stringMatching(/^tenants\/attacker\/package\.json is a FIFO \(named pipe\)/) }],
+    });
+    execFileSync("rm", [join(host.attacker, "package.json")]);
+    await host.write("lib/real", "");
+    await host.link("lib/zero", "/dev/zero");
+    expect(await bundleHook("tenants/attacker", { cwd: host.base }).catch((e: unknown) => e)).toMatchObject({
+      code: "outside_root",
+      problems: [{ message: expect.stringContaining("tenants/attacker/lib/zero leads outside the hook folder") }],
+    });
+  });
+
   it("refuses a FIFO as the upload's --config file", async () => {
     mkfifo("config.json");
     await host.write("fixtures.jsonl", FIXTURE);
