@@ -3,7 +3,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { isInside } from "./containment.js";
 import { toPosix } from "./entry.js";
-import { type FolderBounds, fileKind, HookFileError } from "./hook-file.js";
+import { type FolderBounds, fileKind, HookFileError, leavesFolder } from "./hook-file.js";
 
 /** Most entries a hook folder may hold, node_modules included: a scan of a wrong root ends here. */
 export const MAX_FOLDER_ENTRIES = 100_000;
@@ -54,13 +54,7 @@ export async function scanHookFolder(folder: FolderBounds, cwd: string): Promise
 async function checkLink(path: string, folder: FolderBounds, shown: string): Promise<void> {
   const target = await realpath(path).catch(() => undefined);
   if (target === undefined) return;
-  if (!isInside(folder.root, target)) {
-    throw new HookFileError(
-      "outside_folder",
-      shown,
-      `${shown} leads outside the hook folder ${folder.shown} (a symbolic link): isohook reads only files inside it. Replace the link with the file itself.`,
-    );
-  }
+  if (!isInside(folder.root, target)) throw leavesFolder(shown, folder);
   const info = await stat(target);
   if (!info.isFile() && !info.isDirectory()) {
     throw new HookFileError(

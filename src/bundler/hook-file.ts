@@ -147,7 +147,8 @@ function tooLarge(shown: string, maxBytes: number, size: string): HookFileError 
   );
 }
 
-function leavesFolder(shown: string, folder: FolderBounds): HookFileError {
+/** The error for a file whose real path is outside `folder`: it names the link, never the target. */
+export function leavesFolder(shown: string, folder: FolderBounds): HookFileError {
   return new HookFileError(
     "outside_folder",
     shown,
