@@ -45,7 +45,7 @@ export function containmentPlugin(folder: FolderBounds, cwd: string): Plugin {
         const path = await realpath(found.path).catch(() => found.path);
         if (isInside(folder.root, path)) return undefined;
         const fix = /^[./]/.test(args.path)
-          ? "Move the file into the hook folder."
+          ? "Move the file into the hook folder, or pass a --root that holds both if all of it is the tenant's."
           : "Install the package in the hook folder's own node_modules.";
         return refuse(
           "outside_root",

@@ -138,7 +138,7 @@ describe("bundleHook", () => {
     expect(error.problems).toEqual([
       {
         message:
-          "`../secret.json` resolves to secret.json, outside the hook folder hook: a bundle may only include files inside it. Move the file into the hook folder.",
+          "`../secret.json` resolves to secret.json, outside the hook folder hook: a bundle may only include files inside it. Move the file into the hook folder, or pass a --root that holds both if all of it is the tenant's.",
         file: "hook/index.ts",
         line: 1,
         column: 20,
