@@ -51,7 +51,7 @@ function syntheticBundle(): { hash: BundleHash; code: string } {
 const hooksDir = fileURLToPath(new URL("../hooks/", import.meta.url));
 const bundles: { name: string; hash: BundleHash; code: string }[] = [];
 for (const name of readdirSync(hooksDir).sort()) {
-  const built = await bundleHook(`${hooksDir}${name}`);
+  const built = await bundleHook(`${hooksDir}${name}`, { root: hooksDir });
   bundles.push({ name, hash: built.hash, code: built.code });
 }
 const synthetic = syntheticBundle();

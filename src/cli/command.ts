@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { printableJson } from "../terminal/index.js";
 
 /** Where a command writes and what it may read of its environment: tests pass their own. */
 export interface CliIO {
@@ -94,7 +95,10 @@ export function integerFlag(args: ParsedArgs, name: string, min: number, max: nu
   return value;
 }
 
-/** Writes one JSON value as a line (the `--json` output convention). */
+/**
+ * Writes one JSON value as a line (the `--json` output convention): tenant text in it stays exact, with the
+ * characters a terminal would act on JSON-escaped.
+ */
 export function writeJson(io: CliIO, value: unknown): void {
-  io.stdout(`${JSON.stringify(value)}\n`);
+  io.stdout(`${printableJson(value)}\n`);
 }

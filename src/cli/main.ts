@@ -1,3 +1,4 @@
+import { printable } from "../terminal/index.js";
 import { runCli } from "./run-cli.js";
 
 const controller = new AbortController();
@@ -15,7 +16,9 @@ try {
   process.exitCode = code;
 } catch (error) {
   process.stderr.write(
-    `isohook: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    printable(`isohook: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`, {
+      keepNewlines: true,
+    }),
   );
   process.exitCode = 1;
 }

@@ -1,3 +1,4 @@
+import { printable } from "../terminal/index.js";
 import { CliError, type CliIO, EXIT, parseCommandArgs, UsageError } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
 
@@ -15,8 +16,18 @@ function overview(): string {
   ].join("\n");
 }
 
-/** Runs one CLI invocation and returns its exit code. Never exits the process (main.ts does). */
-export async function runCli(argv: string[], io: CliIO): Promise<number> {
+/**
+ * Runs one CLI invocation and returns its exit code. Never exits the process (main.ts does). Everything a
+ * command writes passes through `printable` (keeping line breaks) on its way out: commands escape tenant
+ * text where they embed it, so it cannot start a line, and this keeps any they missed from reaching the
+ * terminal as a control or bidi character. (`--json` lines are already escaped by `writeJson`.)
+ */
+export async function runCli(argv: string[], rawIO: CliIO): Promise<number> {
+  const io: CliIO = {
+    ...rawIO,
+    stdout: (text) => rawIO.stdout(printable(text, { keepNewlines: true })),
+    stderr: (text) => rawIO.stderr(printable(text, { keepNewlines: true })),
+  };
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout(overview());

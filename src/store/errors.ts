@@ -18,6 +18,8 @@ export type StoreErrorCode =
   | "foreign"
   /** An isohook store that fails its integrity check or holds rows that do not validate. */
   | "corrupt"
+  /** The store's -wal, -shm or -journal file is a symbolic link or not a regular file: SQLite would write through it. */
+  | "unsafe_companion"
   /** A store written by a newer isohook: its schema is unknown to this version. */
   | "newer_schema"
   /** The store's path or file cannot be written. */

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError } from "./errors.js";
@@ -40,6 +40,7 @@ export function openDatabase(
       throw toStoreError(error, path, options.busyTimeoutMs);
     }
   }
+  if (existing !== "missing") checkCompanions(path);
   let db: SqliteDatabase;
   try {
     db = new Database(path, { fileMustExist: !options.create, timeout: options.busyTimeoutMs });
@@ -99,6 +100,31 @@ function inspectFile(path: string): "missing" | "empty" | "sqlite" {
   }
   if (String.fromCharCode(...header) !== SQLITE_MAGIC) throw foreign(path, "not an SQLite database");
   return "sqlite";
+}
+
+/**
+ * SQLite opens `<file>-wal`, `-shm` and `-journal` beside the store's real path following symlinks, and
+ * writes to them: a symlink there (or a FIFO, a device) would make it write a file elsewhere or hang. They
+ * are checked when the store is opened; one created later needs write access to the store's folder, which
+ * must be the operator's alone.
+ */
+function checkCompanions(path: string): void {
+  const real = realpathSync(path);
+  for (const suffix of ["-wal", "-shm", "-journal"]) {
+    const companion = `${real}${suffix}`;
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(companion);
+    } catch {
+      continue;
+    }
+    if (stat.isFile()) continue;
+    const what = stat.isSymbolicLink() ? "a symbolic link" : "not a regular file";
+    throw new StoreError(
+      "unsafe_companion",
+      `The store's ${suffix} file ${companion} is ${what}: SQLite would write through it. Nothing was opened. Remove it (no isohook process may be using the store), and keep the store's folder writable by the operator only.`,
+    );
+  }
 }
 
 function checkIntegrity(db: SqliteDatabase, path: string): void {

@@ -124,7 +124,7 @@ describe("describeBundle with hostile names from the sandbox", () => {
     const error = await describeError([key]);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting their absence.
     expect(error.message.replaceAll("\n", "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
-    expect(error.message).toContain("Unknown handler `\\u{1b}[2J\\u{1b}]8;;http://evil\\u{7}toolCall\\u{202e}\\u{d}`");
+    expect(error.message).toContain("Unknown handler `\\x1b[2J\\x1b]8;;http://evil\\x07toolCall\\u202e\\r`");
     expect(error.problems[0]?.message).toContain(key);
   });
 
@@ -141,7 +141,7 @@ describe("describeBundle with hostile names from the sandbox", () => {
     );
     expect(error?.message.split("\n")).toEqual([
       "Cannot use hook: the sandbox could not load it",
-      "  Error: \\u{9b}31mred\\u{a}line two (threw)",
+      "  Error: \\x9b31mred\\nline two (threw)",
     ]);
   });
 });

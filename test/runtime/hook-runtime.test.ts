@@ -28,7 +28,7 @@ let executor: HookExecutor;
 let store: MemoryBundleStore;
 
 async function upload(entry: string, activate = true, config: Record<string, string> = {}) {
-  const built = await buildBundle(entry, { executor });
+  const built = await buildBundle(entry, { executor, root: "hooks" });
   const { version } = await store.upload({ tenantId: acme, ...built, config, by: "test", activate });
   return version.version;
 }

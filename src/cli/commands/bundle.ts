@@ -15,8 +15,8 @@ over 1 MB are refused, each problem with its file:line:column.
 
 Options:
   --out <file>   Write the script to <file> and its source map to <file>.map
-  --root <dir>   Files the bundle includes must be under <dir> or in node_modules (default: the
-                 nearest folder above the entry holding a package.json, else the entry's folder)
+  --root <dir>   The hook folder: every file the bundle includes must be inside it, packages in its
+                 own node_modules (default: the entry's folder; never a folder above it)
   --json         Print the manifest as one line of JSON (on failure: {"error": {code, message, problems}})
   -h, --help     Show this help
 

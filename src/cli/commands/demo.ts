@@ -8,6 +8,7 @@ import { buildBundle } from "../../bundler/index.js";
 import { type HookExecutor, Limits, type LimitsInput, type TenantId } from "../../protocol/index.js";
 import { createHookRuntime, type RunAgentResult, type RunEvent, runTrace } from "../../runtime/index.js";
 import { SqliteBundleStore } from "../../store/index.js";
+import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
 import { type DemoTally, summaryLines, tallyOf } from "./demo-summary.js";
 import { runScenario, scenarioOf, toolsOf } from "./run.js";
@@ -142,7 +143,12 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
     const entries = [...(TENANTS[i]?.earlier.map((e) => join(ROOT, e)) ?? []), loaded.hookEntry ?? ""];
     for (const [n, entry] of entries.entries()) {
       const active = n === entries.length - 1;
-      const built = await buildBundle(entry, { executor, ...(io.signal ? { signal: io.signal } : {}) });
+      // The example hooks share code across hooks/: that folder is the demo tenants' hook folder.
+      const built = await buildBundle(entry, {
+        executor,
+        root: join(ROOT, "hooks"),
+        ...(io.signal ? { signal: io.signal } : {}),
+      });
       const { version } = await store.upload({
         tenantId: tenant,
         code: built.code,
@@ -182,7 +188,7 @@ function traceOf(loaded: LoadedScenario, events: readonly RunEvent[]): string {
   const finished = events.find((e) => e.type === "run.finished");
   const answer = [...events].reverse().find((e) => e.type === "model.replied");
   if (finished && answer?.type === "model.replied" && answer.message.content !== "") {
-    lines.push(`  answer: ${answer.message.content}`);
+    lines.push(`  answer: ${printable(answer.message.content)}`);
   }
   return `${lines.join("\n")}\n\n`;
 }

@@ -1,3 +1,4 @@
+import { printable } from "../../terminal/index.js";
 import { CliError, type Command, EXIT, integerFlag, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { formatBytes } from "../text-table.js";
@@ -56,7 +57,8 @@ ${STORE_HELP}
     io.stdout(
       [
         `${tenantId} v${detail.version}${detail.active ? " (active)" : ""}`,
-        ...rows.map(([k, v]) => `  ${k.padEnd(12)} ${v}`),
+        // The entry, uploader and config are stored text: each stays on its row.
+        ...rows.map(([k, v]) => `  ${k.padEnd(12)} ${printable(v)}`),
         `  ${"gate".padEnd(12)} ${gate[0] ?? ""}`,
         ...gate.slice(1).map((line) => `  ${"".padEnd(12)} ${line}`),
         "",

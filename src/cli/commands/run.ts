@@ -22,6 +22,7 @@ import {
   runTrace,
 } from "../../runtime/index.js";
 import { type BundleStore, openStore } from "../../store/index.js";
+import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, writeJson } from "../command.js";
 import { cliStoreError, isPostgres, storeLocationOf } from "../store-option.js";
 
@@ -102,7 +103,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           else for (const line of trace(event)) io.stdout(`${line}\n`);
         });
         if (args.json) writeJson(io, resultLine(result));
-        else io.stdout(`  answer: ${result.output === "" ? "(none)" : result.output}\n`);
+        else io.stdout(`  answer: ${result.output === "" ? "(none)" : printable(result.output)}\n`);
         return result.stopReason === "error" || result.stopReason === "aborted" ? EXIT.failed : EXIT.ok;
       } finally {
         await runtime?.close();
@@ -170,6 +171,7 @@ async function entryBundle(loaded: LoadedScenario, executor: HookExecutor, io: C
       tenantId: scenario.tenant,
       executor,
       ...(scenario.version !== undefined ? { version: scenario.version } : {}),
+      ...(loaded.hookRoot !== undefined ? { root: loaded.hookRoot } : {}),
       ...(scenario.config !== undefined ? { config: scenario.config } : {}),
       ...(io.signal ? { signal: io.signal } : {}),
     });

@@ -1,9 +1,10 @@
-import { readFile, stat } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
-import { bundleHook } from "../../bundler/index.js";
-import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
+import { bundleHook, HookFileError, isInside, type ResolvedEntry, resolveEntry } from "../../bundler/index.js";
+import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../../fixtures/index.js";
 import { type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
+import { printable } from "../../terminal/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
@@ -16,7 +17,7 @@ import {
   writeJson,
 } from "../command.js";
 
-const HELP = `Usage: isohook test <entry> [--events file.jsonl] [--json] [--timeout ms] [--memory mb]
+const HELP = `Usage: isohook test <entry> [--events file.jsonl] [--root dir] [--json] [--timeout ms] [--memory mb]
 
 Bundles a hook module (a .ts file, or a folder containing index.ts) and runs each event line through the
 real process sandbox, printing one outcome per line. A line is one JSON object:
@@ -25,8 +26,14 @@ real process sandbox, printing one outcome per line. A line is one JSON object:
 that contains those fields, {"noop": true} (or {"type": null}) the no-op, {"failure": "timeout"} a failure
 code. Without --events, the fixtures.jsonl beside the entry is used.
 
+The hook folder (the entry's folder, or --root) is the tenant's: the bundle and fixtures.jsonl may only use
+regular files inside it (no symlink out, no hard link, no FIFO or device), at most 8 MiB and 10,000 lines
+for an events file. Everything is checked before the sandbox starts.
+
 Options:
   --events <file>   Event lines to run (default: <folder>/fixtures.jsonl)
+  --root <dir>      The hook folder, when the entry's folder shares code with siblings inside <dir>
+                    (default: the entry's folder; never a folder above it)
   --timeout <ms>    Per-call timeout, 1-60000 (default 50)
   --memory <mb>     Isolate memory limit, 8-2048 (default 32)
   --json            One JSON object per line: the outcome plus line, point, durationMs, cpuMs, logs, passed
@@ -55,7 +62,12 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
     name: "test",
     summary: "Run a hook against event lines (its fixtures.jsonl) in the real sandbox",
     help: HELP,
-    options: { events: { type: "string" }, timeout: { type: "string" }, memory: { type: "string" } },
+    options: {
+      events: { type: "string" },
+      root: { type: "string" },
+      timeout: { type: "string" },
+      memory: { type: "string" },
+    },
     allowPositionals: true,
     async run(args, io) {
       const entry = entryOf(args);
@@ -64,12 +76,18 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
       const memoryMb = integerFlag(args, "memory", 8, 2_048);
       if (timeoutMs !== undefined) limits.timeoutMs = timeoutMs;
       if (memoryMb !== undefined) limits.memoryMb = memoryMb;
-      const eventsFile = await eventsFileOf(entry, stringFlag(args, "events"), io.cwd);
-      const fixtures = parseEvents(await readEvents(eventsFile, io.cwd), shown(eventsFile, io.cwd));
-
+      const root = stringFlag(args, "root");
+      let hook: ResolvedEntry;
       let built: Awaited<ReturnType<typeof bundleHook>>;
       try {
-        built = await bundleHook(entry, { cwd: io.cwd, signal: io.signal });
+        hook = await resolveEntry(entry, io.cwd, root);
+      } catch (error) {
+        return bundleFailure(error, args, io);
+      }
+      const eventsFile = eventsFileOf(hook, stringFlag(args, "events"), io.cwd);
+      const fixtures = await eventsOf(hook, eventsFile, io.cwd);
+      try {
+        built = await bundleHook(entry, { cwd: io.cwd, root, signal: io.signal });
       } catch (error) {
         return bundleFailure(error, args, io);
       }
@@ -112,38 +130,36 @@ function entryOf(args: ParsedArgs): string {
 }
 
 /** `--events` as given, else fixtures.jsonl in the entry's folder (the entry itself when it is a folder). */
-async function eventsFileOf(entry: string, events: string | undefined, cwd: string): Promise<string> {
-  if (events !== undefined) return resolve(cwd, events);
-  const absolute = resolve(cwd, entry);
-  const isFolder = await stat(absolute).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  return join(isFolder ? absolute : dirname(absolute), "fixtures.jsonl");
+function eventsFileOf(hook: ResolvedEntry, events: string | undefined, cwd: string): string {
+  return events === undefined ? join(hook.dir, "fixtures.jsonl") : resolve(cwd, events);
 }
 
-async function readEvents(file: string, cwd: string): Promise<string> {
+/**
+ * The events, read without trusting the file. One in the hook folder is the tenant's and must stay inside
+ * it; one the operator names elsewhere is theirs, checked for type, size and lines only.
+ */
+async function eventsOf(hook: ResolvedEntry, file: string, cwd: string): Promise<Fixture[]> {
+  const shownFile = shown(file, cwd);
+  const dir = await realpath(dirname(file)).catch(() => dirname(file));
+  let fixtures: Fixture[];
   try {
-    return await readFile(file, "utf8");
-  } catch {
-    throw new CliError(
-      `No events file ${shown(file, cwd)}: pass --events <file.jsonl>, or add fixtures.jsonl beside the hook ` +
-        '(one JSON line per case: {"point": "tool.call", "event": {…}, "expect": {…}})',
-      "no_fixtures",
-    );
-  }
-}
-
-function parseEvents(text: string, file: string) {
-  let fixtures: ReturnType<typeof parseFixtures>;
-  try {
-    fixtures = parseFixtures(text, file);
+    fixtures = await readFixtures(file, {
+      shown: shownFile,
+      folder: isInside(hook.folder.root, dir) ? hook.folder : undefined,
+    });
   } catch (error) {
-    if (error instanceof FixtureError) throw new CliError(error.message, error.code);
+    if (error instanceof HookFileError && error.code === "file_not_found") {
+      throw new CliError(
+        `No events file ${shownFile}: pass --events <file.jsonl>, or add fixtures.jsonl beside the hook ` +
+          '(one JSON line per case: {"point": "tool.call", "event": {…}, "expect": {…}})',
+        "no_fixtures",
+      );
+    }
+    if (error instanceof HookFileError || error instanceof FixtureError) throw new CliError(error.message, error.code);
     throw error;
   }
   if (fixtures.length === 0)
-    throw new CliError(`${file} has no event lines: add one JSON line per case`, "no_fixtures");
+    throw new CliError(`${shownFile} has no event lines: add one JSON line per case`, "no_fixtures");
   return fixtures;
 }
 
@@ -190,7 +206,8 @@ function readableLine(report: FixtureReport): string {
   const lines = [`${mark} line ${report.line} ${report.point}${label} → ${what} (${round(report.durationMs)} ms)`];
   if (report.mismatch !== undefined) lines.push(`       ${report.mismatch}`);
   for (const log of outcome.logs) lines.push(`       | ${clip(log)}`);
-  return `${lines.join("\n")}\n`;
+  // Names, messages, results and logs are the tenant's: each stays on its own line, escaped.
+  return `${lines.map((line) => printable(line)).join("\n")}\n`;
 }
 
 function totals(reports: readonly FixtureReport[], failed: number): string {
