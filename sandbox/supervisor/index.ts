@@ -3,7 +3,8 @@ import { checkCommonOptions, type ExecutorOptions, resolveLimits, resolveProcess
 import { ProcessExecutor } from "./process-executor.js";
 import { workerSpawnSpec } from "./spawn-spec.js";
 
-export { ExecutorClosedError, ExecutorOptionsError, SandboxStartError } from "./errors.js";
+export { ExecutorClosedError } from "../../src/protocol/index.js";
+export { ExecutorOptionsError, SandboxStartError } from "./errors.js";
 export type { SupervisorEvent, WorkerExitReason } from "./events.js";
 export type { ExecutorOptions } from "./options.js";
 export { ProcessExecutor, type WorkerInfo } from "./process-executor.js";

@@ -3,12 +3,12 @@ import { Socket } from "node:net";
 import {
   type BundleHash,
   type DescribeOutcome,
-  type ExecutionOutcome,
-  type HookCall,
   isWorkerResponse,
   RUNNING_MARK_FD_ENV,
   type SandboxBundle,
+  type SandboxCall,
   type SandboxLimits,
+  type SandboxResult,
   type TenantId,
   type WorkerRequest,
 } from "../../src/protocol/index.js";
@@ -20,8 +20,10 @@ import {
   fail,
   overloaded,
   type PendingCall,
-  pendingEntry,
+  pendingCall,
+  pendingDescribe,
   retriesAfter,
+  retryOf,
   timeoutFailure,
 } from "./pending-call.js";
 import { culpritOf, runningCall, runningSince } from "./running-call.js";
@@ -63,8 +65,6 @@ export interface WorkerProcessOptions {
 
 /** A worker that never says `ready` within this is killed (tsx start-up and isolated-vm load take ~1 s). */
 const BOOT_TIMEOUT_MS = 30_000;
-/** How long `describe` may take in the worker (IsolatePool's default). */
-export const DESCRIBE_TIMEOUT_MS = 1_000;
 /** Bundles kept loaded per worker; past it the least recently used is unloaded. */
 const MAX_LOADED_BUNDLES = 512;
 const STDERR_TAIL_CHARS = 4_096;
@@ -154,18 +154,20 @@ export class WorkerProcess {
     return this.#stderrTail;
   }
 
-  /** `askedAt`: when the caller asked, if it waited for this worker first (counted in `queuedMs`). */
+  /**
+   * `call` as `admitCall` passed it (its timeout clamped). `askedAt`: when the caller asked, if it waited for
+   * this worker first (counted in `queuedMs`).
+   */
   execute(
-    call: HookCall,
-    timeoutMs: number,
+    bundle: SandboxBundle,
+    call: SandboxCall,
     signal: AbortSignal | undefined,
     askedAt?: number,
-  ): Promise<ExecutionOutcome> {
+  ): Promise<SandboxResult> {
     if (this.#pending.size >= this.#options.maxPending)
       return Promise.resolve(overloaded(call.tenantId, this.#pending.size));
     return new Promise((resolve, reject) => {
-      const entry = pendingEntry(call, timeoutMs, askedAt, false, resolve, undefined);
-      this.#sendCall(call, entry, signal, reject);
+      this.#sendCall(pendingCall(bundle, call, resolve, askedAt), signal, reject);
     });
   }
 
@@ -180,8 +182,7 @@ export class WorkerProcess {
     const id = this.#nextId++;
     this.#ensureLoaded(bundle);
     return new Promise((resolve, reject) => {
-      const entry = pendingEntry(undefined, DESCRIBE_TIMEOUT_MS, askedAt, false, undefined, resolve);
-      this.#track(id, entry, signal, reject);
+      this.#track(id, pendingDescribe(resolve, askedAt), signal, reject);
       this.#push({ kind: "describe", id, tenantId, bundleHash: bundle.hash });
     });
   }
@@ -192,34 +193,24 @@ export class WorkerProcess {
    * its `queuedMs` counts from when the caller first asked.
    */
   resend(previous: PendingCall): void {
-    const call = previous.request;
-    if (call === undefined || previous.answered) return;
-    const entry = pendingEntry(call, previous.timeoutMs, previous.askedAt, true, previous.call, undefined);
+    if (previous.kind !== "call" || previous.answered) return;
+    const entry = retryOf(previous);
     const { abort, signal } = previous;
     if (abort !== undefined && signal !== undefined) {
       signal.removeEventListener("abort", abort);
       // The old listener rejects the caller's promise; this one also drops the new answer.
-      this.#sendCall(call, entry, signal, () => abort());
+      this.#sendCall(entry, signal, () => abort());
     } else {
-      this.#sendCall(call, entry, undefined, () => {});
+      this.#sendCall(entry, undefined, () => {});
     }
   }
 
   /** Loads the call's bundle if this worker lacks it, then tracks and sends the call under a new id. */
-  #sendCall(call: HookCall, entry: PendingCall, signal: AbortSignal | undefined, reject: (reason: unknown) => void) {
+  #sendCall(entry: PendingCall & { kind: "call" }, signal: AbortSignal | undefined, reject: (reason: unknown) => void) {
     const id = this.#nextId++;
-    this.#ensureLoaded(call.bundle);
+    this.#ensureLoaded(entry.bundle);
     this.#track(id, entry, signal, reject);
-    this.#push({
-      kind: "call",
-      id,
-      tenantId: call.tenantId,
-      bundleHash: call.bundle.hash,
-      point: call.point,
-      eventJson: call.eventJson,
-      ctxJson: call.ctxJson,
-      timeoutMs: entry.timeoutMs,
-    });
+    this.#push({ kind: "call", id, bundleHash: entry.bundle.hash, call: entry.call });
   }
 
   /** Stops taking calls; the worker is killed once its pending calls are answered. */

@@ -3,20 +3,16 @@ import {
   type BundleHash,
   isHookPoint,
   loadTimeoutOf,
+  type SandboxCall,
   type SandboxLimits,
+  type SandboxResult,
   type TenantId,
+  type WorkerFailureCode,
 } from "../../src/protocol/index.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { type ClassifiedError, classifyIsolateError } from "./isolate-error.js";
 import { resolvePoolOptions } from "./pool-options.js";
-import type {
-  IsolatePoolOptions,
-  PhaseListener,
-  PoolCall,
-  PoolFailureCode,
-  PoolResult,
-  PoolStats,
-} from "./pool-types.js";
+import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { verifyPrelude } from "./prelude-check.js";
 import { preludeScript } from "./prelude-script.js";
 import { PREPARE_TIMEOUT_MS, prepareIsolate, SpareIsolates } from "./prepared-isolate.js";
@@ -45,8 +41,8 @@ interface Slot {
 
 /** `deadline`: when loading had to be done by (a describe keeps it for the rest of its work). */
 type Opened =
-  | { kind: "opened"; slot: Slot; deadline: number }
-  | { kind: "failed"; code: PoolFailureCode; message: string };
+  | { type: "opened"; slot: Slot; deadline: number }
+  | { type: "failed"; code: WorkerFailureCode; message: string };
 
 /** Heap statistics are read on the first call and every this many calls after (a sync call, ~13 µs). */
 const HEAP_SAMPLE_EVERY = 256;
@@ -62,8 +58,8 @@ const DESCRIBE_TIMEOUT_MS = 1_000;
  * ```ts
  * const pool = new IsolatePool({ maxIsolates: 128 });
  * pool.load(hash, code, { memoryMb: 32, maxResultBytes: 65_536, maxStateBytes: 16_384, maxLogLines: 50, maxLogBytes: 8_192 });
- * const r = pool.call({ tenantId, bundleHash: hash, point: "tool.call", eventJson, ctxJson, timeoutMs: 50 });
- * // r.kind === "replied" → parseGuestReply(point, r.reply, limits) on the host
+ * const r = pool.call(hash, { tenantId, point: "tool.call", eventJson, ctxJson, timeoutMs: 50 });
+ * // r.type === "replied" → parseGuestReply(point, r.reply, limits) on the host
  * ```
  *
  * A cold call (no isolate for its tenant and bundle yet, or it was recycled or evicted) first loads the
@@ -132,15 +128,15 @@ export class IsolatePool {
    * `SandboxOptionsError` for a `timeoutMs` that is not a positive number (isolated-vm reads 0 as none).
    * `onPhase` hears `load` before a cold call loads its bundle and `run` before that call's handler.
    */
-  call(call: PoolCall, onPhase?: PhaseListener): PoolResult {
+  call(bundleHash: BundleHash, call: SandboxCall, onPhase?: PhaseListener): SandboxResult<WorkerFailureCode> {
     this.#assertOpen();
     assertTimeout(call.timeoutMs);
     const started = performance.now();
-    const bundle = this.#bundles.get(call.bundleHash);
-    if (!bundle) return failure("unavailable", notLoaded(call.bundleHash), 0, 0);
+    const bundle = this.#bundles.get(bundleHash);
+    if (!bundle) return failure("unavailable", notLoaded(bundleHash), 0, 0);
     if (!isHookPoint(call.point))
       return failure("unavailable", `Unknown hook point ${JSON.stringify(call.point)}`, 0, 0);
-    const key = `${call.tenantId}\u0000${call.bundleHash}`;
+    const key = `${call.tenantId}\u0000${bundleHash}`;
     let slot = this.#slots.get(key);
     let runStart = started;
     let loadMs: number | undefined;
@@ -149,16 +145,16 @@ export class IsolatePool {
       onPhase?.("load");
       const opened = this.#open(
         key,
-        call.bundleHash,
+        bundleHash,
         bundle,
         loadTimeoutOf({ ...bundle.limits, timeoutMs: call.timeoutMs }),
       );
       runStart = performance.now();
       loadMs = runStart - started;
-      if (opened.kind === "failed") {
+      if (opened.type === "failed") {
         const hint =
           opened.code === "timeout" ? " (keep module top-level code light, or raise limits.loadTimeoutMs)" : "";
-        return { ...failure(opened.code, `${opened.message}; the hook was not called${hint}`, 0, 0), loadMs };
+        return withLoad(failure(opened.code, `${opened.message}; the hook was not called${hint}`, 0, 0), loadMs);
       }
       slot = opened.slot;
       this.#slots.set(key, slot);
@@ -190,29 +186,34 @@ export class IsolatePool {
       );
     }
     if (slot.calls++ % HEAP_SAMPLE_EVERY === 0) this.#sampleHeap(slot);
-    const replied: PoolResult = { kind: "replied", reply, cpuMs, wallMs: elapsed(runStart) };
-    return loadMs === undefined ? replied : { ...replied, loadMs };
+    const replied: SandboxResult<WorkerFailureCode> = { type: "replied", reply, cpuMs, runMs: elapsed(runStart) };
+    if (loadMs !== undefined) replied.loadMs = loadMs;
+    return replied;
   }
 
   /**
    * Evaluates a loaded bundle in a fresh, throwaway isolate and replies with the prelude's `DescribeReply`
    * JSON string (the default export's keys and the `typeof` of each); parse it with `parseDescribeReply`.
    */
-  describe(tenantId: TenantId, bundleHash: BundleHash, timeoutMs = DESCRIBE_TIMEOUT_MS): PoolResult {
+  describe(
+    tenantId: TenantId,
+    bundleHash: BundleHash,
+    timeoutMs = DESCRIBE_TIMEOUT_MS,
+  ): SandboxResult<WorkerFailureCode> {
     this.#assertOpen();
     assertTimeout(timeoutMs);
     const started = performance.now();
     const bundle = this.#bundles.get(bundleHash);
     if (!bundle) return failure("unavailable", notLoaded(bundleHash), 0, 0);
     const opened = this.#open(`${tenantId}\u0000describe`, bundleHash, bundle, timeoutMs);
-    if (opened.kind === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
+    if (opened.type === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
     const { isolate } = opened.slot;
     try {
       const reply: unknown = opened.slot.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
       const cpuMs = cpuSince(isolate, opened.slot.cpuMark, started);
       if (typeof reply !== "string")
         return failure("threw", "The sandbox prelude returned no describe reply", cpuMs, elapsed(started));
-      return { kind: "replied", reply, cpuMs, wallMs: elapsed(started) };
+      return { type: "replied", reply, cpuMs, runMs: elapsed(started) };
     } catch (error) {
       const classified = classifyIsolateError(error, isolate, timeoutMs, bundle.limits.memoryMb);
       return failure(
@@ -298,16 +299,16 @@ export class IsolatePool {
         heapBytes: 0,
         calls: 0,
       };
-      return { kind: "opened", slot, deadline };
+      return { type: "opened", slot, deadline };
     } catch (error) {
       if (prepared === undefined) {
         const text = error instanceof Error ? error.message : String(error);
-        return { kind: "failed", code: "unavailable", message: `The sandbox could not create an isolate: ${text}` };
+        return { type: "failed", code: "unavailable", message: `The sandbox could not create an isolate: ${text}` };
       }
       const classified = classifyIsolateError(error, prepared.isolate, loadTimeoutMs, memoryMb);
       disposeQuietly(prepared.isolate);
       return {
-        kind: "failed",
+        type: "failed",
         code: classified.code,
         message: loadFailure(classified, phase, loadTimeoutMs, memoryMb),
       };
@@ -368,12 +369,21 @@ function assertTimeout(timeoutMs: number): void {
   }
 }
 
-function failure(code: PoolFailureCode, message: string, cpuMs: number, wallMs: number): PoolResult {
-  return { kind: "failed", code, message, cpuMs, wallMs };
+function failure(
+  code: WorkerFailureCode,
+  message: string,
+  cpuMs: number,
+  runMs: number,
+): SandboxResult<WorkerFailureCode> {
+  return { type: "failed", failure: { code, message }, cpuMs, runMs };
 }
 
-function withLoad(result: PoolResult, loadMs: number | undefined): PoolResult {
-  return loadMs === undefined ? result : { ...result, loadMs };
+function withLoad(
+  result: SandboxResult<WorkerFailureCode>,
+  loadMs: number | undefined,
+): SandboxResult<WorkerFailureCode> {
+  if (loadMs !== undefined) result.loadMs = loadMs;
+  return result;
 }
 
 /** Says that the bundle, not a handler, failed: loading is tenant code under its own limit. */

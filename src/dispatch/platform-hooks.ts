@@ -119,7 +119,8 @@ export class PlatformHook implements StackedHook {
     scope: CallScope,
   ): Promise<HookCallResult<P>> {
     const handler = this.#registration.handlers.get(point);
-    if (handler === undefined) return { outcome: { type: "decided", result: null }, durationMs: 0, cpuMs: 0, logs: [] };
+    if (handler === undefined)
+      return { outcome: { type: "decided", result: null }, cost: { cpuMs: 0, runMs: 0 }, logs: [] };
     const ctx: PlatformHookContext = {
       tenantId: this.#tenantId,
       runId: this.#runId,
@@ -140,13 +141,13 @@ export class PlatformHook implements StackedHook {
       thrown = { error };
     }
     // Wall time stands in for CPU time: process.cpuUsage() costs ~1 µs a read and counts every thread of the host.
-    const durationMs = performance.now() - started;
-    const cost = { durationMs, cpuMs: durationMs, logs: [] };
+    const runMs = performance.now() - started;
+    const spent = { cost: { cpuMs: runMs, runMs }, logs: [] };
     if (thrown !== undefined) {
       const message = thrown.error instanceof Error ? thrown.error.message : String(thrown.error);
-      return { outcome: { type: "failed", failure: { code: "threw", message: message.slice(0, 4_096) } }, ...cost };
+      return { outcome: { type: "failed", failure: { code: "threw", message: message.slice(0, 4_096) } }, ...spent };
     }
-    if (value === undefined || value === null) return { outcome: { type: "decided", result: null }, ...cost };
+    if (value === undefined || value === null) return { outcome: { type: "decided", result: null }, ...spent };
     const parsed = HOOK_POINTS[point].result.safeParse(value);
     if (!parsed.success) {
       const issues: ResultIssue[] = parsed.error.issues.slice(0, 20).map((issue) => ({
@@ -158,10 +159,10 @@ export class PlatformHook implements StackedHook {
         message: `The hook returned a result that ${point} does not accept`,
         issues,
       };
-      return { outcome: { type: "failed", failure }, ...cost };
+      return { outcome: { type: "failed", failure }, ...spent };
     }
     // The cast only re-links the generic: `parsed` is the output of P's own schema.
-    return { outcome: { type: "decided", result: parsed.data as HookResult<P> }, ...cost };
+    return { outcome: { type: "decided", result: parsed.data as HookResult<P> }, ...spent };
   }
 }
 

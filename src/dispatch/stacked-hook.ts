@@ -1,17 +1,14 @@
-import type { HookEvent, HookId, HookPoint } from "../protocol/index.js";
+import type { HookEvent, HookId, HookPoint, SandboxCost } from "../protocol/index.js";
 import type { RecordedOutcome } from "./decisions.js";
 import type { BundleRef, FailurePolicy, HookSource } from "./registration.js";
 
-/** What one hook call cost and ended in, before the stacking rule looks at it. */
+/**
+ * What one hook call ended in and cost, before the stacking rule looks at it. `cost` is the sandbox's own
+ * record for a tenant hook (`SandboxCost`); a platform hook's wall time stands in for both run and CPU time.
+ */
 export interface HookCallResult<P extends HookPoint> {
   readonly outcome: RecordedOutcome<P>;
-  /** The hook's own run time; for a tenant hook, its time in the sandbox, never time queued there. */
-  readonly durationMs: number;
-  /** For a tenant hook: time it waited in the sandbox without running (other calls ahead on its worker). */
-  readonly queuedMs?: number | undefined;
-  /** For a tenant hook's cold call: time spent loading its bundle into a fresh isolate (not charged). */
-  readonly loadMs?: number | undefined;
-  readonly cpuMs: number;
+  readonly cost: SandboxCost;
   readonly logs: readonly string[];
 }
 

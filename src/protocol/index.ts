@@ -2,18 +2,22 @@ export { type ActiveBundle, BundleManifest, type BundleSource } from "./bundle.j
 export { HookContext } from "./context.js";
 export {
   DescribeReply,
+  describeOutcomeOf,
   MAX_DESCRIBE_REPLY_CHARS,
   type ParsedDescribe,
   parseDescribeReply,
 } from "./describe-reply.js";
 export * as events from "./events.js";
-export type {
-  DescribeOutcome,
-  ExecutionCost,
-  ExecutionOutcome,
-  HookCall,
-  HookExecutor,
-  SandboxBundle,
+export {
+  admitCall,
+  type DescribeOutcome,
+  ExecutorClosedError,
+  type HookExecutor,
+  isRefused,
+  type SandboxBundle,
+  type SandboxCall,
+  type SandboxCost,
+  type SandboxResult,
 } from "./executor.js";
 export { GuestReply, maxReplyChars, parseGuestReply } from "./guest-reply.js";
 export {
@@ -61,5 +65,5 @@ export {
   writeRunningMark,
 } from "./running-mark.js";
 export { SDK_VERSION } from "./version.js";
-export { SandboxLimits, WorkerRequest, WorkerResponse } from "./wire.js";
+export { SandboxLimits, WorkerFailureCode, WorkerRequest, WorkerResponse } from "./wire.js";
 export { isWorkerRequest, isWorkerResponse } from "./wire-guard.js";

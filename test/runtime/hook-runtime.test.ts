@@ -100,7 +100,7 @@ describe("runAgent", () => {
     const called = events.filter((e) => e.type === "hook.called");
     expect(called.length).toBeGreaterThanOrEqual(6);
     expect(
-      called.every((e) => e.type === "hook.called" && e.hookId === "tenant:acme@v1" && e.runId === "run-e2e"),
+      called.every((e) => e.type === "hook.called" && e.record.hookId === "tenant:acme@v1" && e.runId === "run-e2e"),
     ).toBe(true);
   });
 
@@ -128,7 +128,7 @@ describe("runAgent", () => {
       ]),
       onEvent: (e) => events.push(e),
     });
-    const versions = new Set(events.flatMap((e) => (e.type === "hook.called" ? [e.bundle?.version] : [])));
+    const versions = new Set(events.flatMap((e) => (e.type === "hook.called" ? [e.record.bundle?.version] : [])));
     expect(first.bundle?.version).toBe(1);
     expect([...versions]).toEqual([1]);
     expect(first.transcript.at(-2)).toMatchObject({ role: "tool", content: "ran ls in /workspace" });

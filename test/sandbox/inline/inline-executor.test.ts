@@ -31,8 +31,10 @@ describe("createInlineExecutor", () => {
 
   it("fails an event over maxEventBytes without entering the sandbox", async () => {
     const executor = createInlineExecutor({ limits: { maxEventBytes: 1_024 }, quiet: true });
-    const call = { ...hookCall(tenant("a"), HEALTHY), eventJson: JSON.stringify({ pad: "x".repeat(2_000) }) };
-    expect(await executor.execute(call)).toMatchObject({
+    const [bundle, call] = hookCall(tenant("a"), HEALTHY);
+    expect(
+      await executor.execute(bundle, { ...call, eventJson: JSON.stringify({ pad: "x".repeat(2_000) }) }),
+    ).toMatchObject({
       type: "failed",
       failure: { code: "event_too_large" },
       cpuMs: 0,
@@ -44,7 +46,7 @@ describe("createInlineExecutor", () => {
     const executor = createInlineExecutor({ limits: { timeoutMs: 20 }, quiet: true });
     const looping = hooksBundle("{ toolCall() { for (;;) {} } }");
     // 60 s asked, 20 ms granted: the call ends as a timeout long before the test's own deadline.
-    const outcome = await executor.execute(hookCall(tenant("a"), looping, { timeoutMs: 60_000 }));
+    const outcome = await executor.execute(...hookCall(tenant("a"), looping, { timeoutMs: 60_000 }));
     expect(outcome).toMatchObject({
       type: "failed",
       failure: { code: "timeout", message: expect.stringContaining("20 ms") },

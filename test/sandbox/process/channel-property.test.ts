@@ -28,7 +28,7 @@ async function roundTrip(value: unknown, tenantName: string): Promise<unknown> {
   const call = hookCall(tenant(tenantName), echo, {
     event: { call: { id: "c1", name: "echo", args: {} }, batch: { index: 0, size: 1 }, payload: value },
   });
-  const { outcome } = await invokeHook(executor, call, limits);
+  const { outcome } = await invokeHook(executor, ...call, limits);
   if (outcome.type !== "decided") throw new Error(JSON.stringify(outcome).slice(0, 300));
   const result: unknown = outcome.result;
   return typeof result === "object" && result !== null && "args" in result ? result.args : undefined;

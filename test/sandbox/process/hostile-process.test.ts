@@ -30,7 +30,7 @@ afterAll(() => executor.close());
 
 const codeOf = (outcome: HookOutcome): string => (outcome.type === "failed" ? outcome.failure.code : "ok");
 const healthy = async (tenantId: TenantId) =>
-  codeOf((await invokeHook(executor, hookCall(tenantId, HEALTHY), limits)).outcome);
+  codeOf((await invokeHook(executor, ...hookCall(tenantId, HEALTHY), limits)).outcome);
 
 describe("hostile corpus through the process executor", () => {
   it.each(HOSTILE_CASES.map((c, i) => [c.name, c.expect, c, i] as const))(
@@ -46,7 +46,7 @@ describe("hostile corpus through the process executor", () => {
       const started = performance.now();
       let ticks = 0;
       const ticker = setInterval(() => ticks++, 5);
-      const attack = await invokeHook(executor, hostileCall(c, attacker), limits).finally(() => {
+      const attack = await invokeHook(executor, ...hostileCall(c, attacker), limits).finally(() => {
         attacking = false;
       });
       clearInterval(ticker);

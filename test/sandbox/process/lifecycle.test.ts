@@ -21,13 +21,13 @@ describe("process executor lifecycle", () => {
     const pids = executor.workers().map((w) => w.pid);
     expect(pids).toHaveLength(3);
     expect(pids.every(isAlive)).toBe(true);
-    const stuck = executor.execute(standInCall(tenant, { op: "hang" }));
+    const stuck = executor.execute(...standInCall(tenant, { op: "hang" }));
     await new Promise((resolve) => setTimeout(resolve, 50));
     await executor.close();
     expect(await stuck).toMatchObject({ type: "failed", failure: { code: "unavailable" } });
     expect(pids.filter(isAlive)).toEqual([]);
     expect(executor.workers()).toEqual([]);
-    await expect(executor.execute(standInCall(tenant, {}))).rejects.toBeInstanceOf(ExecutorClosedError);
+    await expect(executor.execute(...standInCall(tenant, {}))).rejects.toBeInstanceOf(ExecutorClosedError);
     await expect(executor.close()).resolves.toBeUndefined();
   });
 
@@ -72,7 +72,7 @@ describe("process executor lifecycle", () => {
   it("runs a call in a worker that is still starting once it is ready", async () => {
     const executor = await startProcessExecutor({ workers: 1, spareWorker: false }, { workerEntry: STAND_IN_WORKER });
     try {
-      const outcome = await executor.execute(standInCall(tenant, { nonce: 7 }));
+      const outcome = await executor.execute(...standInCall(tenant, { nonce: 7 }));
       expect(standInReply(outcome).nonce).toBe(7);
     } finally {
       await executor.close();

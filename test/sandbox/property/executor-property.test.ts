@@ -107,7 +107,7 @@ describe("inline executor properties", () => {
     );
     await fc.assert(
       fc.asyncProperty(point, fc.jsonValue(), async (p, event) => {
-        const { outcome } = await invokeHook(executor, hookCall(tenant("echo"), echo, { point: p, event }), limits);
+        const { outcome } = await invokeHook(executor, ...hookCall(tenant("echo"), echo, { point: p, event }), limits);
         const valid = assertValidOutcome(p, outcome);
         expect(valid).toMatchObject({ type: "decided", result: null });
       }),
@@ -119,7 +119,7 @@ describe("inline executor properties", () => {
     await fc.assert(
       fc.asyncProperty(point, fc.oneof(fc.jsonValue({ maxDepth: 3 }), resultLike, validish), async (p, value) => {
         const bundle = hooksBundle(`{ ${handlerOf(p)}() { return ${JSON.stringify(value)}; } }`);
-        const { outcome } = await invokeHook(executor, hookCall(tenant("model"), bundle, { point: p }), limits);
+        const { outcome } = await invokeHook(executor, ...hookCall(tenant("model"), bundle, { point: p }), limits);
         assertValidOutcome(p, outcome);
         const tooLarge = JSON.stringify(value).length > limits.maxResultBytes;
         const accepted = value === null || HOOK_POINTS[p].result.safeParse(value).success;
@@ -135,9 +135,9 @@ describe("inline executor properties", () => {
     await fc.assert(
       fc.asyncProperty(point, hostileSource, async (p, source) => {
         const bundle = hooksBundle(`{ ${handlerOf(p)}(event, ctx) { ctx.state.v = ${source}; return ${source}; } }`);
-        const executed = await executor.execute(hookCall(tenant("hostile"), bundle, { point: p }));
+        const executed = await executor.execute(...hookCall(tenant("hostile"), bundle, { point: p }));
         expect(["replied", "failed"]).toContain(executed.type);
-        const { outcome } = await invokeHook(executor, hookCall(tenant("hostile"), bundle, { point: p }), limits);
+        const { outcome } = await invokeHook(executor, ...hookCall(tenant("hostile"), bundle, { point: p }), limits);
         assertValidOutcome(p, outcome);
       }),
       RUNS,
@@ -149,7 +149,7 @@ describe("inline executor properties", () => {
       fc.asyncProperty(point, fc.string({ maxLength: 200 }), async (p, code) => {
         const { outcome } = await invokeHook(
           executor,
-          hookCall(tenant("garbage"), scriptBundle(code), { point: p }),
+          ...hookCall(tenant("garbage"), scriptBundle(code), { point: p }),
           limits,
         );
         assertValidOutcome(p, outcome);
