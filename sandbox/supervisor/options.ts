@@ -20,7 +20,7 @@ export interface ExecutorOptions {
   readonly rssCheckMs?: number;
   /**
    * How long past a call's timeout the host waits for its worker to answer before killing the worker
-   * (process mode). The worker's own `applySync` timeout and watchdog answer long before this. Default: 1000.
+   * (process mode). The worker's own `applySync` timeout answers long before this. Default: 1000.
    */
   readonly killGraceMs?: number;
   /** Calls queued on one worker past which new calls fail as `unavailable` (process mode). Default: 10000. */

@@ -8,7 +8,6 @@ import {
   type TenantId,
   type WorkerResponse,
 } from "../../src/protocol/index.js";
-import type { WorkerExitReason } from "./events.js";
 
 /** How long `describe` may take in the worker (IsolatePool's default). */
 export const DESCRIBE_TIMEOUT_MS = 1_000;
@@ -132,90 +131,9 @@ export function fail(
   deliver(entry, result);
 }
 
-/** Whether a call pending on a worker that ended (not the culprit) is re-sent once to its replacement. */
-export function retriesAfter(reason: WorkerExitReason, entry: PendingCall): boolean {
-  return (
-    entry.kind === "call" &&
-    !entry.retried &&
-    !entry.answered &&
-    (reason === "crashed" || reason === "deadline" || reason === "protocol")
-  );
-}
-
 export function overloaded(tenantId: TenantId, pending: number): SandboxResult & { type: "failed" } {
   const message =
     `The sandbox worker for tenant ${tenantId} has ${pending} calls pending, its limit; ` +
     "retry later or raise maxPendingPerWorker";
   return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, runMs: 0, queuedMs: 0 };
-}
-
-/** The call the host killed its worker over (`loading`: it was still loading its bundle, under `limitMs`). */
-export function timeoutFailure(limitMs: number, graceMs: number, pid: number, loading: boolean): Failure {
-  const what = loading
-    ? `bundle did not finish loading within its ${limitMs} ms load timeout`
-    : `hook did not finish within its ${limitMs} ms timeout`;
-  return {
-    code: "timeout",
-    message: `The ${what} and its sandbox worker (pid ${pid}) did not answer for ${graceMs} ms more, so the worker was killed`,
-  };
-}
-
-/** The call that was running when its worker died or misbehaved (not killed over a deadline). */
-export function culpritFailure(reason: "crashed" | "protocol", pid: number, how: string): Failure {
-  return reason === "crashed"
-    ? {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) died (${how}) while running this call, e.g. the hook exhausted V8 memory`,
-      }
-    : {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) sent a malformed message while running this call and was killed`,
-      };
-}
-
-/**
- * Every other call pending on a worker that ended; `how` is "signal SIGABRT" or "exit code 1". These calls
- * were not running (queued, or done with the answer not yet delivered), so they are bystanders: quarantine
- * does not count them. The message never names the tenant whose call was running.
- */
-export function bystanderFailure(reason: WorkerExitReason, pid: number, how: string): Failure {
-  const notCounted = "this call was pending on it but not running, so it does not count towards quarantine";
-  switch (reason) {
-    case "closed":
-      return { code: "unavailable", message: "The hook executor was closed while this call was pending" };
-    case "crashed":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) died (${how}); ${notCounted}`,
-        bystander: true,
-      };
-    case "deadline":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) was killed because another call on it stopped answering; ${notCounted}`,
-        bystander: true,
-      };
-    case "protocol":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) sent a malformed message and was killed; ${notCounted}`,
-        bystander: true,
-      };
-    case "boot":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) ended (${how}) before it was ready; ${notCounted}`,
-        bystander: true,
-      };
-    case "recycled":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) was recycled with this call pending; ${notCounted}`,
-        bystander: true,
-      };
-    default: {
-      const never: never = reason;
-      return never;
-    }
-  }
 }

@@ -14,8 +14,9 @@ import {
 import { SandboxStartError } from "./errors.js";
 import type { SupervisorEvent, WorkerExit } from "./events.js";
 import type { ProcessOptions } from "./options.js";
-import { bystanderFailure, fail, type PendingCall } from "./pending-call.js";
+import { fail, type PendingCall } from "./pending-call.js";
 import { readRssBytes } from "./rss.js";
+import { bystanderFailure } from "./settle-exit.js";
 import { shardOf } from "./shard.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
 import { WorkerProcess } from "./worker-process.js";
