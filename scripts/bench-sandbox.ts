@@ -17,7 +17,8 @@ import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ivm from "isolated-vm";
-import { readRssBytes, startProcessExecutor } from "../sandbox/supervisor/index.js";
+import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
+import { readRssBytes } from "../sandbox/supervisor/rss.js";
 
 import { createInlineExecutor } from "../sandbox/worker/index.js";
 import { invokeHook } from "../src/dispatch/index.js";

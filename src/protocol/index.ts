@@ -31,8 +31,9 @@ export {
   hookPointOfHandler,
   isHookPoint,
 } from "./hook-points.js";
+export { hookSchema } from "./hook-schema.js";
 export { BundleHash, HookId, RunId, TenantId } from "./ids.js";
-export { isJsonValue, JsonObject, JsonValue, MAX_JSON_DEPTH, toJsonSchema } from "./json.js";
+export { isJsonValue, JsonObject, type JsonSchema, JsonValue, MAX_JSON_DEPTH, toJsonSchema } from "./json.js";
 export { DEFAULT_LIMITS, Limits, type LimitsInput, loadTimeoutOf } from "./limits.js";
 export {
   AssistantMessage,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ProcessExecutor, startProcessExecutor } from "../../sandbox/supervisor/index.js";
+import { startProcessExecutor } from "../../sandbox/supervisor/create-executor.js";
+import type { ProcessExecutor } from "../../sandbox/supervisor/process-executor.js";
 import { createDispatcher } from "../../src/dispatch/index.js";
 import { type ActiveBundle, RunId, type SandboxBundle, type SandboxCall, TenantId } from "../../src/protocol/index.js";
 import { ctxJson, hooksBundle } from "../sandbox/bundle-fixtures.js";

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ProcessExecutor, startProcessExecutor } from "../../../sandbox/supervisor/index.js";
+import { startProcessExecutor } from "../../../sandbox/supervisor/create-executor.js";
+import type { ProcessExecutor } from "../../../sandbox/supervisor/process-executor.js";
 import { invokeHook } from "../../../src/dispatch/index.js";
 import { Limits } from "../../../src/protocol/index.js";
 import { hookCall, hooksBundle, tenant } from "../bundle-fixtures.js";

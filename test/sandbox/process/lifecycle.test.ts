@@ -2,14 +2,14 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { startProcessExecutor } from "../../../sandbox/supervisor/create-executor.js";
 import {
   createHookExecutor,
   ExecutorClosedError,
   ExecutorOptionsError,
-  respawnDelayMs,
   SandboxStartError,
-  startProcessExecutor,
 } from "../../../sandbox/supervisor/index.js";
+import { respawnDelayMs } from "../../../sandbox/supervisor/worker-slot.js";
 import { TenantId } from "../../../src/protocol/index.js";
 import { eventually, isAlive, STAND_IN_WORKER, standInCall, standInReply } from "./helpers/processes.js";
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ProcessExecutor, type SupervisorEvent, startProcessExecutor } from "../../../sandbox/supervisor/index.js";
+import { startProcessExecutor } from "../../../sandbox/supervisor/create-executor.js";
+import type { SupervisorEvent } from "../../../sandbox/supervisor/index.js";
+import type { ProcessExecutor } from "../../../sandbox/supervisor/process-executor.js";
 import { BundleHash, type SandboxResult, TenantId } from "../../../src/protocol/index.js";
 import {
   eventually,
