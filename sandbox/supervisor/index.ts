@@ -7,5 +7,5 @@ export { ExecutorClosedError } from "../../src/protocol/index.js";
 export { createHookExecutor } from "./create-executor.js";
 export { ExecutorOptionsError, SandboxStartError } from "./errors.js";
 export type { SupervisorEvent, WorkerExitReason } from "./events.js";
-export type { ExecutorOptions } from "./options.js";
+export { checkExecutorOptions, type ExecutorOptions } from "./options.js";
 export { shardOf } from "./shard.js";

@@ -5,6 +5,7 @@ import {
   type HookExecutor,
   isRefused,
   loadTimeoutOf,
+  notify,
   type SandboxBundle,
   type SandboxCall,
   type SandboxLimits,
@@ -250,13 +251,7 @@ export class ProcessExecutor implements HookExecutor {
   };
 
   #emit(event: SupervisorEvent): void {
-    const listener = this.#options.onEvent;
-    if (listener === undefined) return;
-    try {
-      listener(event);
-    } catch {
-      // A throwing listener must not break the supervisor.
-    }
+    notify(this.#options.onEvent, event);
   }
 }
 

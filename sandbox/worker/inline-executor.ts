@@ -5,9 +5,9 @@ import {
   ExecutorClosedError,
   type HookExecutor,
   isRefused,
-  Limits,
   type LimitsInput,
   loadTimeoutOf,
+  parseLimits,
   type SandboxBundle,
   type SandboxCall,
   type SandboxLimits,
@@ -42,7 +42,7 @@ let warned = false;
  * ```
  */
 export function createInlineExecutor(options: InlineExecutorOptions = {}): HookExecutor {
-  const limits = parseLimits(options.limits);
+  const limits = parseLimits(options.limits, (message) => new SandboxOptionsError(message));
   const sandboxLimits: SandboxLimits = {
     memoryMb: limits.memoryMb,
     maxResultBytes: limits.maxResultBytes,
@@ -84,17 +84,4 @@ export function createInlineExecutor(options: InlineExecutorOptions = {}): HookE
       pool.dispose();
     },
   };
-}
-
-function parseLimits(input: LimitsInput | undefined): Limits {
-  const parsed = Limits.safeParse(input ?? {});
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const path = issue?.path.map(String) ?? [];
-  let got: unknown = input;
-  for (const key of path)
-    got = typeof got === "object" && got !== null ? (got as Record<string, unknown>)[key] : undefined;
-  throw new SandboxOptionsError(
-    `Invalid \`limits.${path.join(".")}\`, got \`${String(got)}\`: ${issue?.message ?? "unknown problem"}`,
-  );
 }

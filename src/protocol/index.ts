@@ -47,6 +47,7 @@ export {
   ToolSpec,
   Usage,
 } from "./messages.js";
+export { describeValue, notifier, notify, parseLimits } from "./option-errors.js";
 export {
   countsTowardsQuarantine,
   Failure,

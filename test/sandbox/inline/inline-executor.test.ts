@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ExecutorClosedError } from "../../../sandbox/supervisor/index.js";
 import { createInlineExecutor, SandboxOptionsError } from "../../../sandbox/worker/index.js";
 import { HEALTHY, hookCall, hooksBundle, tenant } from "../bundle-fixtures.js";
 
@@ -21,6 +22,14 @@ describe("createInlineExecutor", () => {
   it("validates its limits with a message naming the limit and the value", () => {
     expect(() => createInlineExecutor({ limits: { timeoutMs: 0 }, quiet: true })).toThrow(SandboxOptionsError);
     expect(() => createInlineExecutor({ limits: { memoryMb: 4 }, quiet: true })).toThrow(/`limits\.memoryMb`, got `4`/);
+  });
+
+  it("rejects after close with the same ExecutorClosedError class the process executor uses", async () => {
+    const executor = createInlineExecutor({ quiet: true });
+    await executor.close();
+    const error = await executor.execute(...hookCall(tenant("a"), HEALTHY)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutorClosedError);
+    expect(error).toMatchObject({ code: "executor_closed" });
   });
 
   it("reports itself as inline mode", async () => {

@@ -101,9 +101,9 @@ describe("createHookExecutor options", () => {
     [{ spareWorker: "yes" }, 'Expected `spareWorker` to be a boolean, got `"yes"`'],
     [{ mode: "thread" }, 'Expected `mode` to be "process" or "inline", got `"thread"`'],
     [{ worker: 2 }, "Unknown executor option `worker`. Known options: mode, limits, workers"],
-    [{ limits: { timeoutMs: 0 } }, "Invalid `limits.timeoutMs`: "],
-    [{ limits: { memoryMb: 4 } }, "Invalid `limits.memoryMb`: "],
-    [{ limits: { extra: 1 } }, "Invalid `limits`: "],
+    [{ limits: { timeoutMs: 0 } }, "Invalid `limits.timeoutMs`, got `0`: "],
+    [{ limits: { memoryMb: 4 } }, "Invalid `limits.memoryMb`, got `4`: "],
+    [{ limits: { extra: 1 } }, "Invalid `limits`, got `an object`: "],
     [{ mode: "inline", workers: 2 }, '`workers` applies to mode "process" only'],
     [{ onEvent: 3 }, "Expected `onEvent` to be a function, got `3`"],
   ];
