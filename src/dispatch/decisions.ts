@@ -1,5 +1,6 @@
 import type {
   AssistantMessage,
+  BundleRef,
   Failure,
   FailureCode,
   HookId,
@@ -12,7 +13,7 @@ import type {
   ToolResult,
   ToolSpec,
 } from "../protocol/index.js";
-import type { BundleRef, FailurePolicy, HookSource } from "./registration.js";
+import type { FailurePolicy, HookSource } from "./registration.js";
 
 /**
  * What the stack of hooks decided at one point, combined by the stacking rules of DESIGN §3. The agent

@@ -1,4 +1,5 @@
 import {
+  type BundleRef,
   HOOK_POINT_NAMES,
   HOOK_POINTS,
   type HookEvent,
@@ -15,7 +16,7 @@ import {
 import { DispatchError } from "./errors.js";
 import { PolicyMapInput } from "./options.js";
 import { effectivePolicy } from "./policy.js";
-import type { BundleRef, FailurePolicy, PlatformHookContext, PlatformHooks } from "./registration.js";
+import type { FailurePolicy, PlatformHookContext, PlatformHooks } from "./registration.js";
 import type { CallScope, HookCallResult, StackedHook } from "./stacked-hook.js";
 
 type AnyHandler = (event: unknown, ctx: PlatformHookContext) => unknown;

@@ -1,6 +1,6 @@
-import type { HookEvent, HookId, HookPoint, SandboxCost } from "../protocol/index.js";
+import type { BundleRef, HookEvent, HookId, HookPoint, SandboxCost } from "../protocol/index.js";
 import type { RecordedOutcome } from "./decisions.js";
-import type { BundleRef, FailurePolicy, HookSource } from "./registration.js";
+import type { FailurePolicy, HookSource } from "./registration.js";
 
 /**
  * What one hook call ended in and cost, before the stacking rule looks at it. `cost` is the sandbox's own

@@ -1,5 +1,6 @@
 import {
   type ActiveBundle,
+  type BundleRef,
   countsTowardsQuarantine,
   type Failure,
   type FailureCode,
@@ -17,7 +18,7 @@ import {
 import type { HookBudget } from "./budget.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook } from "./quarantine.js";
-import type { BundleRef, FailurePolicy } from "./registration.js";
+import type { FailurePolicy } from "./registration.js";
 import type { CallScope, HookCallResult, StackedHook } from "./stacked-hook.js";
 
 export interface TenantHookDeps {

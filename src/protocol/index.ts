@@ -1,4 +1,5 @@
 export { type ActiveBundle, BundleManifest, type BundleSource } from "./bundle.js";
+export { BundleRef } from "./bundle-ref.js";
 export { HookContext } from "./context.js";
 export {
   DescribeReply,

@@ -1,14 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { createHookExecutor, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
 import { type AgentLoopOptions, type AgentRunResult, type Model, runAgentLoop, type Tool } from "../agent/index.js";
-import {
-  type BundleRef,
-  createDispatcher,
-  type DispatchEvent,
-  type PlatformHooks,
-  type PolicyMap,
-} from "../dispatch/index.js";
-import type { BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
+import { createDispatcher, type DispatchEvent, type PlatformHooks, type PolicyMap } from "../dispatch/index.js";
+import type { BundleRef, BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
 import { notify, RunId, TenantId } from "../protocol/index.js";
 import { type BundleStore, SqliteBundleStore } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
