@@ -26,10 +26,10 @@ const HOGS = Number(values.hogs);
 
 const limits: SandboxLimits = {
   memoryMb: DEFAULT_LIMITS.memoryMb,
-  maxResultBytes: DEFAULT_LIMITS.maxResultBytes,
-  maxStateBytes: DEFAULT_LIMITS.maxStateBytes,
+  maxResultChars: DEFAULT_LIMITS.maxResultChars,
+  maxStateChars: DEFAULT_LIMITS.maxStateChars,
   maxLogLines: DEFAULT_LIMITS.maxLogLines,
-  maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
+  maxLogChars: DEFAULT_LIMITS.maxLogChars,
   loadTimeoutMs: 10_000,
 };
 const eventJson = JSON.stringify({

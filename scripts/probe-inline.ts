@@ -60,10 +60,10 @@ const ctxJson = JSON.stringify(ctx);
 const limits = { ...DEFAULT_LIMITS, timeoutMs: 1_000 };
 const sandboxLimits = {
   memoryMb: limits.memoryMb,
-  maxResultBytes: limits.maxResultBytes,
-  maxStateBytes: limits.maxStateBytes,
+  maxResultChars: limits.maxResultChars,
+  maxStateChars: limits.maxStateChars,
   maxLogLines: limits.maxLogLines,
-  maxLogBytes: limits.maxLogBytes,
+  maxLogChars: limits.maxLogChars,
 };
 
 // Raw: the bundle plus the thinnest possible dispatcher.

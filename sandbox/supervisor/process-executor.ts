@@ -62,9 +62,9 @@ export class ProcessExecutor implements HookExecutor {
   constructor(options: ProcessOptions, spec: WorkerSpawnSpec) {
     this.#options = options;
     this.#spec = spec;
-    const { memoryMb, maxResultBytes, maxStateBytes, maxLogLines, maxLogBytes } = options.limits;
+    const { memoryMb, maxResultChars, maxStateChars, maxLogLines, maxLogChars } = options.limits;
     const loadTimeoutMs = loadTimeoutOf(options.limits);
-    this.#sandboxLimits = { memoryMb, maxResultBytes, maxStateBytes, maxLogLines, maxLogBytes, loadTimeoutMs };
+    this.#sandboxLimits = { memoryMb, maxResultChars, maxStateChars, maxLogLines, maxLogChars, loadTimeoutMs };
     this.#slots = Array.from({ length: options.workers }, (_, i) => new WorkerSlot(i, this.#spawn));
     this.#refillSpare();
     this.#rssTimer = setInterval(this.#checkRss, options.rssCheckMs);

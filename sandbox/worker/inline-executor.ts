@@ -45,10 +45,10 @@ export function createInlineExecutor(options: InlineExecutorOptions = {}): HookE
   const limits = parseLimits(options.limits, (message) => new SandboxOptionsError(message));
   const sandboxLimits: SandboxLimits = {
     memoryMb: limits.memoryMb,
-    maxResultBytes: limits.maxResultBytes,
-    maxStateBytes: limits.maxStateBytes,
+    maxResultChars: limits.maxResultChars,
+    maxStateChars: limits.maxStateChars,
     maxLogLines: limits.maxLogLines,
-    maxLogBytes: limits.maxLogBytes,
+    maxLogChars: limits.maxLogChars,
     loadTimeoutMs: loadTimeoutOf(limits),
   };
   const pool = new IsolatePool(options.pool);

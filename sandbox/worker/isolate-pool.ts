@@ -32,7 +32,7 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
  *
  * ```ts
  * const pool = new IsolatePool({ maxIsolates: 128 });
- * pool.load(hash, code, { memoryMb: 32, maxResultBytes: 65_536, maxStateBytes: 16_384, maxLogLines: 50, maxLogBytes: 8_192 });
+ * pool.load(hash, code, { memoryMb: 32, maxResultChars: 65_536, maxStateChars: 16_384, maxLogLines: 50, maxLogChars: 8_192 });
  * const r = pool.call(hash, { tenantId, point: "tool.call", eventJson, ctxJson, timeoutMs: 50 });
  * // r.type === "replied" → parseGuestReply(point, r.reply, limits) on the host
  * ```
@@ -247,10 +247,10 @@ function cpuSince(isolate: ivm.Isolate, start: bigint, started: number): number 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
   return (
     a.memoryMb === b.memoryMb &&
-    a.maxResultBytes === b.maxResultBytes &&
-    a.maxStateBytes === b.maxStateBytes &&
+    a.maxResultChars === b.maxResultChars &&
+    a.maxStateChars === b.maxStateChars &&
     a.maxLogLines === b.maxLogLines &&
-    a.maxLogBytes === b.maxLogBytes &&
+    a.maxLogChars === b.maxLogChars &&
     a.loadTimeoutMs === b.loadTimeoutMs
   );
 }

@@ -118,8 +118,8 @@ export class TenantHook implements StackedHook {
     }
     if (outcome.state !== undefined) {
       const stateJson = JSON.stringify(outcome.state);
-      if (stateJson.length > limits.maxStateBytes) {
-        const failure = stateTooLarge(stateJson.length, limits.maxStateBytes);
+      if (stateJson.length > limits.maxStateChars) {
+        const failure = stateTooLarge(stateJson.length, limits.maxStateChars);
         return { outcome: { type: "failed", failure }, cost, logs: outcome.logs };
       }
       this.#stateJson = stateJson;

@@ -97,15 +97,15 @@ export class ExecutorClosedError extends Error {
 
 /**
  * The checks every executor makes before a call crosses into the sandbox, in one place: the event's size
- * (`maxEventBytes`, in UTF-16 code units) and the timeout, clamped to the executor's limit and rounded up.
+ * (`maxEventChars`, in UTF-16 code units) and the timeout, clamped to the executor's limit and rounded up.
  * Returns the call to send (the same object unless its timeout was clamped) or the failure to answer with.
  */
 export function admitCall(
   call: SandboxCall,
-  limits: Pick<Limits, "timeoutMs" | "maxEventBytes">,
+  limits: Pick<Limits, "timeoutMs" | "maxEventChars">,
 ): SandboxCall | SandboxResult {
-  if (call.eventJson.length > limits.maxEventBytes) {
-    const message = `The ${call.point} event is ${call.eventJson.length} characters, over the ${limits.maxEventBytes} limit`;
+  if (call.eventJson.length > limits.maxEventChars) {
+    const message = `The ${call.point} event is ${call.eventJson.length} characters, over the ${limits.maxEventChars} limit`;
     return { type: "failed", failure: { code: "event_too_large", message }, cpuMs: 0, runMs: 0 };
   }
   const requested = call.timeoutMs;

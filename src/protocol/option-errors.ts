@@ -1,4 +1,4 @@
-import { Limits } from "./limits.js";
+import { Limits, RENAMED_LIMITS } from "./limits.js";
 
 /**
  * The small toolkit every option check shares, so that a wrong option reads the same wherever it is
@@ -23,6 +23,14 @@ export function parseLimits(input: unknown, fail: (message: string) => Error): L
   const parsed = Limits.safeParse(input ?? {});
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
+  if (issue?.code === "unrecognized_keys") {
+    const old = issue.keys.find((key) => RENAMED_LIMITS[key] !== undefined);
+    if (old !== undefined) {
+      throw fail(
+        `\`limits.${old}\` is now \`limits.${RENAMED_LIMITS[old]}\`: it counts characters (UTF-16 code units), not bytes`,
+      );
+    }
+  }
   const path = issue?.path.map(String) ?? [];
   let got: unknown = input;
   for (const key of path)

@@ -30,10 +30,10 @@ const isHash = (v: unknown): boolean => typeof v === "string" && HASH.test(v);
 
 const LIMIT_KEYS = new Set([
   "memoryMb",
-  "maxResultBytes",
-  "maxStateBytes",
+  "maxResultChars",
+  "maxStateChars",
   "maxLogLines",
-  "maxLogBytes",
+  "maxLogChars",
   "loadTimeoutMs",
 ]);
 const LOAD_KEYS = new Set(["kind", "bundleHash", "code", "limits"]);
@@ -65,10 +65,10 @@ function isSandboxLimits(v: unknown): v is SandboxLimits {
   return (
     isRecord(v) &&
     isInt(v.memoryMb, 8) &&
-    isInt(v.maxResultBytes, 1) &&
-    isInt(v.maxStateBytes, 1) &&
+    isInt(v.maxResultChars, 1) &&
+    isInt(v.maxStateChars, 1) &&
     isInt(v.maxLogLines, 0) &&
-    isInt(v.maxLogBytes, 0) &&
+    isInt(v.maxLogChars, 0) &&
     (v.loadTimeoutMs === undefined || isInt(v.loadTimeoutMs, 1)) &&
     hasOnlyKeys(v, inLimits)
   );

@@ -9,10 +9,10 @@ import { BundleHash, TenantId } from "./ids.js";
 
 export const SandboxLimits = z.strictObject({
   memoryMb: z.number().int().min(8),
-  maxResultBytes: z.number().int().positive(),
-  maxStateBytes: z.number().int().positive(),
+  maxResultChars: z.number().int().positive(),
+  maxStateChars: z.number().int().positive(),
   maxLogLines: z.number().int().nonnegative(),
-  maxLogBytes: z.number().int().nonnegative(),
+  maxLogChars: z.number().int().nonnegative(),
   /** Bound on evaluating the bundle in a fresh isolate (`loadTimeoutOf`); the worker's default when absent. */
   loadTimeoutMs: z.number().int().positive().optional(),
 });

@@ -40,14 +40,14 @@ describe("failure policy on tool.call", () => {
   });
 
   it("fails an event over the size limit as event_too_large without calling the sandbox", async () => {
-    const closed = setup({ points: ["tool.call"], options: { limits: { maxEventBytes: 1_024 } } });
+    const closed = setup({ points: ["tool.call"], options: { limits: { maxEventChars: 1_024 } } });
     const big = toolCallEvent({ blob: "x".repeat(2_000) });
     expect((await closed.run.toolCall(big)).decision).toMatchObject({ type: "block", reason: "event_too_large" });
     expect(closed.executor.seen).toHaveLength(0);
     const open = setup({
       points: ["tool.call"],
       policy: { "tool.call": "open" },
-      options: { limits: { maxEventBytes: 1_024 } },
+      options: { limits: { maxEventChars: 1_024 } },
     });
     expect((await open.run.toolCall(big)).decision).toMatchObject({ type: "execute" });
   });

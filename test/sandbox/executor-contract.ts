@@ -17,10 +17,10 @@ export const CONTRACT_LIMITS = {
   // Loading a bundle into a fresh isolate has its own bound; the slow loads below take 60–80 ms.
   loadTimeoutMs: 500,
   memoryMb: 16,
-  maxResultBytes: 4_096,
-  maxStateBytes: 1_024,
+  maxResultChars: 4_096,
+  maxStateChars: 1_024,
   maxLogLines: 5,
-  maxLogBytes: 512,
+  maxLogChars: 512,
 } satisfies LimitsInput;
 
 const LIMITS = Limits.parse(CONTRACT_LIMITS);
@@ -145,8 +145,8 @@ export function describeExecutorContract(
 
     it("fails an oversize result or state as result_too_large", async () => {
       const big = hooksBundle(`{ toolCall(event, ctx) {
-        if (event.state) { ctx.state.blob = "s".repeat(${LIMITS.maxStateBytes}); return; }
-        return { type: "block", reason: "r".repeat(${LIMITS.maxResultBytes}) };
+        if (event.state) { ctx.state.blob = "s".repeat(${LIMITS.maxStateChars}); return; }
+        return { type: "block", reason: "r".repeat(${LIMITS.maxResultChars}) };
       } }`);
       expect(await failedCode(hookCall(tenant("alpha"), big))).toBe("result_too_large");
       expect(await failedCode(hookCall(tenant("alpha"), big, { event: { ...eventWith(), state: true } }))).toBe(

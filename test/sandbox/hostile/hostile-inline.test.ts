@@ -45,7 +45,7 @@ describe("hostile corpus through the inline executor (cases that cannot kill the
         expect(outcome.type === "decided" && outcome.result).toMatchObject({ reason: c.reason });
       }
       expect(outcome.logs.length).toBeLessThanOrEqual(limits.maxLogLines + 1);
-      expect(JSON.stringify(outcome.logs).length).toBeLessThanOrEqual(limits.maxLogBytes + 200);
+      expect(JSON.stringify(outcome.logs).length).toBeLessThanOrEqual(limits.maxLogChars + 200);
 
       // The host stays unpolluted and responsive; the same tenant and another one run healthy hooks.
       expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(hostPrototypeNames);

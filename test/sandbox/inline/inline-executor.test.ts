@@ -38,8 +38,8 @@ describe("createInlineExecutor", () => {
     await executor.close();
   });
 
-  it("fails an event over maxEventBytes without entering the sandbox", async () => {
-    const executor = createInlineExecutor({ limits: { maxEventBytes: 1_024 }, quiet: true });
+  it("fails an event over maxEventChars without entering the sandbox", async () => {
+    const executor = createInlineExecutor({ limits: { maxEventChars: 1_024 }, quiet: true });
     const [bundle, call] = hookCall(tenant("a"), HEALTHY);
     expect(
       await executor.execute(bundle, { ...call, eventJson: JSON.stringify({ pad: "x".repeat(2_000) }) }),

@@ -5,10 +5,10 @@ import { ctxJson, HEALTHY, hooksBundle, TOOL_CALL_EVENT, tenant } from "../bundl
 
 const LIMITS: SandboxLimits = {
   memoryMb: 16,
-  maxResultBytes: 4_096,
-  maxStateBytes: 1_024,
+  maxResultChars: 4_096,
+  maxStateChars: 1_024,
   maxLogLines: 5,
-  maxLogBytes: 512,
+  maxLogChars: 512,
 };
 const COUNTER = hooksBundle(`{ toolCall(event) {
   if (event.loop) for (;;) {}

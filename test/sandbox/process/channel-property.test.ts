@@ -11,7 +11,7 @@ import { hookCall, hooksBundle, tenant } from "../bundle-fixtures.js";
  * host unchanged, alone and in pipelined batches of random size over both workers.
  */
 
-const limits = Limits.parse({ maxEventBytes: 256 * 1024, maxResultBytes: 256 * 1024 });
+const limits = Limits.parse({ maxEventChars: 256 * 1024, maxResultChars: 256 * 1024 });
 const echo = hooksBundle("{ toolCall(event) { return { type: 'rewrite', args: { payload: event.payload } }; } }");
 let executor: ProcessExecutor;
 beforeAll(async () => {

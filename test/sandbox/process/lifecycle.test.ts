@@ -104,6 +104,7 @@ describe("createHookExecutor options", () => {
     [{ limits: { timeoutMs: 0 } }, "Invalid `limits.timeoutMs`, got `0`: "],
     [{ limits: { memoryMb: 4 } }, "Invalid `limits.memoryMb`, got `4`: "],
     [{ limits: { extra: 1 } }, "Invalid `limits`, got `an object`: "],
+    [{ limits: { maxEventBytes: 2_048 } }, "`limits.maxEventBytes` is now `limits.maxEventChars`"],
     [{ mode: "inline", workers: 2 }, '`workers` applies to mode "process" only'],
     [{ onEvent: 3 }, "Expected `onEvent` to be a function, got `3`"],
   ];

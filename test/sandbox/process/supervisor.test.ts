@@ -80,7 +80,7 @@ describe("process executor with a stand-in worker", () => {
     expect(outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
   });
 
-  it("fails an event over maxEventBytes as event_too_large without sending it", async () => {
+  it("fails an event over maxEventChars as event_too_large without sending it", async () => {
     const outcome = await executor.execute(...standInCall(a, { op: "exit", pad: "x".repeat(1024 * 1024) }));
     expect(outcome).toMatchObject({ type: "failed", failure: { code: "event_too_large" } });
     expect(executor.workers().every((w) => w.ready)).toBe(true);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { isWorkerRequest, isWorkerResponse, WorkerRequest, WorkerResponse } from "../../../src/protocol/index.js";
 
 const HASH = `sha256-${"a".repeat(64)}`;
-const LIMITS = { memoryMb: 32, maxResultBytes: 65_536, maxStateBytes: 16_384, maxLogLines: 50, maxLogBytes: 8_192 };
+const LIMITS = { memoryMb: 32, maxResultChars: 65_536, maxStateChars: 16_384, maxLogLines: 50, maxLogChars: 8_192 };
 const CALL = { tenantId: "t1", point: "tool.call", eventJson: "{}", ctxJson: "{}", timeoutMs: 50 };
 const VALID_REQUESTS: Record<string, unknown>[] = [
   { kind: "call", id: 0, bundleHash: HASH, call: CALL },

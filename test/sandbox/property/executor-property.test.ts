@@ -14,7 +14,7 @@ import {
 } from "../../../src/protocol/index.js";
 import { hookCall, hooksBundle, scriptBundle, tenant } from "../bundle-fixtures.js";
 
-const LIMITS_INPUT = { timeoutMs: 2_000, memoryMb: 16, maxResultBytes: 2_048, maxStateBytes: 512, maxLogLines: 4 };
+const LIMITS_INPUT = { timeoutMs: 2_000, memoryMb: 16, maxResultChars: 2_048, maxStateChars: 512, maxLogLines: 4 };
 const limits = Limits.parse(LIMITS_INPUT);
 // A small isolate budget: every run is a new bundle, so the pool keeps evicting as it goes.
 const executor = createInlineExecutor({ limits: LIMITS_INPUT, pool: { maxIsolates: 8 }, quiet: true });
@@ -121,7 +121,7 @@ describe("inline executor properties", () => {
         const bundle = hooksBundle(`{ ${handlerOf(p)}() { return ${JSON.stringify(value)}; } }`);
         const { outcome } = await invokeHook(executor, ...hookCall(tenant("model"), bundle, { point: p }), limits);
         assertValidOutcome(p, outcome);
-        const tooLarge = JSON.stringify(value).length > limits.maxResultBytes;
+        const tooLarge = JSON.stringify(value).length > limits.maxResultChars;
         const accepted = value === null || HOOK_POINTS[p].result.safeParse(value).success;
         if (tooLarge) expect(outcome).toMatchObject({ type: "failed", failure: { code: "result_too_large" } });
         else if (accepted) expect(outcome.type).toBe("decided");
