@@ -14,10 +14,11 @@ import {
   type TenantId,
 } from "../protocol/index.js";
 import { DispatchError } from "./errors.js";
+import type { InvokedHook } from "./invoke-hook.js";
 import { PolicyMapInput } from "./options.js";
 import { effectivePolicy } from "./policy.js";
 import type { FailurePolicy, PlatformHookContext, PlatformHooks } from "./registration.js";
-import type { CallScope, HookCallResult, StackedHook } from "./stacked-hook.js";
+import type { CallScope, StackedHook } from "./stacked-hook.js";
 
 type AnyHandler = (event: unknown, ctx: PlatformHookContext) => unknown;
 
@@ -118,10 +119,10 @@ export class PlatformHook implements StackedHook {
     event: HookEvent<P>,
     _eventJson: () => string,
     scope: CallScope,
-  ): Promise<HookCallResult<P>> {
+  ): Promise<InvokedHook<P>> {
     const handler = this.#registration.handlers.get(point);
     if (handler === undefined)
-      return { outcome: { type: "decided", result: null }, cost: { cpuMs: 0, runMs: 0 }, logs: [] };
+      return { outcome: { type: "decided", result: null, state: undefined, logs: [] }, cost: NOT_RUN };
     const ctx: PlatformHookContext = {
       tenantId: this.#tenantId,
       runId: this.#runId,
@@ -143,12 +144,17 @@ export class PlatformHook implements StackedHook {
     }
     // Wall time stands in for CPU time: process.cpuUsage() costs ~1 µs a read and counts every thread of the host.
     const runMs = performance.now() - started;
-    const spent = { cost: { cpuMs: runMs, runMs }, logs: [] };
+    const cost = { cpuMs: runMs, runMs };
     if (thrown !== undefined) {
       const message = thrown.error instanceof Error ? thrown.error.message : String(thrown.error);
-      return { outcome: { type: "failed", failure: { code: "threw", message: message.slice(0, 4_096) } }, ...spent };
+      return {
+        outcome: { type: "failed", failure: { code: "threw", message: message.slice(0, 4_096) }, logs: [] },
+        cost,
+      };
     }
-    if (value === undefined || value === null) return { outcome: { type: "decided", result: null }, ...spent };
+    if (value === undefined || value === null) {
+      return { outcome: { type: "decided", result: null, state: undefined, logs: [] }, cost };
+    }
     const parsed = HOOK_POINTS[point].result.safeParse(value);
     if (!parsed.success) {
       const issues: ResultIssue[] = parsed.error.issues.slice(0, 20).map((issue) => ({
@@ -160,10 +166,10 @@ export class PlatformHook implements StackedHook {
         message: `The hook returned a result that ${point} does not accept`,
         issues,
       };
-      return { outcome: { type: "failed", failure }, ...spent };
+      return { outcome: { type: "failed", failure, logs: [] }, cost };
     }
     // The cast only re-links the generic: `parsed` is the output of P's own schema.
-    return { outcome: { type: "decided", result: parsed.data as HookResult<P> }, ...spent };
+    return { outcome: { type: "decided", result: parsed.data as HookResult<P>, state: undefined, logs: [] }, cost };
   }
 }
 
@@ -186,3 +192,5 @@ function settle(value: unknown, signal: AbortSignal | undefined): Promise<unknow
     );
   });
 }
+
+const NOT_RUN = { cpuMs: 0, runMs: 0 };

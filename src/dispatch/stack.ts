@@ -1,4 +1,4 @@
-import type { Failure, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { Failure, HookEvent, HookOutcome, HookPoint, RunId, TenantId } from "../protocol/index.js";
 import type { DecidedBy, Dispatched, HookRecord, RecordedOutcome } from "./decisions.js";
 import type { Emit } from "./events.js";
 import type { PointRule } from "./rule.js";
@@ -41,7 +41,7 @@ export async function runStack<P extends HookPoint, A>(
       return json;
     };
     const called = await hook.call(point, current, eventJson, scope);
-    let outcome: RecordedOutcome<P> = called.outcome;
+    let outcome = recorded(called.outcome);
     if (outcome.type === "decided" && outcome.result !== null) {
       const problem = rule.check(acc, outcome.result);
       if (problem !== undefined) outcome = { type: "failed", failure: { code: "invalid_result", message: problem } };
@@ -59,7 +59,7 @@ export async function runStack<P extends HookPoint, A>(
       runMs: cost.runMs,
       queuedMs: cost.queuedMs,
       loadMs: cost.loadMs,
-      logs: called.logs,
+      logs: called.outcome.logs,
     };
     records.push(record);
     const { tenantId, runId, turn, emit } = scope;
@@ -76,4 +76,11 @@ export async function runStack<P extends HookPoint, A>(
 
 function failedBy(hook: StackedHook, failure: Failure): DecidedBy {
   return { hookId: hook.hookId, source: hook.source, failure: failure.code };
+}
+
+/** The outcome as the record keeps it: the hook's `state` stays with the hook, its logs go on the record. */
+function recorded<P extends HookPoint>(outcome: HookOutcome<P>): RecordedOutcome<P> {
+  return outcome.type === "decided"
+    ? { type: "decided", result: outcome.result }
+    : { type: "failed", failure: outcome.failure };
 }

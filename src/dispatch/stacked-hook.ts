@@ -1,16 +1,6 @@
-import type { BundleRef, HookEvent, HookId, HookPoint, SandboxCost } from "../protocol/index.js";
-import type { RecordedOutcome } from "./decisions.js";
+import type { BundleRef, HookEvent, HookId, HookPoint } from "../protocol/index.js";
+import type { InvokedHook } from "./invoke-hook.js";
 import type { FailurePolicy, HookSource } from "./registration.js";
-
-/**
- * What one hook call ended in and cost, before the stacking rule looks at it. `cost` is the sandbox's own
- * record for a tenant hook (`SandboxCost`); a platform hook's wall time stands in for both run and CPU time.
- */
-export interface HookCallResult<P extends HookPoint> {
-  readonly outcome: RecordedOutcome<P>;
-  readonly cost: SandboxCost;
-  readonly logs: readonly string[];
-}
 
 /** What a call needs from its run. */
 export interface CallScope {
@@ -35,5 +25,5 @@ export interface StackedHook {
     event: HookEvent<P>,
     eventJson: () => string,
     scope: CallScope,
-  ): Promise<HookCallResult<P>>;
+  ): Promise<InvokedHook<P>>;
 }

@@ -19,7 +19,7 @@ import type { HookBudget } from "./budget.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook } from "./quarantine.js";
 import type { FailurePolicy } from "./registration.js";
-import type { CallScope, HookCallResult, StackedHook } from "./stacked-hook.js";
+import type { CallScope, StackedHook } from "./stacked-hook.js";
 
 export interface TenantHookDeps {
   readonly executor: HookExecutor;
@@ -75,7 +75,7 @@ export class TenantHook implements StackedHook {
     _event: HookEvent<P>,
     eventJson: () => string,
     scope: CallScope,
-  ): Promise<HookCallResult<P>> {
+  ): Promise<InvokedHook<P>> {
     const { executor, limits, book, budget, clock } = this.#deps;
     const hash = this.bundle.hash;
     const quarantine = book.status(this.#key, clock());
@@ -114,24 +114,24 @@ export class TenantHook implements StackedHook {
     if (outcome.type === "failed") {
       // A bystander's call was only pending on a worker another call crashed: no strike (DESIGN §1).
       if (countsTowardsQuarantine(outcome.failure)) book.strike(this.#key, outcome.failure.code, clock());
-      return { outcome: { type: "failed", failure: outcome.failure }, cost, logs: outcome.logs };
+      return invoked;
     }
     if (outcome.state !== undefined) {
       const stateJson = JSON.stringify(outcome.state);
       if (stateJson.length > limits.maxStateChars) {
         const failure = stateTooLarge(stateJson.length, limits.maxStateChars);
-        return { outcome: { type: "failed", failure }, cost, logs: outcome.logs };
+        return { outcome: { type: "failed", failure, logs: outcome.logs }, cost };
       }
       this.#stateJson = stateJson;
     }
-    return { outcome: { type: "decided", result: outcome.result }, cost, logs: outcome.logs };
+    return invoked;
   }
 }
 
 const NOT_RUN: SandboxCost = { cpuMs: 0, runMs: 0 };
 
-function notRun<P extends HookPoint>(code: FailureCode, message: string): HookCallResult<P> {
-  return { outcome: { type: "failed", failure: { code, message } }, cost: NOT_RUN, logs: [] };
+function notRun<P extends HookPoint>(code: FailureCode, message: string): InvokedHook<P> {
+  return { outcome: { type: "failed", failure: { code, message }, logs: [] }, cost: NOT_RUN };
 }
 
 function stateTooLarge(chars: number, max: number): Failure {
