@@ -14,7 +14,7 @@ import { workerSpawnSpec } from "./spawn-spec.js";
  *
  * @example
  * const executor = await createHookExecutor({ limits: { timeoutMs: 50, memoryMb: 32 } });
- * const { outcome } = await invokeHook(executor, call, limits);
+ * const { outcome, cost } = await invokeHook(executor, bundle, call, limits);
  * await executor.close();
  * @throws {ExecutorOptionsError} for a wrong option; {SandboxStartError} when the workers cannot start.
  */

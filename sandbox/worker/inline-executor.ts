@@ -38,7 +38,7 @@ let warned = false;
  *
  * ```ts
  * const executor = createInlineExecutor({ limits: { timeoutMs: 100 }, quiet: true });
- * const { outcome } = await invokeHook(executor, call, limits);
+ * const { outcome, cost } = await invokeHook(executor, bundle, call, limits);
  * ```
  */
 export function createInlineExecutor(options: InlineExecutorOptions = {}): HookExecutor {

@@ -43,8 +43,8 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
  * then covers its handler only, so the first call after a recycle is not cut short by loading; the result
  * reports the load apart (`loadMs`). An isolate is disposed and recreated lazily after every timeout,
  * memory-limit event or error outside the prelude's control (DESIGN §2.7). There is no in-thread
- * watchdog: `applySync` blocks this thread, so no timer can fire during a call; what the `timeout` does not cover must be stopped by killing the process
- * (the supervisor's deadline). Methods never throw for anything a guest does; they throw
+ * watchdog: `applySync` blocks this thread, so no timer can fire during a call; what the `timeout` does
+ * not cover is stopped by killing the process (the supervisor's deadline). Methods never throw for anything a guest does; they throw
  * `PoolClosedError` after `dispose()`.
  */
 export class IsolatePool {
