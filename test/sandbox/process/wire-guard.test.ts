@@ -106,4 +106,27 @@ describe("wire guards", () => {
     expect(isWorkerRequest({ ...load, limits: { ...LIMITS, extra: 1 } })).toBe(false);
     expect(isWorkerRequest({ ...load, limits: [] })).toBe(false);
   });
+
+  it("reject a worker's result that claims what only the host may say", () => {
+    const result = (value: Record<string, unknown>) => ({ kind: "result", id: 1, result: value });
+    const failed = { type: "failed", cpuMs: 0, runMs: 0 };
+    // Bystander marks, crash and quarantine codes are the host's to give, never a worker's.
+    expect(isWorkerResponse(result({ ...failed, failure: { code: "timeout", message: "m", bystander: true } }))).toBe(
+      false,
+    );
+    expect(isWorkerResponse(result({ ...failed, failure: { code: "sandbox_crashed", message: "m" } }))).toBe(false);
+    expect(isWorkerResponse(result({ ...failed, failure: { code: "quarantined", message: "m" } }))).toBe(false);
+    // The host completes queuedMs itself; a worker that sends one is broken.
+    expect(isWorkerResponse(result({ type: "replied", reply: "{}", cpuMs: 0, runMs: 0, queuedMs: 0 }))).toBe(false);
+    expect(isWorkerResponse(result({ type: "replied", reply: "{}", cpuMs: 0, runMs: Number.NaN }))).toBe(false);
+    expect(isWorkerResponse(result({ type: "replied", reply: 42, cpuMs: 0, runMs: 0 }))).toBe(false);
+  });
+
+  it("reject nested garbage in a call", () => {
+    const call = (value: Record<string, unknown>) => ({ kind: "call", id: 0, bundleHash: HASH, call: value });
+    expect(isWorkerRequest(call({ ...CALL, timeoutMs: 0 }))).toBe(false);
+    expect(isWorkerRequest(call({ ...CALL, tenantId: "../x" }))).toBe(false);
+    expect(isWorkerRequest(call({ ...CALL, code: "var x" }))).toBe(false);
+    expect(isWorkerRequest(call([] as never))).toBe(false);
+  });
 });
