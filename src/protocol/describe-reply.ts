@@ -18,7 +18,7 @@ export const DescribeReply = z.discriminatedUnion("kind", [
 export type DescribeReply = z.infer<typeof DescribeReply>;
 
 /** The longest describe reply the host parses: 64 keys of 128 characters, escaped, plus envelope. */
-export const MAX_DESCRIBE_REPLY_CHARS = 64 * 1024;
+const MAX_DESCRIBE_REPLY_CHARS = 64 * 1024;
 
 export type ParsedDescribe = { type: "described"; handlers: string[] } | { type: "failed"; failure: Failure };
 

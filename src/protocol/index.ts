@@ -4,7 +4,6 @@ export { HookContext } from "./context.js";
 export {
   DescribeReply,
   describeOutcomeOf,
-  MAX_DESCRIBE_REPLY_CHARS,
   type ParsedDescribe,
   parseDescribeReply,
 } from "./describe-reply.js";
