@@ -198,8 +198,19 @@ describe("architecture", () => {
   });
 
   it("maps every package subpath to an entry file, and every file at the top of src/ to a subpath", async () => {
-    const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, string> };
-    const entries = Object.values(pkg.exports).map((path) => path.replace(/^\.\//, ""));
+    const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+      exports: Record<string, string | { readonly default?: string }>;
+    };
+    // A subpath maps to a source file, or to its compiled twin under dist/ (`dist/src/x.js` is `src/x.ts`).
+    const entries = Object.values(pkg.exports)
+      .map((target) => (typeof target === "string" ? target : (target.default ?? "")))
+      .filter((path) => /\.(ts|js)$/.test(path))
+      .map((path) =>
+        path
+          .replace(/^\.\//, "")
+          .replace(/^dist\//, "")
+          .replace(/\.js$/, ".ts"),
+      );
     const top = files.filter((f) => /^src\/[^/]+\.ts$/.test(f));
     expect(top.filter((f) => !entries.includes(f))).toEqual([]);
     expect(entries.filter((f) => !files.includes(f))).toEqual([]);

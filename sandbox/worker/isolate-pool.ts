@@ -1,4 +1,3 @@
-import type ivm from "isolated-vm";
 import {
   type BundleHash,
   isHookPoint,
@@ -12,7 +11,7 @@ import {
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { IsolateCache } from "./isolate-cache.js";
 import { classifyIsolateError } from "./isolate-error.js";
-import { disposeQuietly, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
+import { disposeQuietly, type LiveIsolate, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
 import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
@@ -236,7 +235,7 @@ function elapsed(started: number): number {
 }
 
 /** CPU time spent in the isolate since `start`; after a disposal it is gone, so wall time stands in. */
-function cpuSince(isolate: ivm.Isolate, start: bigint, started: number): number {
+function cpuSince(isolate: LiveIsolate["isolate"], start: bigint, started: number): number {
   try {
     return Number(isolate.cpuTime - start) / 1e6;
   } catch {

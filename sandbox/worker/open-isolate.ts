@@ -1,8 +1,11 @@
-import type ivm from "isolated-vm";
 import type { BundleHash, SandboxLimits, WorkerFailureCode } from "../../src/protocol/index.js";
 import { type ClassifiedError, classifyIsolateError } from "./isolate-error.js";
 import { verifyPrelude } from "./prelude-check.js";
-import { PREPARE_TIMEOUT_MS, prepareIsolate, type SpareIsolates } from "./prepared-isolate.js";
+import { PREPARE_TIMEOUT_MS, type PreparedIsolate, prepareIsolate, type SpareIsolates } from "./prepared-isolate.js";
+
+/** isolated-vm's types, taken from the prepared isolate so that only the loader names the package. */
+type Isolate = PreparedIsolate["isolate"];
+type Reference = PreparedIsolate["call"];
 
 /** A bundle the pool knows: its code, its limits and the prelude built for those limits. */
 export interface LoadedBundle {
@@ -15,10 +18,10 @@ export interface LoadedBundle {
 export interface LiveIsolate {
   readonly key: string;
   readonly bundleHash: BundleHash;
-  readonly isolate: ivm.Isolate;
-  readonly call: ivm.Reference;
-  readonly collect: ivm.Reference;
-  readonly describe: ivm.Reference;
+  readonly isolate: Isolate;
+  readonly call: Reference;
+  readonly collect: Reference;
+  readonly describe: Reference;
   readonly memoryMb: number;
   lastUsed: number;
   /** The isolate's `cpuTime` when its previous call ended: one read per call gives the delta. */
@@ -110,7 +113,7 @@ export function remaining(deadline: number): number {
   return Math.max(1, Math.ceil(deadline - performance.now()));
 }
 
-export function disposeQuietly(isolate: ivm.Isolate): void {
+export function disposeQuietly(isolate: Isolate): void {
   try {
     if (!isolate.isDisposed) isolate.dispose();
   } catch {
