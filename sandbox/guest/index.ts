@@ -28,12 +28,12 @@
  */
 
 export interface PreludeConfig {
-  /** Longest JSON text of a result, in UTF-16 code units (`Limits.maxResultBytes`). */
+  /** Longest JSON text of a result, in UTF-16 code units (`Limits.maxResultChars`). */
   readonly maxResultChars: number;
-  /** Longest JSON text of `ctx.state` handed back (`Limits.maxStateBytes`). */
+  /** Longest JSON text of `ctx.state` handed back (`Limits.maxStateChars`). */
   readonly maxStateChars: number;
   readonly maxLogLines: number;
-  /** Budget for the JSON text of all log lines of one call (`Limits.maxLogBytes`). */
+  /** Budget for the JSON text of all log lines of one call (`Limits.maxLogChars`). */
   readonly maxLogChars: number;
   /** Longest reply string; the host's `maxReplyChars(limits)`. */
   readonly maxReplyChars: number;

@@ -1,8 +1,8 @@
 import type ivm from "isolated-vm";
-import type { PoolFailureCode } from "./pool-types.js";
+import type { WorkerFailureCode } from "../../src/protocol/index.js";
 
 export interface ClassifiedError {
-  readonly code: PoolFailureCode;
+  readonly code: WorkerFailureCode;
   /** For the operator: what happened and which limit applied. */
   readonly message: string;
   /** The clipped original error text (for `threw`). */

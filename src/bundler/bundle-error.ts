@@ -45,7 +45,7 @@ export class BundleError extends Error {
  * `file:line:column: message`, leaving out what is unknown, safe to print: handler names and sandbox
  * messages come from tenant code, so terminal control and bidi characters are shown escaped.
  */
-export function formatProblem(problem: BundleProblem): string {
+function formatProblem(problem: BundleProblem): string {
   if (problem.file === undefined) return printable(problem.message);
   let where = problem.file;
   if (problem.line !== undefined) where += `:${problem.line}`;

@@ -29,8 +29,8 @@ export type GuestReply = z.infer<typeof GuestReply>;
 const REPLY_OVERHEAD = 1_024;
 
 /** The longest reply string the host will parse under these limits. */
-export function maxReplyChars(limits: Pick<Limits, "maxResultBytes" | "maxStateBytes" | "maxLogBytes">): number {
-  return limits.maxResultBytes + limits.maxStateBytes + limits.maxLogBytes + REPLY_OVERHEAD;
+export function maxReplyChars(limits: Pick<Limits, "maxResultChars" | "maxStateChars" | "maxLogChars">): number {
+  return limits.maxResultChars + limits.maxStateChars + limits.maxLogChars + REPLY_OVERHEAD;
 }
 
 /**

@@ -34,9 +34,6 @@ export const Failure = z.strictObject({
 });
 export type Failure = z.infer<typeof Failure>;
 
-/** Guest `console.*` lines captured by the prelude (capped there). */
-export const GuestLogs = z.array(z.string());
-
 /**
  * What one hook call ended in. `result: null` is the no-op (the handler returned nothing or the bundle
  * does not export the point). `state` is the run-scoped scratch the hook handed back, if it changed it.

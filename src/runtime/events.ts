@@ -1,13 +1,12 @@
 import type { SupervisorEvent } from "../../sandbox/supervisor/index.js";
 import type { AgentEvent } from "../agent/index.js";
 import type {
-  BundleRef,
   DispatchEvent,
   HookCalledEvent,
   QuarantineEnteredEvent,
   QuarantineExitedEvent,
 } from "../dispatch/index.js";
-import type { RunId, TenantId } from "../protocol/index.js";
+import type { BundleRef, RunId, TenantId } from "../protocol/index.js";
 import type { StoreEvent } from "../store/index.js";
 
 /** The first event of every run: which tenant, which bundle version it resolved (and keeps). */

@@ -1,19 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { createHookExecutor, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
 import { type AgentLoopOptions, type AgentRunResult, type Model, runAgentLoop, type Tool } from "../agent/index.js";
-import {
-  type BundleRef,
-  createDispatcher,
-  type DispatchEvent,
-  type PlatformHooks,
-  type PolicyMap,
-} from "../dispatch/index.js";
-import type { BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
-import { RunId, TenantId } from "../protocol/index.js";
+import { createDispatcher, type DispatchEvent, type PlatformHooks, type PolicyMap } from "../dispatch/index.js";
+import type { BundleRef, BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
+import { notify, RunId, TenantId } from "../protocol/index.js";
 import { type BundleStore, openStore } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
 import type { RunEvent } from "./events.js";
-import { checkRuntimeOptions, dispatcherFields, type HookRuntimeOptions } from "./options.js";
+import {
+  checkRuntimeOptions,
+  dispatcherOptions,
+  executorOptions,
+  type HookRuntimeOptions,
+  isExecutor,
+} from "./options.js";
 
 export interface RunAgentOptions {
   readonly tenantId: string;
@@ -73,7 +73,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   options.signal?.throwIfAborted();
   const listeners = new Map<string, (event: DispatchEvent) => void>();
   const emit = (event: DispatchEvent) => {
-    safely(options.onEvent, event);
+    notify(options.onEvent, event);
     if (event.type === "hook.called") {
       listeners.get(event.runId)?.(event);
       return;
@@ -84,17 +84,17 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   const ownsStore = typeof options.store === "string";
   const store =
     typeof options.store === "string"
-      ? await openStore(options.store, { onEvent: (event) => safely(options.onEvent, event) })
+      ? await openStore(options.store, { onEvent: (event) => notify(options.onEvent, event) })
       : options.store;
   let executor: HookExecutor;
   try {
-    executor = options.executor ?? (await createHookExecutor(executorFields(options)));
+    executor = isExecutor(options.executor) ? options.executor : await createHookExecutor(executorOptions(options));
   } catch (error) {
     if (ownsStore) await store?.close();
     if (error instanceof ExecutorOptionsError) throw new RuntimeError("invalid_options", error.message);
     throw error;
   }
-  const dispatcher = createDispatcher({ ...dispatcherFields(options, executor), emit });
+  const dispatcher = createDispatcher({ ...dispatcherOptions(options, executor), emit });
   const bundles: BundleSource | undefined = options.bundles ?? store;
   const inFlight = new Set<{ controller: AbortController; done: Promise<unknown> }>();
   let closed = false;
@@ -124,7 +124,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     else run.signal?.addEventListener("abort", onAbort, { once: true });
     const entry = { controller, done: Promise.resolve() as Promise<unknown> };
     inFlight.add(entry);
-    const forward = (event: RunEvent) => safely(run.onEvent, event);
+    const forward = (event: RunEvent) => notify(run.onEvent, event);
     try {
       const bundle = await bundles?.active(tenantId, controller.signal);
       const ref = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
@@ -155,7 +155,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
       const running = [...inFlight];
       for (const run of running) run.controller.abort(new RuntimeError("closed", "The hook runtime is closing"));
       await Promise.allSettled(running.map((r) => r.done));
-      if (!options.executor) await executor.close();
+      if (!isExecutor(options.executor)) await executor.close();
       if (ownsStore) await store?.close();
     },
   };
@@ -182,18 +182,6 @@ function checkRun(run: RunAgentOptions): void {
   }
 }
 
-function executorFields(options: HookRuntimeOptions) {
-  return {
-    ...(options.mode !== undefined ? { mode: options.mode } : {}),
-    ...(options.workers !== undefined ? { workers: options.workers } : {}),
-    ...(options.limits !== undefined ? { limits: options.limits } : {}),
-    ...(options.rssCapMb !== undefined ? { rssCapMb: options.rssCapMb } : {}),
-    ...(options.spareWorker !== undefined ? { spareWorker: options.spareWorker } : {}),
-    ...(options.onEvent !== undefined ? { onEvent: options.onEvent } : {}),
-    ...(options.signal !== undefined ? { signal: options.signal } : {}),
-  };
-}
-
 function loopFields(run: RunAgentOptions): Omit<AgentLoopOptions, "hooks" | "model"> {
   const { input, tools, system, settings, maxTurns, parallelToolCalls, steering, followUp } = run;
   return {
@@ -206,13 +194,4 @@ function loopFields(run: RunAgentOptions): Omit<AgentLoopOptions, "hooks" | "mod
     ...(steering !== undefined ? { steering } : {}),
     ...(followUp !== undefined ? { followUp } : {}),
   };
-}
-
-function safely<E>(listener: ((event: E) => void) | undefined, event: E): void {
-  if (!listener) return;
-  try {
-    listener(event);
-  } catch {
-    // A listener's bug is not the run's failure.
-  }
 }

@@ -3,5 +3,5 @@ export { bundleFromEntry, type EntryBundleOptions, fixedBundleSource } from "./e
 export { RuntimeError, type RuntimeErrorCode } from "./errors.js";
 export type { RunEvent, RunStartedEvent, RuntimeEvent } from "./events.js";
 export { createHookRuntime, type HookRuntime, type RunAgentOptions, type RunAgentResult } from "./hook-runtime.js";
-export type { HookRuntimeOptions } from "./options.js";
+export type { HookRuntimeOptions, RuntimeDispatchOptions, RuntimeExecutorOptions } from "./options.js";
 export { formatRunEvent, runTrace, type TraceOptions } from "./trace.js";

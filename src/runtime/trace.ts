@@ -74,7 +74,7 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
 }
 
 function recordLine(record: HookRecord, width: number): string {
-  const ms = `${record.durationMs.toFixed(2)} ms`;
+  const ms = `${record.runMs.toFixed(2)} ms`;
   const outcome =
     record.outcome.type === "failed"
       ? `FAILED ${record.outcome.failure.code}: ${clip(record.outcome.failure.message, width)}`

@@ -107,7 +107,7 @@ describe("describeBundle", () => {
     ["invalid_result", "The default export's `toolCall` is a string, not a function", "invalid_export"],
     ["invalid_result", "The bundle has no default export object", "invalid_export"],
   ] as const)("turns a %s sandbox failure into %s keeping its message", async (failureCode, message, code) => {
-    const executor = fakeExecutor({ type: "failed", failure: { code: failureCode, message }, cpuMs: 0, durationMs: 1 });
+    const executor = fakeExecutor({ type: "failed", failure: { code: failureCode, message }, cpuMs: 0, runMs: 1 });
     const error = await describeBundle(built, executor).then(
       () => undefined,
       (e: unknown) => e as BundleError,
@@ -133,7 +133,7 @@ describe("describeBundle with hostile names from the sandbox", () => {
       type: "failed",
       failure: { code: "threw", message: "Error: \u009b31mred\nline two" },
       cpuMs: 0,
-      durationMs: 1,
+      runMs: 1,
     });
     const error = await describeBundle(built, executor).then(
       () => undefined,

@@ -110,7 +110,7 @@ describe("isohook test", () => {
     expect(lines[2]).toMatchObject({ line: 3, type: "decided", result: null });
     expect(lines[2]).not.toHaveProperty("passed");
     for (const line of lines) {
-      expect(typeof line.durationMs).toBe("number");
+      expect(typeof line.runMs).toBe("number");
       expect(typeof line.cpuMs).toBe("number");
     }
   });

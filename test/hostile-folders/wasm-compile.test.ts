@@ -47,14 +47,14 @@ describe("WebAssembly.compile in a hook", () => {
       `{ toolCall() { WebAssembly.compile(${MODULE}).then((m) => { globalThis.kept = m; }); return { type: "block", reason: "started" }; } }`,
       MAKE_MODULE,
     );
-    const { outcome } = await invokeHook(executor, hookCall(tenant("wasm-spawner"), bundle), limits);
+    const { outcome } = await invokeHook(executor, ...hookCall(tenant("wasm-spawner"), bundle), limits);
     expect(outcome).toMatchObject({ type: "decided", result: { type: "block", reason: "started" } });
     const before = cpuMsOfProcess();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     // Idle, this process uses a few ms a second; background compilation of 12 MB would use hundreds.
     expect(cpuMsOfProcess() - before).toBeLessThan(100);
     const started = performance.now();
-    const neighbour = await invokeHook(executor, hookCall(tenant("neighbour"), HEALTHY), limits);
+    const neighbour = await invokeHook(executor, ...hookCall(tenant("neighbour"), HEALTHY), limits);
     expect(neighbour.outcome).toMatchObject({ type: "decided" });
     expect(performance.now() - started).toBeLessThan(500);
   });
@@ -64,9 +64,9 @@ describe("WebAssembly.compile in a hook", () => {
       `{ async toolCall() { const m = await WebAssembly.compile(${MODULE}); return { type: "block", reason: String(m) }; } }`,
       MAKE_MODULE,
     );
-    const { outcome, cpuMs } = await invokeHook(executor, hookCall(tenant("wasm-waiter"), bundle), limits);
+    const { outcome, cost } = await invokeHook(executor, ...hookCall(tenant("wasm-waiter"), bundle), limits);
     expect(outcome).toMatchObject({ type: "failed", failure: { code: "pending" } });
     // Building and validating the module ran inside the call, on its clock.
-    expect(cpuMs).toBeGreaterThan(1);
+    expect(cost.cpuMs).toBeGreaterThan(1);
   });
 });

@@ -22,7 +22,7 @@ const shell = declaredTool({
 const readFile = declaredTool({ name: "read_file", result: "KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1w" });
 
 /** Wall-clock timeouts and budgets with room for well-behaved hooks on a machine busy with other suites. */
-const ROOMY = { limits: { timeoutMs: 250 }, budgets: { turnMs: 5_000, runMs: 30_000 } };
+const ROOMY = { limits: { timeoutMs: 250 }, dispatch: { budgets: { turnMs: 5_000, runMs: 30_000 } } };
 
 let executor: HookExecutor;
 let store: MemoryBundleStore;
@@ -51,21 +51,34 @@ async function expectOptionError(options: Parameters<typeof createHookRuntime>[0
 
 describe("createHookRuntime options", () => {
   it("names the wrong option before starting anything", async () => {
-    await expectOptionError({ workers: 0 }, "Expected `workers` to be an integer from 1 and up, got `0`");
     await expectOptionError(
-      { mode: "threads" as never },
-      'Expected `mode` to be "process" or "inline", got `"threads"`',
+      { executor: { workers: 0 } },
+      "In `executor`: Expected `workers` to be an integer from 1 and up, got `0`",
     );
-    await expectOptionError({ budgets: { turnMs: 0 } }, /`budgets.turnMs` to be an integer from 1/);
+    await expectOptionError(
+      { executor: { mode: "threads" as never } },
+      'In `executor`: Expected `mode` to be "process" or "inline", got `"threads"`',
+    );
+    await expectOptionError(
+      { dispatch: { budgets: { turnMs: 0 } } },
+      /In `dispatch`: .*`budgets.turnMs` to be an integer from 1/,
+    );
     await expectOptionError({ limits: { timeoutMs: -1 } }, /`limits.timeoutMs`/);
     await expectOptionError(
       { store: 42 as never },
       "Expected `store` to be a BundleStore or the path of a store file, got `42`",
     );
-    await expectOptionError({ bogus: 1 } as never, /Unknown option `bogus`. Known options: executor, mode, workers/);
-    await expectOptionError({ executor, workers: 2 }, /`workers` configures the runtime's own executor/);
+    await expectOptionError({ bogus: 1 } as never, /Unknown option `bogus`. Known options: executor, limits, dispatch/);
+    await expectOptionError({ executor: { limits: {} } as never }, /Set `limits` at the top level/);
     await expectOptionError({ store, bundles: store }, /Pass `bundles` or `store`, not both/);
     await expectOptionError({ model: {} as never }, /Expected `model` to be a Model/);
+  });
+
+  it("reaches every executor option, not only a copied few", async () => {
+    await expectOptionError({ executor: { killGraceMs: 5 } }, /Expected `killGraceMs` to be an integer from 10/);
+    await expectOptionError({ executor: { rssCheckMs: 1 } }, /Expected `rssCheckMs` to be an integer from 10/);
+    await expectOptionError({ executor: { maxPendingPerWorker: 0 } }, /Expected `maxPendingPerWorker`/);
+    await expectOptionError({ executor: { mode: "inline", workers: 2 } }, /`workers` applies to mode "process" only/);
   });
 });
 
@@ -100,7 +113,7 @@ describe("runAgent", () => {
     const called = events.filter((e) => e.type === "hook.called");
     expect(called.length).toBeGreaterThanOrEqual(6);
     expect(
-      called.every((e) => e.type === "hook.called" && e.hookId === "tenant:acme@v1" && e.runId === "run-e2e"),
+      called.every((e) => e.type === "hook.called" && e.record.hookId === "tenant:acme@v1" && e.runId === "run-e2e"),
     ).toBe(true);
   });
 
@@ -128,7 +141,7 @@ describe("runAgent", () => {
       ]),
       onEvent: (e) => events.push(e),
     });
-    const versions = new Set(events.flatMap((e) => (e.type === "hook.called" ? [e.bundle?.version] : [])));
+    const versions = new Set(events.flatMap((e) => (e.type === "hook.called" ? [e.record.bundle?.version] : [])));
     expect(first.bundle?.version).toBe(1);
     expect([...versions]).toEqual([1]);
     expect(first.transcript.at(-2)).toMatchObject({ role: "tool", content: "ran ls in /workspace" });

@@ -38,7 +38,7 @@ export function tallyOf(
     if (event.type === "quarantine.entered") quarantined = true;
     if (event.type !== "hooks.decided") continue;
     for (const record of event.records) {
-      durations.push(record.durationMs);
+      durations.push(record.runMs);
       maxQueuedMs = Math.max(maxQueuedMs, record.queuedMs ?? 0);
       if (record.outcome.type === "failed") {
         const code = record.outcome.failure.code;

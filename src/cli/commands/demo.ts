@@ -84,7 +84,7 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
           executor,
           store,
           limits,
-          ...(deps.budgets ? { budgets: deps.budgets } : {}),
+          ...(deps.budgets ? { dispatch: { budgets: deps.budgets } } : {}),
         });
         const events = new Map<string, RunEvent[]>(scenarios.map((s) => [s.scenario.tenant, []]));
         let results: RunAgentResult[];

@@ -94,7 +94,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
         runtime = await createHookRuntime({
           executor,
           ...(limits ? { limits } : {}),
-          ...(budgets ? { budgets } : {}),
+          ...(budgets ? { dispatch: { budgets } } : {}),
           ...(source ? { bundles: source } : store ? { store } : {}),
         });
         const trace = runTrace();

@@ -36,7 +36,7 @@ Options:
                     (default: the entry's folder; never a folder above it)
   --timeout <ms>    Per-call timeout, 1-60000 (default 50)
   --memory <mb>     Isolate memory limit, 8-2048 (default 32)
-  --json            One JSON object per line: the outcome plus line, point, durationMs, cpuMs, logs, passed
+  --json            One JSON object per line: the outcome plus line, point, runMs, cpuMs, logs, passed
   -h, --help        Show this help
 
 Exit codes: 0 every expectation met, 1 a mismatch (or the hook or events file has problems), 2 usage.
@@ -179,13 +179,13 @@ function shown(file: string, cwd: string): string {
 
 /** The `--json` line: the outcome object (DESIGN §4) plus where it came from and what it cost. */
 function jsonLine(report: FixtureReport): Record<string, unknown> {
-  const { line, name, point, outcome, durationMs, cpuMs, passed, mismatch } = report;
+  const { line, name, point, outcome, runMs, cpuMs, passed, mismatch } = report;
   return {
     line,
     ...(name === undefined ? {} : { name }),
     point,
     ...outcome,
-    durationMs: round(durationMs),
+    runMs: round(runMs),
     cpuMs: round(cpuMs),
     ...(passed === undefined ? {} : { passed }),
     ...(mismatch === undefined ? {} : { mismatch }),
@@ -203,7 +203,7 @@ function readableLine(report: FixtureReport): string {
     const { type, ...fields } = outcome.result;
     what = Object.keys(fields).length === 0 ? type : `${type} ${clip(JSON.stringify(fields))}`;
   }
-  const lines = [`${mark} line ${report.line} ${report.point}${label} → ${what} (${round(report.durationMs)} ms)`];
+  const lines = [`${mark} line ${report.line} ${report.point}${label} → ${what} (${round(report.runMs)} ms)`];
   if (report.mismatch !== undefined) lines.push(`       ${report.mismatch}`);
   for (const log of outcome.logs) lines.push(`       | ${clip(log)}`);
   // Names, messages, results and logs are the tenant's: each stays on its own line, escaped.
