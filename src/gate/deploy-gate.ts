@@ -4,6 +4,7 @@ import { type BuiltBundle, BundleError, bundleHook, describeBundle } from "../bu
 import { type Fixture, FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../fixtures/index.js";
 import {
   type BundleManifest,
+  failureText,
   type HookExecutor,
   type HookPoint,
   hookPointOfHandler,
@@ -144,7 +145,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
       const { failure, event } = result.failed;
       reasons.push({
         code: "fuzz_failed",
-        message: `${point} failed with ${failure.code} (${failure.message}) on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
+        message: `${point} failed with ${failureText(failure)} on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
         point,
         failure: failure.code,
         event,
@@ -243,10 +244,7 @@ async function checkFixtures(
       continue;
     }
     const why =
-      result.mismatch ??
-      (result.outcome.type === "failed"
-        ? `${result.outcome.failure.code}: ${result.outcome.failure.message}`
-        : "no match");
+      result.mismatch ?? (result.outcome.type === "failed" ? failureText(result.outcome.failure) : "no match");
     reasons.push({
       code: "fixture_failed",
       message: `${shownFile}:${result.line} (${result.point}): ${why}`,

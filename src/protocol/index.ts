@@ -15,6 +15,7 @@ export type {
   HookExecutor,
   SandboxBundle,
 } from "./executor.js";
+export { failureText } from "./failure-text.js";
 export { GuestReply, maxReplyChars, parseGuestReply } from "./guest-reply.js";
 export {
   type HandlerName,

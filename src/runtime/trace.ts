@@ -1,5 +1,5 @@
 import type { HookRecord } from "../dispatch/index.js";
-import type { HookPoint, JsonValue, ToolCall } from "../protocol/index.js";
+import { failureText, type HookPoint, type JsonValue, type ToolCall } from "../protocol/index.js";
 import type { RunEvent } from "./events.js";
 
 /** Options of the readable trace. */
@@ -66,7 +66,7 @@ function recordLine(record: HookRecord, width: number): string {
   const ms = `${record.durationMs.toFixed(2)} ms`;
   const outcome =
     record.outcome.type === "failed"
-      ? `FAILED ${record.outcome.failure.code}: ${clip(record.outcome.failure.message, width)}`
+      ? `FAILED ${clip(failureText(record.outcome.failure), width * 3)}`
       : record.outcome.result === null
         ? "no-op"
         : resultText(record.point, record.outcome.result as Record<string, JsonValue | undefined>, width);

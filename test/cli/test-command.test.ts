@@ -49,6 +49,7 @@ beforeAll(async () => {
     console.log("saw", command);
     ctx.state.seen = (ctx.state.seen ?? 0) + 1;
     if (command === "loop") for (;;) {}
+    if (command === "bad") return { type: "nope", reason: 7 };
     if (command.startsWith("rm")) return { type: "block", reason: "no rm" };
   },
 };
@@ -66,6 +67,7 @@ beforeAll(async () => {
     join(dir, "loop.jsonl"),
     jsonl({ point: "tool.call", event: EVENT("loop"), expect: { failure: "timeout" } }),
   );
+  await writeFile(join(dir, "badresult.jsonl"), jsonl({ point: "tool.call", event: EVENT("bad") }));
   await writeFile(
     join(dir, "bad.jsonl"),
     `${JSON.stringify({ point: "tool.call", event: EVENT("ls") })}\n{"point": 1}\n`,
@@ -121,6 +123,14 @@ describe("isohook test", () => {
     expect(stdout).toContain("FAIL line 2 tool.call → no-op (");
     expect(stdout).toContain("       expected a `block` result, got the no-op\n       | saw ls\n");
     expect(stdout.trimEnd().split("\n").at(-1)).toBe("1 passed, 1 failed, 1 without expect — events.jsonl");
+  });
+
+  it("prints why a result is invalid and where: the zod issue with its path", async () => {
+    const { stdout } = await runInline(["policy.ts", "--events", "badresult.jsonl"], dir);
+    expect(stdout).toContain(
+      "line 1 tool.call → failed invalid_result: The hook returned a result that tool.call does not accept — result.type: ",
+    );
+    expect(stdout).toContain("result.type: Invalid discriminator value. Expected 'rewrite' | 'block' | 'stop'");
   });
 
   it("passes --timeout and --memory to the sandbox", async () => {

@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { bundleHook } from "../../bundler/index.js";
 import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
-import { type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
+import { failureText, type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
@@ -181,7 +181,7 @@ function readableLine(report: FixtureReport): string {
   const mark = report.passed === undefined ? "    " : report.passed ? "ok  " : "FAIL";
   const label = report.name === undefined ? "" : ` ${report.name}:`;
   let what: string;
-  if (outcome.type === "failed") what = `failed ${outcome.failure.code}: ${outcome.failure.message}`;
+  if (outcome.type === "failed") what = `failed ${failureText(outcome.failure)}`;
   else if (outcome.result === null) what = "no-op";
   else {
     const { type, ...fields } = outcome.result;
