@@ -1,4 +1,5 @@
 export { type ActiveBundle, BundleManifest, type BundleSource } from "./bundle.js";
+export { closestName } from "./closest-name.js";
 export { HookContext } from "./context.js";
 export {
   DescribeReply,

@@ -5,16 +5,8 @@ import { bundleHook } from "../../bundler/index.js";
 import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
 import { failureText, type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
-import {
-  CliError,
-  type Command,
-  EXIT,
-  integerFlag,
-  type ParsedArgs,
-  stringFlag,
-  UsageError,
-  writeJson,
-} from "../command.js";
+import { CliError, type Command, EXIT, integerFlag, stringFlag, writeJson } from "../command.js";
+import { hookEntryOf } from "../hook-entry.js";
 
 const HELP = `Usage: isohook test <entry> [--events file.jsonl] [--json] [--timeout ms] [--memory mb]
 
@@ -58,7 +50,7 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
     options: { events: { type: "string" }, timeout: { type: "string" }, memory: { type: "string" } },
     allowPositionals: true,
     async run(args, io) {
-      const entry = entryOf(args);
+      const entry = await hookEntryOf(args, io.cwd);
       const limits: LimitsInput = {};
       const timeoutMs = integerFlag(args, "timeout", 1, 60_000);
       const memoryMb = integerFlag(args, "memory", 8, 2_048);
@@ -71,7 +63,7 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
       try {
         built = await bundleHook(entry, { cwd: io.cwd, signal: io.signal });
       } catch (error) {
-        return bundleFailure(error, args, io);
+        bundleFailure(error, io);
       }
 
       const executor = await open(deps, limits, io.signal);
@@ -103,13 +95,6 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
 }
 
 export const testCommand = createTestCommand();
-
-function entryOf(args: ParsedArgs): string {
-  const [entry, ...rest] = args.positionals;
-  if (entry === undefined) throw new UsageError("Missing the hook entry: a .ts file or a folder containing index.ts");
-  if (rest.length > 0) throw new UsageError(`Expected one hook entry, got ${args.positionals.length}`);
-  return entry;
-}
 
 /** `--events` as given, else fixtures.jsonl in the entry's folder (the entry itself when it is a folder). */
 async function eventsFileOf(entry: string, events: string | undefined, cwd: string): Promise<string> {

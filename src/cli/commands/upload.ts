@@ -1,16 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { JsonValue } from "../../protocol/index.js";
-import {
-  CliError,
-  type CliIO,
-  type Command,
-  EXIT,
-  integerFlag,
-  type ParsedArgs,
-  UsageError,
-  writeJson,
-} from "../command.js";
+import { CliError, type CliIO, type Command, EXIT, integerFlag, type ParsedArgs, writeJson } from "../command.js";
+import { hookEntryOf } from "../hook-entry.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 import { formatBytes, shortHash } from "../text-table.js";
 
@@ -47,10 +39,7 @@ ${STORE_HELP}
   allowPositionals: true,
   async run(args, io) {
     const tenantId = tenantFlag(args, true);
-    const [entry, ...extra] = args.positionals;
-    if (entry === undefined) throw new UsageError("Missing the hook module: pass a .ts file or a folder with index.ts");
-    if (extra.length > 0)
-      throw new UsageError(`Expected one hook module, got ${args.positionals.length}: upload them one at a time`);
+    const entry = await hookEntryOf(args, io.cwd);
     const by = uploaderOf(args, io);
     const seed = integerFlag(args, "seed", -(2 ** 31), 2 ** 31 - 1);
     const config = await readConfig(args, io);
