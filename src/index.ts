@@ -141,6 +141,8 @@ export {
   RuntimeError,
   type RuntimeErrorCode,
   type RuntimeEvent,
+  type RunWarning,
+  type RunWarningEvent,
   runTrace,
   type TraceOptions,
 } from "./runtime/index.js";

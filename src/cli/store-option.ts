@@ -78,4 +78,5 @@ function osUserName(): string | undefined {
 }
 
 export const BY_OPTION: OptionSpec = { by: { type: "string" } };
-export const BY_HELP = "  --by <name>        Who is making the change, for the audit log (default: $USER, else the OS user)";
+export const BY_HELP =
+  "  --by <name>        Who is making the change, for the audit log (default: $USER, else the OS user)";

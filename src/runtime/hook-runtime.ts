@@ -10,9 +10,9 @@ import {
 } from "../dispatch/index.js";
 import type { BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
 import { RunId, TenantId } from "../protocol/index.js";
-import { type BundleStore, SqliteBundleStore } from "../store/index.js";
+import { type BundleStore, SqliteBundleStore, StoreError } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
-import type { RunEvent } from "./events.js";
+import type { RunEvent, RunWarning } from "./events.js";
 import { checkRuntimeOptions, dispatcherFields, type HookRuntimeOptions } from "./options.js";
 
 export interface RunAgentOptions {
@@ -42,6 +42,8 @@ export interface RunAgentResult extends AgentRunResult {
   readonly tenantId: TenantId;
   /** The bundle version the run used from start to end; undefined when the tenant had none. */
   readonly bundle: BundleRef | undefined;
+  /** What the platform should notice, e.g. `no_active_bundle`: the tenant's hooks did not guard this run. */
+  readonly warnings: readonly RunWarning[];
 }
 
 export interface HookRuntime {
@@ -82,7 +84,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   };
 
   const ownsStore = typeof options.store === "string";
-  const store = typeof options.store === "string" ? await SqliteBundleStore.open(options.store) : options.store;
+  const store = typeof options.store === "string" ? await openStore(options.store, options) : options.store;
   let executor: HookExecutor;
   try {
     executor = options.executor ?? (await createHookExecutor(executorFields(options)));
@@ -130,10 +132,13 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
         if (event.type === "hook.called" || event.tenantId === tenantId) forward(event);
       });
       forward({ type: "run.started", runId, tenantId, bundle: ref });
+      const warnings: RunWarning[] = [];
+      if (bundle === undefined) warnings.push(noBundleWarning(tenantId, bundles !== undefined));
+      for (const warning of warnings) forward({ type: "run.warning", runId, tenantId, ...warning });
       const loop = runAgentLoop({ ...loopFields(run), hooks, model, signal: controller.signal, onEvent: forward });
       entry.done = loop;
       const result = await loop;
-      return { ...result, runId, tenantId, bundle: ref };
+      return { ...result, runId, tenantId, bundle: ref, warnings };
     } finally {
       listeners.delete(runId);
       inFlight.delete(entry);
@@ -156,6 +161,25 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
       if (ownsStore) await store?.close();
     },
   };
+}
+
+async function openStore(path: string, options: HookRuntimeOptions): Promise<BundleStore> {
+  try {
+    return await SqliteBundleStore.open(path, { create: options.createStore === true });
+  } catch (error) {
+    if (!(error instanceof StoreError) || error.code !== "missing") throw error;
+    throw new RuntimeError(
+      "invalid_options",
+      `No store at ${path}: pass the path of an existing store, or \`createStore: true\` to create an empty one`,
+    );
+  }
+}
+
+function noBundleWarning(tenantId: TenantId, hasSource: boolean): RunWarning {
+  const why = hasSource
+    ? `tenant ${tenantId} has no active bundle`
+    : "the runtime has no bundle source (pass `store` or `bundles` to createHookRuntime)";
+  return { code: "no_active_bundle", message: `No tenant hooks guard this run: ${why}; only platform hooks run.` };
 }
 
 /** The run's own fields that the loop trusts: a wrong one is the caller's mistake, named. */

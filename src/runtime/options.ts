@@ -29,8 +29,13 @@ export interface HookRuntimeOptions {
    * at its start, and keeps that version.
    */
   readonly bundles?: BundleSource;
-  /** A bundle store, or the path of a SQLite store file to open (then the runtime closes it). */
+  /**
+   * A bundle store, or the path of a SQLite store file to open (then the runtime closes it). A path with no
+   * store file is refused (a mistyped path must not serve every tenant unguarded) unless `createStore`.
+   */
   readonly store?: BundleStore | string;
+  /** When `store` is a path: create an empty store there if there is none. Default false. */
+  readonly createStore?: boolean;
   /** The model `runAgent` uses when a run names none. */
   readonly model?: Model;
   /** Hook time per turn and per run (ms); default 250 / 5000. */
@@ -89,6 +94,9 @@ const Schema = z.strictObject({
       error: (issue) =>
         `Expected \`store\` to be a BundleStore or the path of a store file, got \`${show(issue.input)}\``,
     })
+    .optional(),
+  createStore: z
+    .boolean({ error: (issue) => `Expected \`createStore\` to be a boolean, got \`${show(issue.input)}\`` })
     .optional(),
   model: objectWith("model", ["complete"], "a Model (an object with `id` and `complete`)").optional(),
   budgets: z.unknown().optional(),

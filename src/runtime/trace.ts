@@ -22,6 +22,8 @@ export function formatRunEvent(event: RunEvent, options: TraceOptions = {}): str
         : "no tenant bundle";
       return `▶ ${event.tenantId} · ${event.runId} · ${bundle}`;
     }
+    case "run.warning":
+      return `  ⚠ ${event.code}: ${event.message}`;
     case "turn.started":
       return `  turn ${event.turn}`;
     case "hooks.decided": {

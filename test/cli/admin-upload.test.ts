@@ -62,8 +62,7 @@ describe("isohook upload", () => {
     );
     const second = await cli(["upload", "--tenant", "acme", "policy2/index.ts", "--json"]);
     expect(second.code).toBe(0);
-    const deployed = JSON.parse(second.stdout) as { type: string; version: { version: number }; activated: boolean };
-    expect([deployed.type, deployed.version.version, deployed.activated]).toEqual(["deployed", 2, false]);
+    expect(JSON.parse(second.stdout)).toMatchObject({ tenantId: "acme", version: 2, activated: false });
 
     expect((await cli(["activate", "--tenant", "acme", "--version", "2"])).code).toBe(0);
     const inspected = await cli(["inspect", "--tenant", "acme"]);
@@ -97,12 +96,12 @@ describe("isohook upload", () => {
     expect(fileDigest(store)).toBe(before);
     const json = await cli(["upload", "--tenant", "acme", "broken", "--json"]);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ type: "rejected", report: { type: "rejected" } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: "gate_rejected", report: { type: "rejected" } } });
   });
 
   it("explains a missing entry, config file or malformed config", async () => {
     const missing = await cli(["upload", "--tenant", "acme", "nowhere"]);
-    expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining("[bundle_failed]")]);
+    expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining("There is no hook at nowhere")]);
     writeFileSync(join(dir, "bad.json"), "{mode: strict}");
     const bad = await cli(["upload", "--tenant", "acme", "policy", "--config", "bad.json"]);
     expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining("is not valid JSON")]);

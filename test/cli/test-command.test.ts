@@ -90,13 +90,12 @@ describe("isohook test", () => {
     expect(stdout).toContain('ok   line 1 tool.call → block {"reason":"destructive shell command: rm -rf /"}');
   });
 
-  it("prints one JSON outcome per line with point, costs, logs and state, and exits 1 on a mismatch", async () => {
+  it("prints one JSON object with each outcome, its point, costs, logs and state, and exits 1 on a mismatch", async () => {
     const { code, stdout } = await run(["test", "policy.ts", "--events", "events.jsonl", "--json"], dir);
     expect(code).toBe(1);
-    const lines = stdout
-      .trimEnd()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const output = JSON.parse(stdout);
+    expect(output).toMatchObject({ file: "events.jsonl", passed: 1, failed: 1, unchecked: 1 });
+    const lines = output.results;
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatchObject({
       line: 1,

@@ -1,3 +1,6 @@
+import { access, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
@@ -188,10 +191,12 @@ describe("runAgent", () => {
     expect(tools).toEqual(["ran ls in /workspace", "blocked: platform: no curl"]);
   });
 
-  it("runs platform hooks only for a tenant without a bundle", async () => {
+  it("runs platform hooks only for a tenant without a bundle, and says so in an event and the result", async () => {
     const runtime = await createHookRuntime({ executor, store, ...ROOMY });
+    const events: RunEvent[] = [];
     const result = await runtime.runAgent({
       tenantId: "newcomer",
+      onEvent: (event) => events.push(event),
       input: "go",
       tools: [shell],
       model: scriptedModel([
@@ -202,6 +207,34 @@ describe("runAgent", () => {
     await runtime.close();
     expect(result.bundle).toBeUndefined();
     expect(result.transcript.find((m) => m.role === "tool")?.content).toBe("ran rm -rf / in /");
+    const message = "No tenant hooks guard this run: tenant newcomer has no active bundle; only platform hooks run.";
+    expect(result.warnings).toEqual([{ code: "no_active_bundle", message }]);
+    expect(events.map((e) => e.type).slice(0, 2)).toEqual(["run.started", "run.warning"]);
+    expect(events[1]).toMatchObject({ type: "run.warning", tenantId: "newcomer", code: "no_active_bundle", message });
+  });
+
+  it("has no warnings for a run its tenant's bundle guards", async () => {
+    const runtime = await createHookRuntime({ executor, store, ...ROOMY });
+    const result = await runtime.runAgent({ tenantId: "acme", input: "go", model: scriptedModel([{ text: "ok" }]) });
+    await runtime.close();
+    expect(result.bundle).toBeDefined();
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("refuses a store path with no store unless asked to create one", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "isohook-runtime-store-"));
+    try {
+      const path = join(dir, "missing.db");
+      await expectOptionError({ executor, store: path }, `No store at ${path}: pass the path of an existing store`);
+      await expect(access(path)).rejects.toThrow();
+      await expectOptionError({ executor, store: path, createStore: "yes" as never }, /`createStore` to be a boolean/);
+      const runtime = await createHookRuntime({ executor, store: path, createStore: true });
+      expect(await runtime.store?.tenants()).toEqual([]);
+      await runtime.close();
+      await access(path);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("fails a run closed when the bundle source fails", async () => {

@@ -25,7 +25,7 @@ Options:
   --json       One line of JSON instead of indented JSON
   -h, --help   Show this help
 
-Exit codes: 0 printed, 2 usage (an unknown hook point).
+Exit codes: 0 printed, 2 usage.
 `;
 
 /** One point as a schema object: `{ event, result }`, titled with its handler name. */

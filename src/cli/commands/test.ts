@@ -5,8 +5,9 @@ import { bundleHook } from "../../bundler/index.js";
 import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
 import { failureText, type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
-import { CliError, type Command, EXIT, integerFlag, stringFlag, writeJson } from "../command.js";
+import { CliError, type Command, EXIT, stringFlag, writeJson } from "../command.js";
 import { hookEntryOf } from "../hook-entry.js";
+import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
 
 const HELP = `Usage: isohook test <entry> [--events file.jsonl] [--json] [--timeout ms] [--memory mb]
 
@@ -18,11 +19,11 @@ that contains those fields, {"noop": true} (or {"type": null}) the no-op, {"fail
 code. Without --events, the fixtures.jsonl beside the entry is used.
 
 Options:
-  --events <file>   Event lines to run (default: <folder>/fixtures.jsonl)
-  --timeout <ms>    Per-call timeout, 1-60000 (default 50)
-  --memory <mb>     Isolate memory limit, 8-2048 (default 32)
-  --json            One JSON object per line: the outcome plus line, point, durationMs, cpuMs, logs, passed
-  -h, --help        Show this help
+  --events <file>    Event lines to run (default: <folder>/fixtures.jsonl)
+${LIMITS_HELP}
+  --json             One JSON object: {"file", "passed", "failed", "unchecked", "results": [the outcome
+                     plus line, point, durationMs, cpuMs, logs, passed, mismatch]}
+  -h, --help         Show this help
 
 Exit codes: 0 every expectation met, 1 a mismatch (or the hook or events file has problems), 2 usage.
 `;
@@ -47,15 +48,11 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
     name: "test",
     summary: "Run a hook against event lines (its fixtures.jsonl) in the real sandbox",
     help: HELP,
-    options: { events: { type: "string" }, timeout: { type: "string" }, memory: { type: "string" } },
+    options: { events: { type: "string" }, ...LIMIT_OPTIONS },
     allowPositionals: true,
     async run(args, io) {
       const entry = await hookEntryOf(args, io.cwd);
-      const limits: LimitsInput = {};
-      const timeoutMs = integerFlag(args, "timeout", 1, 60_000);
-      const memoryMb = integerFlag(args, "memory", 8, 2_048);
-      if (timeoutMs !== undefined) limits.timeoutMs = timeoutMs;
-      if (memoryMb !== undefined) limits.memoryMb = memoryMb;
+      const limits = limitsOf(args);
       const eventsFile = await eventsFileOf(entry, stringFlag(args, "events"), io.cwd);
       const fixtures = parseEvents(await readEvents(eventsFile, io.cwd), shown(eventsFile, io.cwd));
 
@@ -83,12 +80,16 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
       } finally {
         await executor.close();
       }
-      for (const report of reports) {
-        if (args.json) writeJson(io, jsonLine(report));
-        else io.stdout(readableLine(report));
-      }
       const failed = reports.filter((r) => r.passed === false).length;
-      if (!args.json) io.stdout(`${totals(reports, failed)} — ${shown(eventsFile, io.cwd)}\n`);
+      const passed = reports.filter((r) => r.passed === true).length;
+      const file = shown(eventsFile, io.cwd);
+      if (args.json) {
+        const unchecked = reports.length - passed - failed;
+        writeJson(io, { file, passed, failed, unchecked, results: reports.map(jsonLine) });
+      } else {
+        for (const report of reports) io.stdout(readableLine(report));
+        io.stdout(`${totals(reports.length, passed, failed)} — ${file}\n`);
+      }
       return failed > 0 ? EXIT.failed : EXIT.ok;
     },
   };
@@ -146,7 +147,7 @@ function shown(file: string, cwd: string): string {
   return relative(cwd, file) || file;
 }
 
-/** The `--json` line: the outcome object (DESIGN §4) plus where it came from and what it cost. */
+/** One `--json` result: the outcome object (DESIGN §4) plus where it came from and what it cost. */
 function jsonLine(report: FixtureReport): Record<string, unknown> {
   const { line, name, point, outcome, durationMs, cpuMs, passed, mismatch } = report;
   return {
@@ -178,9 +179,8 @@ function readableLine(report: FixtureReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-function totals(reports: readonly FixtureReport[], failed: number): string {
-  const passed = reports.filter((r) => r.passed === true).length;
-  const unchecked = reports.length - passed - failed;
+function totals(total: number, passed: number, failed: number): string {
+  const unchecked = total - passed - failed;
   const parts = [`${passed} passed`, `${failed} failed`];
   if (unchecked > 0) parts.push(`${unchecked} without expect`);
   return parts.join(", ");
