@@ -116,7 +116,14 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const fixtureFile = await fixturesFileOf(options.entry, cwd);
   const shownFile = relative(cwd, fixtureFile) || fixtureFile;
   const { summary: fixtures, dictionary } = await checkFixtures(fixtureFile, shownFile, reasons, async (fixtures) =>
-    runFixtures({ executor, bundle: sandboxBundle, tenantId, fixtures, limits, ...(signal ? { signal } : {}) }),
+    runFixtures({
+      executor,
+      bundle: { code: built.code, manifest: { hash: built.hash, hookPoints } },
+      tenantId,
+      fixtures,
+      limits,
+      ...(signal ? { signal } : {}),
+    }),
   );
   for (const point of hookPoints) {
     if (fixtures && !dictionary.points.has(point))

@@ -99,6 +99,24 @@ describe("isohook upload", () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: "gate_rejected", report: { type: "rejected" } } });
   });
 
+  it("runs the gate under --timeout and --memory", async () => {
+    const slow = `export default { toolCall(event) {
+  if (event.call.args.command !== "slow") return undefined;
+  const end = Date.now() + 120;
+  while (Date.now() < end) {}
+  return undefined;
+} };
+`;
+    writeHook(dir, "slow", slow, toolCallFixture("shell", { command: "slow" }, { noop: true }));
+    const strict = await cli(["upload", "--tenant", "slowpoke", "slow", "--seed", "1"]);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain("[fixture_failed]");
+    expect(strict.stderr).toContain("timeout");
+    const roomy = await cli(["upload", "--tenant", "slowpoke", "slow", "--timeout", "2000", "--memory", "64"]);
+    expect([roomy.code, roomy.stderr]).toEqual([0, ""]);
+    expect((await cli(["upload", "--tenant", "slowpoke", "slow", "--memory", "4"])).code).toBe(2);
+  });
+
   it("explains a missing entry, config file or malformed config", async () => {
     const missing = await cli(["upload", "--tenant", "acme", "nowhere"]);
     expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining("There is no hook at nowhere")]);

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
-import { bundleHook } from "../../bundler/index.js";
+import { buildBundle, type HookBundle } from "../../bundler/index.js";
 import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
 import { failureText, type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
@@ -56,19 +56,18 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
       const eventsFile = await eventsFileOf(entry, stringFlag(args, "events"), io.cwd);
       const fixtures = parseEvents(await readEvents(eventsFile, io.cwd), shown(eventsFile, io.cwd));
 
-      let built: Awaited<ReturnType<typeof bundleHook>>;
-      try {
-        built = await bundleHook(entry, { cwd: io.cwd, signal: io.signal });
-      } catch (error) {
-        bundleFailure(error, io);
-      }
-
       const executor = await open(deps, limits, io.signal);
       let reports: FixtureReport[];
       try {
+        let built: HookBundle;
+        try {
+          built = await buildBundle(entry, { executor, cwd: io.cwd, signal: io.signal });
+        } catch (error) {
+          bundleFailure(error, io);
+        }
         reports = await runFixtures({
           executor,
-          bundle: { hash: built.hash, code: built.code },
+          bundle: built,
           tenantId: TEST_TENANT,
           fixtures,
           limits,
