@@ -1,5 +1,5 @@
 import { readFile, stat } from "node:fs/promises";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { type BuiltBundle, BundleError, bundleHook, describeBundle } from "../bundler/index.js";
 import { type Fixture, FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../fixtures/index.js";
 import {
@@ -61,12 +61,14 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const started = performance.now();
   const { executor, tenantId, signal } = options;
   const limits = Limits.parse(options.limits ?? {});
-  const cwd = options.cwd ?? process.cwd();
+  // Everything the report names is relative to the hook's folder: it is stored, and an uploader's paths
+  // (their home folder, their checkout) are not the platform's business.
+  const hook = await hookFolderOf(options.entry, options.cwd ?? process.cwd());
   const reasons: GateReason[] = [];
   const warnings: string[] = [];
   const report = (fields: Partial<GateReport>): GateReport => ({
     type: reasons.length === 0 ? "passed" : "rejected",
-    entry: options.entry,
+    entry: hook.entryName,
     hash: null,
     bytes: null,
     hookPoints: [],
@@ -80,7 +82,11 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
 
   let built: BuiltBundle;
   try {
-    built = await bundleHook(options.entry, { cwd, maxBundleBytes: BUILD_CAP_BYTES, ...(signal ? { signal } : {}) });
+    built = await bundleHook(hook.entry, {
+      cwd: hook.dir,
+      maxBundleBytes: BUILD_CAP_BYTES,
+      ...(signal ? { signal } : {}),
+    });
   } catch (error) {
     if (!(error instanceof BundleError)) throw error;
     reasons.push({ code: "bundle_failed", message: error.message, problems: error.problems });
@@ -103,7 +109,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     bytes: built.bytes,
     hookPoints,
     sdkVersion: SDK_VERSION,
-    entry: built.entry,
+    entry: hook.entryName,
   };
   if (hookPoints.length === 0 && !reasons.some((r) => r.code === "unknown_exports")) {
     reasons.push({
@@ -113,8 +119,8 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   }
 
   const sandboxBundle = { hash: built.hash, code: built.code };
-  const fixtureFile = await fixturesFileOf(options.entry, cwd);
-  const shownFile = relative(cwd, fixtureFile) || fixtureFile;
+  const fixtureFile = join(hook.dir, FIXTURES_FILE);
+  const shownFile = FIXTURES_FILE;
   const { summary: fixtures, dictionary } = await checkFixtures(fixtureFile, shownFile, reasons, async (fixtures) =>
     runFixtures({
       executor,
@@ -190,13 +196,20 @@ async function exportedPoints(
   }
 }
 
-async function fixturesFileOf(entry: string, cwd: string): Promise<string> {
+const FIXTURES_FILE = "fixtures.jsonl";
+
+/** The hook's folder (the entry, or the entry file's folder) and the entry relative to it. */
+async function hookFolderOf(
+  entry: string,
+  cwd: string,
+): Promise<{ readonly dir: string; readonly entry: string; readonly entryName: string }> {
   const absolute = resolve(cwd, entry);
   const isFolder = await stat(absolute).then(
     (s) => s.isDirectory(),
     () => false,
   );
-  return join(isFolder ? absolute : dirname(absolute), "fixtures.jsonl");
+  if (isFolder) return { dir: absolute, entry: ".", entryName: "index.ts" };
+  return { dir: dirname(absolute), entry: basename(absolute), entryName: basename(absolute) };
 }
 
 interface Dictionary {
