@@ -30,13 +30,20 @@ function stepsOf(readme: string): Step[][] {
       for (const line of block.split("\n")) {
         const exported = /^\$ export (.*)$/.exec(line);
         if (exported) {
-          env = { ...env, ...Object.fromEntries((exported[1] ?? "").split(" ").map((kv) => kv.split("=") as [string, string])) };
+          env = {
+            ...env,
+            ...Object.fromEntries((exported[1] ?? "").split(" ").map((kv) => kv.split("=") as [string, string])),
+          };
           continue;
         }
         const prompt = PROMPT.exec(line);
         if (prompt?.[2] !== undefined) {
           const local = Object.fromEntries(
-            (prompt[1] ?? "").trim().split(" ").filter(Boolean).map((kv) => kv.split("=") as [string, string]),
+            (prompt[1] ?? "")
+              .trim()
+              .split(" ")
+              .filter(Boolean)
+              .map((kv) => kv.split("=") as [string, string]),
           );
           steps.push({ env: { ...env, ...local }, argv: prompt[2].split(" "), expected: "" });
         } else if (steps.length > 0) {
