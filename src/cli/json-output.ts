@@ -226,6 +226,7 @@ export const CLI_OUTPUT = {
   run: z.union([RunResult, RunEventLine]),
   demo: z.union([DemoSummary, z.strictObject({ tenant: z.string(), event: RunEventLine })]),
   schema: z.looseObject({ $schema: z.string() }).meta({ description: "a JSON Schema document" }),
+  init: z.strictObject({ dir: z.string(), files: z.array(z.string()), hookPoints: z.array(Point) }),
   version: z.strictObject({ isohook: z.string() }),
 } as const;
 

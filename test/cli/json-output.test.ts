@@ -77,6 +77,8 @@ describe("--json output", () => {
 
   it("is one shape per command, successes and errors alike, for every command", { timeout: 120_000 }, async () => {
     expect(await cli("version", ["--version"])).toMatchObject({ isohook: expect.any(String) });
+    expect(await cli("init", [join(dir, "project")])).toMatchObject({ hookPoints: ["tool.call"] });
+    expect(await cli("init", [join(dir, "project")])).toMatchObject({ error: { code: "not_empty" } });
     await cli("schema", ["tool.call"]);
     expect(await cli("schema", ["toolcall"])).toMatchObject({ error: { code: "usage", usage: expect.any(String) } });
 
