@@ -77,7 +77,14 @@ export async function testHook(entry: string, options: TestHookOptions = {}): Pr
   const absolute = resolve(cwd, entry);
   const folder = (await stat(absolute)).isDirectory() ? absolute : dirname(absolute);
   const run = (text: string, file: string) =>
-    runFixtures({ executor, bundle, tenantId, fixtures: parseFixtures(text, file), limits, ...(signal ? { signal } : {}) });
+    runFixtures({
+      executor,
+      bundle,
+      tenantId,
+      fixtures: parseFixtures(text, file),
+      limits,
+      ...(signal ? { signal } : {}),
+    });
   return {
     manifest: bundle.manifest,
     async call(point, event, ctx) {

@@ -76,7 +76,10 @@ function fixtureLines(point: HookPoint, event: JsonValue): string[] {
 function indexTs(points: readonly HookPoint[]): string {
   const handlers = points.map((point) => {
     const handler = handlerOf(point);
-    const results = resultTypes(point).map((t) => `{ type: "${t}", … }`).join(", ") || "none";
+    const results =
+      resultTypes(point)
+        .map((t) => `{ type: "${t}", … }`)
+        .join(", ") || "none";
     if (point === "tool.call") {
       return `  ${handler}(event, ctx) {
     // Results: ${results}. Returning nothing lets the call through.

@@ -40,7 +40,10 @@ export const initCommand: Command = {
     if (existing.length > 0) {
       throw new CliError(`${target} is not empty: pick a new folder; init never overwrites files`, "not_empty");
     }
-    const name = basename(dir).toLowerCase().replace(/[^a-z0-9._-]/g, "-") || "hooks";
+    const name =
+      basename(dir)
+        .toLowerCase()
+        .replace(/[^a-z0-9._-]/g, "-") || "hooks";
     // Loaded on use, like upload: the gate pulls in esbuild, which other commands never need.
     const { eventArbitrary } = await import("../../gate/index.js");
     const sample = (point: HookPoint): JsonValue => {
