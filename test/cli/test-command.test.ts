@@ -132,6 +132,38 @@ describe("isohook test", () => {
     expect(stdout).toContain("result.type: Invalid discriminator value. Expected 'rewrite' | 'block' | 'stop'");
   });
 
+  it("runs again on every save with --watch until stopped", { timeout: 30_000 }, async () => {
+    const watched = await mkdtemp(join(tmpdir(), "isohook-watch-"));
+    try {
+      await writeFile(join(watched, "index.ts"), "export default { toolCall() { return undefined; } };\n");
+      const fixture = { point: "tool.call", event: EVENT("rm -rf /"), expect: { type: "block" } };
+      await writeFile(join(watched, "fixtures.jsonl"), jsonl(fixture));
+      const controller = new AbortController();
+      const command = createTestCommand({
+        openExecutor: async (limits) => createInlineExecutor({ limits, quiet: true }),
+      });
+      const io = { ...fakeIO(watched), signal: controller.signal };
+      const running = command.run(parseCommandArgs(command, [".", "--watch"]), io);
+      const until = async (text: RegExp) => {
+        for (let i = 0; i < 200 && !text.test(io.out()); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(io.out()).toMatch(text);
+      };
+      await until(/0 passed, 1 failed[^]*watching \. for changes/);
+      await writeFile(
+        join(watched, "index.ts"),
+        'export default { toolCall() { return { type: "block", reason: "no" }; } };\n',
+      );
+      await until(/1 passed, 0 failed — fixtures\.jsonl\n— watching/);
+      await writeFile(join(watched, "index.ts"), "export default { toolCall() { return {{ } };\n");
+      for (let i = 0; i < 200 && !io.err().includes("isohook test:"); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(io.err()).toContain("isohook test: Cannot bundle");
+      controller.abort();
+      expect(await running).toBe(0);
+    } finally {
+      await rm(watched, { recursive: true, force: true });
+    }
+  });
+
   it("passes --timeout and --memory to the sandbox", async () => {
     const { code, stdout, asked } = await runInline(
       ["policy.ts", "--events", "loop.jsonl", "--timeout", "20", "--memory", "16"],

@@ -5,11 +5,22 @@ import { buildBundle, type HookBundle } from "../../bundler/index.js";
 import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
 import { failureText, type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
-import { CliError, type Command, EXIT, stringFlag, writeJson } from "../command.js";
+import {
+  CliError,
+  type CliIO,
+  type Command,
+  EXIT,
+  type ParsedArgs,
+  stringFlag,
+  UsageError,
+  writeJson,
+  writeJsonError,
+} from "../command.js";
 import { hookEntryOf } from "../hook-entry.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
+import { folderChanges } from "../watch.js";
 
-const HELP = `Usage: isohook test <entry> [--events file.jsonl] [--json] [--timeout ms] [--memory mb]
+const HELP = `Usage: isohook test <entry> [--events file.jsonl] [--watch] [--json] [--timeout ms] [--memory mb]
 
 Bundles a hook module (a .ts file, or a folder containing index.ts) and runs each event line through the
 real process sandbox, printing one outcome per line. A line is one JSON object:
@@ -21,6 +32,7 @@ code. Without --events, the fixtures.jsonl beside the entry is used.
 Options:
   --events <file>    Event lines to run (default: <folder>/fixtures.jsonl)
 ${LIMITS_HELP}
+  -w, --watch        Run again on every save under the hook's folder, until Ctrl-C
   --json             One JSON object: {"file", "passed", "failed", "unchecked", "results": [the outcome
                      plus line, point, durationMs, cpuMs, logs, passed, mismatch]}
   -h, --help         Show this help
@@ -48,50 +60,78 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
     name: "test",
     summary: "Run a hook against event lines (its fixtures.jsonl) in the real sandbox",
     help: HELP,
-    options: { events: { type: "string" }, ...LIMIT_OPTIONS },
+    options: { events: { type: "string" }, watch: { type: "boolean", short: "w" }, ...LIMIT_OPTIONS },
     allowPositionals: true,
     async run(args, io) {
       const entry = await hookEntryOf(args, io.cwd);
       const limits = limitsOf(args);
       const eventsFile = await eventsFileOf(entry, stringFlag(args, "events"), io.cwd);
-      const fixtures = parseEvents(await readEvents(eventsFile, io.cwd), shown(eventsFile, io.cwd));
-
-      const executor = await open(deps, limits, io.signal);
-      let reports: FixtureReport[];
-      try {
-        let built: HookBundle;
+      if (args.values.watch !== true) return runOnce(deps, args, io, entry, limits, eventsFile);
+      const signal = io.signal;
+      if (signal === undefined) throw new UsageError("--watch needs a way to stop (Ctrl-C)");
+      const folder = await hookFolderOf(entry, io.cwd);
+      const rerun = async () => {
         try {
-          built = await buildBundle(entry, { executor, cwd: io.cwd, signal: io.signal });
+          await runOnce(deps, args, io, entry, limits, eventsFile);
         } catch (error) {
-          bundleFailure(error, io);
+          if (!(error instanceof CliError) || signal.aborted) throw error;
+          if (args.json) writeJsonError(io, error.code, error.message, error.details);
+          else io.stderr(`isohook test: ${error.message}\n`);
         }
-        reports = await runFixtures({
-          executor,
-          bundle: built,
-          tenantId: TEST_TENANT,
-          fixtures,
-          limits,
-          ...(io.signal ? { signal: io.signal } : {}),
-        });
-      } catch (error) {
-        if (io.signal?.aborted) throw new CliError("Aborted", "aborted");
-        throw error;
-      } finally {
-        await executor.close();
-      }
-      const failed = reports.filter((r) => r.passed === false).length;
-      const passed = reports.filter((r) => r.passed === true).length;
-      const file = shown(eventsFile, io.cwd);
-      if (args.json) {
-        const unchecked = reports.length - passed - failed;
-        writeJson(io, { file, passed, failed, unchecked, results: reports.map(jsonLine) });
-      } else {
-        for (const report of reports) io.stdout(readableLine(report));
-        io.stdout(`${totals(reports.length, passed, failed)} — ${file}\n`);
-      }
-      return failed > 0 ? EXIT.failed : EXIT.ok;
+        if (!args.json) io.stdout(`— watching ${shown(folder, io.cwd)} for changes (Ctrl-C to stop)\n`);
+      };
+      await rerun();
+      for await (const _ of folderChanges(folder, signal)) await rerun();
+      return EXIT.ok;
     },
   };
+}
+
+/** One run of the events through the sandbox: bundle, run, print; the exit code. */
+async function runOnce(
+  deps: TestCommandDeps,
+  args: ParsedArgs,
+  io: CliIO,
+  entry: string,
+  limits: LimitsInput,
+  eventsFile: string,
+): Promise<number> {
+  const fixtures = parseEvents(await readEvents(eventsFile, io.cwd), shown(eventsFile, io.cwd));
+
+  const executor = await open(deps, limits, io.signal);
+  let reports: FixtureReport[];
+  try {
+    let built: HookBundle;
+    try {
+      built = await buildBundle(entry, { executor, cwd: io.cwd, signal: io.signal });
+    } catch (error) {
+      bundleFailure(error, io);
+    }
+    reports = await runFixtures({
+      executor,
+      bundle: built,
+      tenantId: TEST_TENANT,
+      fixtures,
+      limits,
+      ...(io.signal ? { signal: io.signal } : {}),
+    });
+  } catch (error) {
+    if (io.signal?.aborted) throw new CliError("Aborted", "aborted");
+    throw error;
+  } finally {
+    await executor.close();
+  }
+  const failed = reports.filter((r) => r.passed === false).length;
+  const passed = reports.filter((r) => r.passed === true).length;
+  const file = shown(eventsFile, io.cwd);
+  if (args.json) {
+    const unchecked = reports.length - passed - failed;
+    writeJson(io, { file, passed, failed, unchecked, results: reports.map(jsonLine) });
+  } else {
+    for (const report of reports) io.stdout(readableLine(report));
+    io.stdout(`${totals(reports.length, passed, failed)} — ${file}\n`);
+  }
+  return failed > 0 ? EXIT.failed : EXIT.ok;
 }
 
 export const testCommand = createTestCommand();
@@ -99,12 +139,16 @@ export const testCommand = createTestCommand();
 /** `--events` as given, else fixtures.jsonl in the entry's folder (the entry itself when it is a folder). */
 async function eventsFileOf(entry: string, events: string | undefined, cwd: string): Promise<string> {
   if (events !== undefined) return resolve(cwd, events);
+  return join(await hookFolderOf(entry, cwd), "fixtures.jsonl");
+}
+
+async function hookFolderOf(entry: string, cwd: string): Promise<string> {
   const absolute = resolve(cwd, entry);
   const isFolder = await stat(absolute).then(
     (s) => s.isDirectory(),
     () => false,
   );
-  return join(isFolder ? absolute : dirname(absolute), "fixtures.jsonl");
+  return isFolder ? absolute : dirname(absolute);
 }
 
 async function readEvents(file: string, cwd: string): Promise<string> {
@@ -143,7 +187,7 @@ async function open(deps: TestCommandDeps, limits: LimitsInput, signal: AbortSig
 }
 
 function shown(file: string, cwd: string): string {
-  return relative(cwd, file) || file;
+  return relative(cwd, file) || "."; // the folder itself when it is the working directory
 }
 
 /** One `--json` result: the outcome object (DESIGN §4) plus where it came from and what it cost. */
