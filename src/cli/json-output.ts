@@ -128,6 +128,8 @@ const RunEventLine = z
       "run.finished",
     ]),
     at: Iso.optional(),
+    logs: Logs.optional(),
+    logCount: Count.optional(),
   })
   .meta({ title: "run event" });
 
@@ -250,10 +252,19 @@ export function cliOutputJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(all, { unrepresentable: "any", reused: "ref" });
 }
 
-/** A run event as its `--json` line: the library's event with clock times (`at`, ms) as ISO strings. */
+/**
+ * A run event as its `--json` line: the library's event with clock times (`at`, ms) as ISO strings, and
+ * `hook.called`'s count of log lines as `logCount` (`logs` is always an array of lines in CLI output).
+ */
 export function eventJson(event: object): object {
   const at: unknown = Reflect.get(event, "at");
-  return typeof at === "number" ? { ...event, at: new Date(at).toISOString() } : event;
+  const logs: unknown = Reflect.get(event, "logs");
+  if (typeof at !== "number" && typeof logs !== "number") return event;
+  const { logs: _, ...rest } = event as Record<string, unknown>;
+  return {
+    ...(typeof logs === "number" ? { ...rest, logCount: logs } : event),
+    ...(typeof at === "number" ? { at: new Date(at).toISOString() } : {}),
+  };
 }
 
 /** An activation or rollback as its `--json` object (`previous` is `previousVersion`, as in `audit`). */

@@ -1,4 +1,4 @@
-import type { BundleHash, FailureCode, HookId, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { BundleHash, FailureCode, HookId, HookPoint, RunId, StackFrame, TenantId } from "../protocol/index.js";
 import type { BundleRef, FailurePolicy, HookSource } from "./registration.js";
 
 /**
@@ -29,6 +29,8 @@ export interface HookCalledEvent {
         readonly message: string;
         /** Set when the call only failed because another call crashed its worker (not counted by quarantine). */
         readonly bystander?: true;
+        /** Where a `threw` failure was thrown, in the author's files (when the bundle came with its source map). */
+        readonly stack?: readonly StackFrame[];
       };
   /** The registration's effective policy at this point (after the platform floor). */
   readonly policy: FailurePolicy;

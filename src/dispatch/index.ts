@@ -50,3 +50,4 @@ export {
   type PlatformReturn,
   type PolicyMap,
 } from "./registration.js";
+export { mapStack, withSourceStack } from "./stack-map.js";

@@ -99,8 +99,14 @@ function calledEvent<P extends HookPoint>(record: HookRecord<P>, scope: StackSco
 
 function calledOutcome<P extends HookPoint>(outcome: RecordedOutcome<P>): HookCalledEvent["outcome"] {
   if (outcome.type === "decided") return { type: "decided", result: resultType(outcome.result) };
-  const { code, message, bystander } = outcome.failure;
-  return bystander === true ? { type: "failed", code, message, bystander } : { type: "failed", code, message };
+  const { code, message, bystander, stack } = outcome.failure;
+  return {
+    type: "failed",
+    code,
+    message,
+    ...(bystander === true ? { bystander } : {}),
+    ...(stack === undefined ? {} : { stack }),
+  };
 }
 
 function resultType(result: unknown): string | null {

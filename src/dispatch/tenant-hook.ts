@@ -17,6 +17,7 @@ import type { HookBudget } from "./budget.js";
 import { invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook } from "./quarantine.js";
 import type { BundleRef, FailurePolicy } from "./registration.js";
+import { withSourceStack } from "./stack-map.js";
 import type { CallScope, HookCallResult, StackedHook } from "./stacked-hook.js";
 
 export interface TenantHookDeps {
@@ -39,6 +40,7 @@ export class TenantHook implements StackedHook {
   readonly #tenantId: TenantId;
   readonly #key: BundleKey;
   readonly #sandboxBundle: SandboxBundle;
+  readonly #sourceMap: string | undefined;
   readonly #exported: ReadonlySet<HookPoint>;
   readonly #ctxPrefix: string;
   readonly #deps: TenantHookDeps;
@@ -56,6 +58,7 @@ export class TenantHook implements StackedHook {
     this.bundle = { version: active.version, hash: active.manifest.hash };
     this.policy = policy;
     this.#sandboxBundle = { hash: active.manifest.hash, code: active.code };
+    this.#sourceMap = active.sourceMap;
     this.#exported = new Set(active.manifest.hookPoints);
     this.#deps = deps;
     this.#ctxPrefix =
@@ -108,7 +111,7 @@ export class TenantHook implements StackedHook {
       // A bystander's call was only pending on a worker another call crashed: no strike (DESIGN §1).
       if (countsTowardsQuarantine(outcome.failure)) book.strike(this.#key, outcome.failure.code, clock());
       return {
-        outcome: { type: "failed", failure: outcome.failure },
+        outcome: { type: "failed", failure: withSourceStack(outcome.failure, this.#sourceMap) },
         durationMs,
         queuedMs,
         loadMs,

@@ -124,7 +124,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const { summary: fixtures, dictionary } = await checkFixtures(fixtureFile, shownFile, reasons, async (fixtures) =>
     runFixtures({
       executor,
-      bundle: { code: built.code, manifest: { hash: built.hash, hookPoints } },
+      bundle: { code: built.code, manifest: { hash: built.hash, hookPoints }, sourceMap: built.sourceMap },
       tenantId,
       fixtures,
       limits,

@@ -49,8 +49,10 @@ export {
   Failure,
   FailureCode,
   type HookOutcome,
+  MAX_STACK_FRAMES,
   QUARANTINE_CODES,
   ResultIssue,
+  StackFrame,
 } from "./outcome.js";
 export * as results from "./results.js";
 export {

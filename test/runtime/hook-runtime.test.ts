@@ -8,7 +8,14 @@ import { declaredTool, defineTool, scriptedModel } from "../../src/agent/index.j
 import { buildBundle } from "../../src/bundler/index.js";
 import type { BundleSource, HookExecutor } from "../../src/protocol/index.js";
 import { TenantId } from "../../src/protocol/index.js";
-import { createHookRuntime, type RunEvent, RuntimeError } from "../../src/runtime/index.js";
+import {
+  bundleFromEntry,
+  createHookRuntime,
+  fixedBundleSource,
+  formatRunEvent,
+  type RunEvent,
+  RuntimeError,
+} from "../../src/runtime/index.js";
 import { MemoryBundleStore } from "../../src/store/index.js";
 
 const acme = TenantId.parse("acme");
@@ -211,6 +218,32 @@ describe("runAgent", () => {
     expect(result.warnings).toEqual([{ code: "no_active_bundle", message }]);
     expect(events.map((e) => e.type).slice(0, 2)).toEqual(["run.started", "run.warning"]);
     expect(events[1]).toMatchObject({ type: "run.warning", tenantId: "newcomer", code: "no_active_bundle", message });
+  });
+
+  it("records a thrown failure's stack in the author's file, on hook.called and in the trace", async () => {
+    const active = await bundleFromEntry("test/fixtures/stack/index.ts", { tenantId: "thrower", executor });
+    const runtime = await createHookRuntime({ executor, bundles: fixedBundleSource([active]), ...ROOMY });
+    const events: RunEvent[] = [];
+    await runtime.runAgent({
+      tenantId: "thrower",
+      input: "go",
+      tools: [shell],
+      model: scriptedModel([{ toolCalls: [{ name: "shell", args: { command: "throw" } }] }, { text: "ok" }]),
+      onEvent: (event) => events.push(event),
+    });
+    await runtime.close();
+    const called = events.find((e) => e.type === "hook.called");
+    const decided = events.find((e) => e.type === "hooks.decided" && e.point === "tool.call");
+    const record = decided?.type === "hooks.decided" ? decided.records[0] : undefined;
+    expect(record?.outcome).toMatchObject({
+      type: "failed",
+      failure: { code: "threw", stack: [{ name: "parse", file: "index.ts", line: 3, column: 34 }, expect.anything()] },
+    });
+    expect(called).toMatchObject({
+      outcome: { type: "failed", code: "threw", stack: [{ file: "index.ts", line: 3 }, {}] },
+    });
+    const trace = events.flatMap((e) => formatRunEvent(e) ?? []).join("\n");
+    expect(trace).toContain("FAILED threw: Error: cannot parse: throw (at index.ts:3:34)");
   });
 
   it("has no warnings for a run its tenant's bundle guards", async () => {

@@ -217,6 +217,12 @@ function readableLine(report: FixtureReport): string {
     what = Object.keys(fields).length === 0 ? type : `${type} ${clip(JSON.stringify(fields))}`;
   }
   const lines = [`${mark} line ${report.line} ${report.point}${label} → ${what} (${round(report.durationMs)} ms)`];
+  if (outcome.type === "failed") {
+    for (const frame of outcome.failure.stack ?? []) {
+      const at = `${frame.file}:${frame.line}:${frame.column}`;
+      lines.push(`       at ${frame.name === undefined ? at : `${clip(frame.name)} (${at})`}`);
+    }
+  }
   if (report.mismatch !== undefined) lines.push(`       ${report.mismatch}`);
   for (const log of outcome.logs) lines.push(`       | ${clip(log)}`);
   return `${lines.join("\n")}\n`;
