@@ -148,7 +148,7 @@ describe("isohook test", () => {
         for (let i = 0; i < 200 && !text.test(io.out()); i++) await new Promise((r) => setTimeout(r, 50));
         expect(io.out()).toMatch(text);
       };
-      await until(/0 passed, 1 failed[^]*watching \. for changes/);
+      await until(/0 passed, 1 failed[\s\S]*watching \. for changes/);
       await writeFile(
         join(watched, "index.ts"),
         'export default { toolCall() { return { type: "block", reason: "no" }; } };\n',
