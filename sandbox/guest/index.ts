@@ -22,7 +22,7 @@
  * Tamper resistance: every intrinsic the prelude uses after install is captured here, first. Later it
  * calls only captured functions, concatenates only strings it made, keeps per-call data in closure
  * variables (never in objects whose prototype a tenant could give setters), and reads a thrown error's
- * `stack` only inside the timed call, as a capped string the host re-parses (`stackOf`). So
+ * `stack` without running tenant code (`stackOf`), as a capped string the host re-parses. So
  * a tenant that redefines `JSON`, `Array.prototype.*`, `Object.prototype.toJSON`, `Promise.prototype.then`
  * or `Error.prepareStackTrace` changes at most its own result, which the host validates anyway. Every
  * entry point catches everything; the last resort is a constant reply.
@@ -55,6 +55,8 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   const ObjectKeys = Object.keys;
   const ObjectHasOwn = Object.hasOwn;
   const ObjectDefineProperty = Object.defineProperty;
+  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const ErrorCtor = Error;
   const ArrayIsArray = Array.isArray;
   const StringCtor = String;
   const StringSlice = String.prototype.slice;
@@ -256,18 +258,32 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   }
 
   /**
-   * A thrown error's `stack`, capped, or undefined. Tenant code may run here (a `stack` getter,
-   * `Error.prepareStackTrace`), inside the timed call like `describeThrown`; what it returns is only text
-   * the host parses for positions in this bundle, never trusts.
+   * A thrown error's `stack`, capped, or undefined, read without running tenant code: only an own data
+   * property (never a getter), formatted by V8's default (a tenant's `Error.prepareStackTrace` is set aside
+   * for the read, or the stack is skipped when it cannot be). The text is only something the host parses
+   * for positions in this bundle, never trusted.
    */
   function stackOf(error: unknown): string | undefined {
+    if (typeof error !== "object" || error === null) return undefined;
+    let prepare: PropertyDescriptor | undefined;
     try {
-      if (typeof error !== "object" || error === null) return undefined;
-      const stack: unknown = (error as { stack?: unknown }).stack;
+      prepare = ObjectGetOwnPropertyDescriptor(ErrorCtor, "prepareStackTrace");
+      if (prepare !== undefined && (!("value" in prepare) || prepare.writable !== true)) return undefined;
+      if (prepare !== undefined) (ErrorCtor as { prepareStackTrace?: unknown }).prepareStackTrace = undefined;
+      const own = ObjectGetOwnPropertyDescriptor(error, "stack");
+      const stack: unknown = own !== undefined && "value" in own ? own.value : undefined;
       if (typeof stack !== "string" || stack.length > MAX_SLICEABLE) return undefined;
       return stack.length <= MAX_STACK ? stack : (ReflectApply(StringSlice, stack, [0, MAX_STACK]) as string);
     } catch {
       return undefined;
+    } finally {
+      if (prepare !== undefined) {
+        try {
+          (ErrorCtor as { prepareStackTrace?: unknown }).prepareStackTrace = prepare.value;
+        } catch {
+          // Not ours to fix: the tenant made it unwritable meanwhile, which only affects its own stacks.
+        }
+      }
     }
   }
 
