@@ -128,6 +128,7 @@ const RunEventLine = z
       "run.finished",
     ]),
     at: Iso.optional(),
+    until: Iso.optional(),
     logs: Logs.optional(),
     logCount: Count.optional(),
   })
@@ -252,19 +253,24 @@ export function cliOutputJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(all, { unrepresentable: "any", reused: "ref" });
 }
 
+/** Clock times of run events (ms since the epoch in the library), as ISO strings in CLI output. */
+const TIME_FIELDS = ["at", "until"] as const;
+
 /**
- * A run event as its `--json` line: the library's event with clock times (`at`, ms) as ISO strings, and
- * `hook.called`'s count of log lines as `logCount` (`logs` is always an array of lines in CLI output).
+ * A run event as its `--json` line: the library's event with clock times (`at`, `until`) as ISO strings,
+ * and `hook.called`'s count of log lines as `logCount` (`logs` is always an array of lines in CLI output).
  */
 export function eventJson(event: object): object {
-  const at: unknown = Reflect.get(event, "at");
-  const logs: unknown = Reflect.get(event, "logs");
-  if (typeof at !== "number" && typeof logs !== "number") return event;
-  const { logs: _, ...rest } = event as Record<string, unknown>;
-  return {
-    ...(typeof logs === "number" ? { ...rest, logCount: logs } : event),
-    ...(typeof at === "number" ? { at: new Date(at).toISOString() } : {}),
-  };
+  const fields: Record<string, unknown> = { ...event };
+  for (const key of TIME_FIELDS) {
+    const value = fields[key];
+    if (typeof value === "number") fields[key] = new Date(value).toISOString();
+  }
+  if (typeof fields.logs === "number") {
+    fields.logCount = fields.logs;
+    delete fields.logs;
+  }
+  return fields;
 }
 
 /** An activation or rollback as its `--json` object (`previous` is `previousVersion`, as in `audit`). */

@@ -139,7 +139,8 @@ function bundleFrames(stack: string): StackFrame[] {
     const match = BUNDLE_FRAME.exec(line);
     if (match === null) continue;
     const frame: StackFrame = { file: "bundle", line: Number(match[2]), column: Number(match[3]) };
-    if (match[1] !== undefined) frame.name = match[1];
+    // A function name is the tenant's text: printable ASCII only (it may reach a terminal).
+    if (match[1] !== undefined) frame.name = match[1].replace(/[^\x20-\x7e]/g, "?");
     frames.push(frame);
     if (frames.length === MAX_STACK_FRAMES) break;
   }

@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInlineExecutor } from "../../sandbox/worker/index.js";
 import { type BuiltBundle, bundleHook } from "../../src/bundler/index.js";
 import { type FixtureReport, parseFixtures, runFixtures } from "../../src/fixtures/index.js";
-import { failureText, type HookExecutor, MAX_STACK_FRAMES, TenantId } from "../../src/protocol/index.js";
+import {
+  failureText,
+  type HookExecutor,
+  Limits,
+  MAX_STACK_FRAMES,
+  parseGuestReply,
+  TenantId,
+} from "../../src/protocol/index.js";
 
 const ENTRY = new URL("../fixtures/stack/index.ts", import.meta.url).pathname;
 let executor: HookExecutor;
@@ -72,6 +79,17 @@ describe("guest stacks", () => {
       for (const frame of failure.stack ?? []) expect(frame.file).toBe("index.ts");
     },
   );
+
+  it("keeps only bundle frames from the reply, with printable function names", () => {
+    const stack =
+      "Error: x\n    at \u001b[2J\u0007evil (bundle:sha256-ab:3:1)\n    at f (/home/host/a.ts:1:1)\n    at bundle:h:7:2";
+    const reply = JSON.stringify({ kind: "failed", code: "threw", message: "x", stack, logs: [] });
+    const outcome = parseGuestReply("tool.call", reply, Limits.parse({}));
+    expect(outcome.type === "failed" && outcome.failure.stack).toEqual([
+      { name: "?[2J?evil", file: "bundle", line: 3, column: 1 },
+      { file: "bundle", line: 7, column: 2 },
+    ]);
+  });
 
   it("caps a stack of thousands of frames", async () => {
     const failure = failureOf(await call("many"));
