@@ -57,6 +57,11 @@ describe("isohook init", () => {
     expect(await readFile(join(project, "index.test.ts"), "utf8")).toContain('from "isohook/testing"');
     await installOffline(project);
 
+    const tsc = join(REPO, "node_modules/typescript/bin/tsc");
+    const typed = spawnSync(process.execPath, [tsc, "-p", project], { encoding: "utf8" });
+    expect(`${typed.stdout}${typed.stderr}`).toBe("");
+    expect(typed.status).toBe(0);
+
     const passing = npmTest(project);
     expect(passing.output).toMatch(/Tests +2 passed/);
     expect(passing.code).toBe(0);
