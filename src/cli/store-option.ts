@@ -1,3 +1,4 @@
+import { userInfo } from "node:os";
 import { resolve } from "node:path";
 import { TenantId } from "../protocol/index.js";
 import { type BundleStore, type OpenedStore, openStore, StoreError, storeLocation } from "../store/index.js";
@@ -69,14 +70,27 @@ export function tenantFlag(args: ParsedArgs, required: boolean): TenantId | unde
   );
 }
 
-/** Who is acting, for the audit log: `--by`, else $USER, else $LOGNAME. */
+/**
+ * Who is acting, for the audit log: `--by`, else $USER, else $LOGNAME, else the OS user name (containers
+ * and CI often set no $USER).
+ */
 export function uploaderOf(args: ParsedArgs, io: CliIO): string {
-  const by = stringFlag(args, "by") ?? io.env.USER ?? io.env.LOGNAME;
+  const flag = stringFlag(args, "by");
+  const by = flag ?? (io.env.USER || io.env.LOGNAME || osUserName());
   if (by === undefined || by === "") {
     throw new UsageError("Pass --by <name> (or set $USER): every change to the store is audited with who made it");
   }
   return by;
 }
 
+function osUserName(): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    return undefined; // no passwd entry for this uid (some containers)
+  }
+}
+
 export const BY_OPTION: OptionSpec = { by: { type: "string" } };
-export const BY_HELP = "  --by <name>        Who is making the change, for the audit log (default: $USER)";
+export const BY_HELP =
+  "  --by <name>        Who is making the change, for the audit log (default: $USER, else the OS user)";

@@ -49,3 +49,4 @@ export {
   type PlatformReturn,
   type PolicyMap,
 } from "./registration.js";
+export { mapStack, withSourceStack } from "./stack-map.js";

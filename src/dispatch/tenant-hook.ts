@@ -19,6 +19,7 @@ import type { HookBudget } from "./budget.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook } from "./quarantine.js";
 import type { FailurePolicy } from "./registration.js";
+import { withSourceStack } from "./stack-map.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
 
 export interface TenantHookDeps {
@@ -41,6 +42,7 @@ export class TenantHook implements StackedHook {
   readonly #tenantId: TenantId;
   readonly #key: BundleKey;
   readonly #sandboxBundle: SandboxBundle;
+  readonly #sourceMap: string | undefined;
   readonly #exported: ReadonlySet<HookPoint>;
   readonly #ctxPrefix: string;
   readonly #deps: TenantHookDeps;
@@ -58,6 +60,7 @@ export class TenantHook implements StackedHook {
     this.bundle = { version: active.version, hash: active.manifest.hash };
     this.policy = policy;
     this.#sandboxBundle = { hash: active.manifest.hash, code: active.code };
+    this.#sourceMap = active.sourceMap;
     this.#exported = new Set(active.manifest.hookPoints);
     this.#deps = deps;
     this.#ctxPrefix =
@@ -114,7 +117,10 @@ export class TenantHook implements StackedHook {
     if (outcome.type === "failed") {
       // A bystander's call was only pending on a worker another call crashed: no strike (DESIGN §1).
       if (countsTowardsQuarantine(outcome.failure)) book.strike(this.#key, outcome.failure.code, clock());
-      return invoked;
+      return {
+        outcome: { type: "failed", failure: withSourceStack(outcome.failure, this.#sourceMap), logs: outcome.logs },
+        cost,
+      };
     }
     if (outcome.state !== undefined) {
       const stateJson = JSON.stringify(outcome.state);

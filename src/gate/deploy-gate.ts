@@ -1,4 +1,4 @@
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import {
   type BuiltBundle,
   BundleError,
@@ -11,6 +11,7 @@ import {
 import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../fixtures/index.js";
 import {
   type BundleManifest,
+  failureText,
   type HookExecutor,
   type HookPoint,
   hookPointOfHandler,
@@ -76,9 +77,10 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const cwd = options.cwd ?? process.cwd();
   const reasons: GateReason[] = [];
   const warnings: string[] = [];
+  let shownEntry = options.entry;
   const report = (fields: Partial<GateReport>): GateReport => ({
     type: reasons.length === 0 ? "passed" : "rejected",
-    entry: options.entry,
+    entry: shownEntry,
     hash: null,
     bytes: null,
     hookPoints: [],
@@ -103,15 +105,19 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   } catch (error) {
     return bundleFailed(error);
   }
-  const fixtureFile = join(hook.dir, "fixtures.jsonl");
-  const shownFile = relative(cwd, fixtureFile) || fixtureFile;
+  // Everything the report names is relative to the hook's folder: it is stored, and an uploader's paths
+  // (their home folder, their checkout) are not the platform's business.
+  const named = resolve(cwd, options.entry);
+  shownEntry = named === hook.dir ? "index.ts" : relative(hook.dir, named);
+  const fixtureFile = join(hook.dir, FIXTURES_FILE);
+  const shownFile = FIXTURES_FILE;
   const loaded = await loadFixtures(fixtureFile, shownFile, hook, reasons);
   if (loaded === "refused") return { type: "rejected", report: report({}) };
   let built: BuiltBundle;
   try {
-    built = await bundleHook(options.entry, {
-      cwd,
-      root: options.root,
+    built = await bundleHook(named === hook.dir ? "." : shownEntry, {
+      cwd: hook.dir,
+      root: options.root === undefined ? undefined : resolve(cwd, options.root),
       maxBundleBytes: BUILD_CAP_BYTES,
       ...(signal ? { signal } : {}),
     });
@@ -135,7 +141,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     bytes: built.bytes,
     hookPoints,
     sdkVersion: SDK_VERSION,
-    entry: built.entry,
+    entry: shownEntry,
   };
   if (hookPoints.length === 0 && !reasons.some((r) => r.code === "unknown_exports")) {
     reasons.push({
@@ -146,7 +152,14 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
 
   const sandboxBundle = { hash: built.hash, code: built.code };
   const { summary: fixtures, dictionary } = await checkFixtures(loaded, shownFile, reasons, async (fixtures) =>
-    runFixtures({ executor, bundle: sandboxBundle, tenantId, fixtures, limits, ...(signal ? { signal } : {}) }),
+    runFixtures({
+      executor,
+      bundle: { code: built.code, manifest: { hash: built.hash, hookPoints }, sourceMap: built.sourceMap },
+      tenantId,
+      fixtures,
+      limits,
+      ...(signal ? { signal } : {}),
+    }),
   );
   for (const point of hookPoints) {
     if (fixtures && !dictionary.points.has(point))
@@ -177,7 +190,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
         code: "fuzz_failed",
         // The failure message is the tenant's (a thrown message): escaped, so it stays on this reason's line.
         message: printable(
-          `${point} failed with ${failure.code} (${failure.message}) on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
+          `${point} failed with ${failureText(failure)} on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
         ),
         point,
         failure: failure.code,
@@ -215,6 +228,8 @@ async function exportedPoints(
     return [...points];
   }
 }
+
+const FIXTURES_FILE = "fixtures.jsonl";
 
 interface Dictionary {
   readonly strings: string[];
@@ -279,10 +294,7 @@ async function checkFixtures(
       continue;
     }
     const why =
-      result.mismatch ??
-      (result.outcome.type === "failed"
-        ? `${result.outcome.failure.code}: ${result.outcome.failure.message}`
-        : "no match");
+      result.mismatch ?? (result.outcome.type === "failed" ? failureText(result.outcome.failure) : "no match");
     reasons.push({
       code: "fixture_failed",
       message: printable(`${shownFile}:${result.line} (${result.point}): ${why}`),

@@ -1,5 +1,6 @@
 export { type ActiveBundle, BundleManifest, type BundleSource } from "./bundle.js";
 export { BundleRef } from "./bundle-ref.js";
+export { closestName } from "./closest-name.js";
 export { HookContext } from "./context.js";
 export {
   DescribeReply,
@@ -19,6 +20,7 @@ export {
   type SandboxCost,
   type SandboxResult,
 } from "./executor.js";
+export { failureText } from "./failure-text.js";
 export { GuestReply, maxReplyChars, parseGuestReply } from "./guest-reply.js";
 export {
   type HandlerName,
@@ -53,8 +55,10 @@ export {
   Failure,
   FailureCode,
   type HookOutcome,
+  MAX_STACK_FRAMES,
   QUARANTINE_CODES,
   ResultIssue,
+  StackFrame,
 } from "./outcome.js";
 export * as results from "./results.js";
 export {

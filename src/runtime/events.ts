@@ -18,12 +18,31 @@ export interface RunStartedEvent {
   readonly bundle: BundleRef | undefined;
 }
 
+/** Something the platform should notice about a run that still goes on, e.g. no tenant bundle guards it. */
+export interface RunWarning {
+  readonly code: "no_active_bundle";
+  readonly message: string;
+}
+
+/** Emitted right after `run.started` for each of the run's warnings (also in the run's result). */
+export interface RunWarningEvent extends RunWarning {
+  readonly type: "run.warning";
+  readonly runId: RunId;
+  readonly tenantId: TenantId;
+}
+
 /**
  * What one run reports to its `onEvent`, in order: `run.started`, the loop's events (`hooks.decided`
  * carries each point's decision with the hook calls behind it), one `hook.called` per hook call, and the
  * quarantine changes of its tenant's bundle; `run.finished` last.
  */
-export type RunEvent = RunStartedEvent | AgentEvent | HookCalledEvent | QuarantineEnteredEvent | QuarantineExitedEvent;
+export type RunEvent =
+  | RunStartedEvent
+  | RunWarningEvent
+  | AgentEvent
+  | HookCalledEvent
+  | QuarantineEnteredEvent
+  | QuarantineExitedEvent;
 
 /**
  * What the runtime reports to its own `onEvent`: every dispatcher event, the sandbox workers' lifecycle,

@@ -4,9 +4,9 @@ import { type AgentLoopOptions, type AgentRunResult, type Model, runAgentLoop, t
 import { createDispatcher, type DispatchEvent, type PlatformHooks, type PolicyMap } from "../dispatch/index.js";
 import type { BundleRef, BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
 import { notify, RunId, TenantId } from "../protocol/index.js";
-import { type BundleStore, openStore } from "../store/index.js";
+import { type BundleStore, openStore, StoreError, storeLocation } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
-import type { RunEvent } from "./events.js";
+import type { RunEvent, RunWarning } from "./events.js";
 import {
   checkRuntimeOptions,
   dispatcherOptions,
@@ -42,6 +42,8 @@ export interface RunAgentResult extends AgentRunResult {
   readonly tenantId: TenantId;
   /** The bundle version the run used from start to end; undefined when the tenant had none. */
   readonly bundle: BundleRef | undefined;
+  /** What the platform should notice, e.g. `no_active_bundle`: the tenant's hooks did not guard this run. */
+  readonly warnings: readonly RunWarning[];
 }
 
 export interface HookRuntime {
@@ -82,10 +84,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   };
 
   const ownsStore = typeof options.store === "string";
-  const store =
-    typeof options.store === "string"
-      ? await openStore(options.store, { onEvent: (event) => notify(options.onEvent, event) })
-      : options.store;
+  const store = typeof options.store === "string" ? await openRuntimeStore(options.store, options) : options.store;
   let executor: HookExecutor;
   try {
     executor = isExecutor(options.executor) ? options.executor : await createHookExecutor(executorOptions(options));
@@ -133,10 +132,13 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
         if (event.type === "hook.called" || event.tenantId === tenantId) forward(event);
       });
       forward({ type: "run.started", runId, tenantId, bundle: ref });
+      const warnings: RunWarning[] = [];
+      if (bundle === undefined) warnings.push(noBundleWarning(tenantId, bundles !== undefined));
+      for (const warning of warnings) forward({ type: "run.warning", runId, tenantId, ...warning });
       const loop = runAgentLoop({ ...loopFields(run), hooks, model, signal: controller.signal, onEvent: forward });
       entry.done = loop;
       const result = await loop;
-      return { ...result, runId, tenantId, bundle: ref };
+      return { ...result, runId, tenantId, bundle: ref, warnings };
     } finally {
       listeners.delete(runId);
       inFlight.delete(entry);
@@ -159,6 +161,34 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
       if (ownsStore) await store?.close();
     },
   };
+}
+
+/** Opens the store at a location; a missing one is refused unless `createStore` (a typo must not run every tenant unguarded). */
+async function openRuntimeStore(location: string, options: HookRuntimeOptions): Promise<BundleStore> {
+  try {
+    return await openStore(location, {
+      create: options.createStore === true,
+      onEvent: (event) => notify(options.onEvent, event),
+    });
+  } catch (error) {
+    if (!(error instanceof StoreError) || error.code !== "missing") throw error;
+    throw new RuntimeError(
+      "invalid_options",
+      `No store at ${shownLocation(location)}: pass the location of an existing store, \`createStore: true\` to create an empty one, or create it first with \`isohook migrate --store …\``,
+    );
+  }
+}
+
+function shownLocation(location: string): string {
+  const parsed = storeLocation(location);
+  return parsed.kind === "postgres" ? parsed.display : parsed.path;
+}
+
+function noBundleWarning(tenantId: TenantId, hasSource: boolean): RunWarning {
+  const why = hasSource
+    ? `tenant ${tenantId} has no active bundle`
+    : "the runtime has no bundle source (pass `store` or `bundles` to createHookRuntime)";
+  return { code: "no_active_bundle", message: `No tenant hooks guard this run: ${why}; only platform hooks run.` };
 }
 
 /** The run's own fields that the loop trusts: a wrong one is the caller's mistake, named. */

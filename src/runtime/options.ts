@@ -50,9 +50,12 @@ export interface HookRuntimeOptions {
   readonly bundles?: BundleSource;
   /**
    * A bundle store, or a location to open (then the runtime closes it): the path of a SQLite file, or a
-   * `postgres://…` URL for a store shared by many hosts (see `openStore`).
+   * `postgres://…` URL for a store shared by many hosts (see `openStore`). A SQLite path with no store file
+   * is refused (a mistyped path must not serve every tenant unguarded) unless `createStore`.
    */
   readonly store?: BundleStore | string;
+  /** When `store` is a path: create an empty store there if there is none. Default false. */
+  readonly createStore?: boolean;
   /** The model `runAgent` uses when a run names none. */
   readonly model?: Model;
   /** Every dispatcher event (one per hook call, quarantine changes) and worker lifecycle events. */
@@ -85,6 +88,9 @@ const Schema = z.strictObject({
       error: (issue) =>
         `Expected \`store\` to be a BundleStore or the path of a store file, got \`${describeValue(issue.input)}\``,
     })
+    .optional(),
+  createStore: z
+    .boolean({ error: (issue) => `Expected \`createStore\` to be a boolean, got \`${describeValue(issue.input)}\`` })
     .optional(),
   model: objectWith("model", ["complete"], "a Model (an object with `id` and `complete`)").optional(),
   onEvent: z

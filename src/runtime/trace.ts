@@ -1,5 +1,5 @@
 import type { HookRecord } from "../dispatch/index.js";
-import type { HookPoint, JsonValue, ToolCall } from "../protocol/index.js";
+import { failureText, type HookPoint, type JsonValue, type ToolCall } from "../protocol/index.js";
 import { printable } from "../terminal/index.js";
 import type { RunEvent } from "./events.js";
 
@@ -33,6 +33,8 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
         : "no tenant bundle";
       return `▶ ${event.tenantId} · ${printable(event.runId)} · ${bundle}`;
     }
+    case "run.warning":
+      return `  ⚠ ${event.code}: ${event.message}`;
     case "turn.started":
       return `  turn ${event.turn}`;
     case "hooks.decided": {
@@ -77,7 +79,7 @@ function recordLine(record: HookRecord, width: number): string {
   const ms = `${record.runMs.toFixed(2)} ms`;
   const outcome =
     record.outcome.type === "failed"
-      ? `FAILED ${record.outcome.failure.code}: ${clip(record.outcome.failure.message, width)}`
+      ? `FAILED ${clip(failureText(record.outcome.failure), width * 3)}`
       : record.outcome.result === null
         ? "no-op"
         : resultText(record.point, record.outcome.result as Record<string, JsonValue | undefined>, width);

@@ -159,9 +159,9 @@ describe("mismatchOf", () => {
       'expected a `block` result, got a `stop` result {"type":"stop","reason":"r"}',
     );
     expect(mismatchOf(block({}), decided(null))).toBe("expected a `block` result, got the no-op");
-    expect(mismatchOf(block({}), failed)).toBe("expected a `block` result, got failure `threw`: boom");
+    expect(mismatchOf(block({}), failed)).toBe("expected a `block` result, got failure threw: boom");
     expect(mismatchOf({ type: "failure", code: "timeout" }, failed)).toBe(
-      "expected failure `timeout`, got failure `threw`: boom",
+      "expected failure `timeout`, got failure threw: boom",
     );
     expect(mismatchOf({ type: "failure", code: "threw" }, failed)).toBeUndefined();
     expect(mismatchOf({ type: "noop" }, decided(null))).toBeUndefined();

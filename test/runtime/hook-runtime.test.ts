@@ -1,3 +1,6 @@
+import { access, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
@@ -5,7 +8,14 @@ import { declaredTool, defineTool, scriptedModel } from "../../src/agent/index.j
 import { buildBundle } from "../../src/bundler/index.js";
 import type { BundleSource, HookExecutor } from "../../src/protocol/index.js";
 import { TenantId } from "../../src/protocol/index.js";
-import { createHookRuntime, type RunEvent, RuntimeError } from "../../src/runtime/index.js";
+import {
+  bundleFromEntry,
+  createHookRuntime,
+  fixedBundleSource,
+  formatRunEvent,
+  type RunEvent,
+  RuntimeError,
+} from "../../src/runtime/index.js";
 import { MemoryBundleStore } from "../../src/store/index.js";
 
 const acme = TenantId.parse("acme");
@@ -201,10 +211,12 @@ describe("runAgent", () => {
     expect(tools).toEqual(["ran ls in /workspace", "blocked: platform: no curl"]);
   });
 
-  it("runs platform hooks only for a tenant without a bundle", async () => {
+  it("runs platform hooks only for a tenant without a bundle, and says so in an event and the result", async () => {
     const runtime = await createHookRuntime({ executor, store, ...ROOMY });
+    const events: RunEvent[] = [];
     const result = await runtime.runAgent({
       tenantId: "newcomer",
+      onEvent: (event) => events.push(event),
       input: "go",
       tools: [shell],
       model: scriptedModel([
@@ -215,6 +227,60 @@ describe("runAgent", () => {
     await runtime.close();
     expect(result.bundle).toBeUndefined();
     expect(result.transcript.find((m) => m.role === "tool")?.content).toBe("ran rm -rf / in /");
+    const message = "No tenant hooks guard this run: tenant newcomer has no active bundle; only platform hooks run.";
+    expect(result.warnings).toEqual([{ code: "no_active_bundle", message }]);
+    expect(events.map((e) => e.type).slice(0, 2)).toEqual(["run.started", "run.warning"]);
+    expect(events[1]).toMatchObject({ type: "run.warning", tenantId: "newcomer", code: "no_active_bundle", message });
+  });
+
+  it("records a thrown failure's stack in the author's file, on hook.called and in the trace", async () => {
+    const active = await bundleFromEntry("test/fixtures/stack/index.ts", { tenantId: "thrower", executor });
+    const runtime = await createHookRuntime({ executor, bundles: fixedBundleSource([active]), ...ROOMY });
+    const events: RunEvent[] = [];
+    await runtime.runAgent({
+      tenantId: "thrower",
+      input: "go",
+      tools: [shell],
+      model: scriptedModel([{ toolCalls: [{ name: "shell", args: { command: "throw" } }] }, { text: "ok" }]),
+      onEvent: (event) => events.push(event),
+    });
+    await runtime.close();
+    const called = events.find((e) => e.type === "hook.called");
+    const decided = events.find((e) => e.type === "hooks.decided" && e.point === "tool.call");
+    const record = decided?.type === "hooks.decided" ? decided.records[0] : undefined;
+    expect(record?.outcome).toMatchObject({
+      type: "failed",
+      failure: { code: "threw", stack: [{ name: "parse", file: "index.ts", line: 3, column: 34 }, expect.anything()] },
+    });
+    expect(called).toMatchObject({
+      outcome: { type: "failed", code: "threw", stack: [{ file: "index.ts", line: 3 }, {}] },
+    });
+    const trace = events.flatMap((e) => formatRunEvent(e) ?? []).join("\n");
+    expect(trace).toContain("FAILED threw: Error: cannot parse: throw (at index.ts:3:34)");
+  });
+
+  it("has no warnings for a run its tenant's bundle guards", async () => {
+    const runtime = await createHookRuntime({ executor, store, ...ROOMY });
+    const result = await runtime.runAgent({ tenantId: "acme", input: "go", model: scriptedModel([{ text: "ok" }]) });
+    await runtime.close();
+    expect(result.bundle).toBeDefined();
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("refuses a store path with no store unless asked to create one", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "isohook-runtime-store-"));
+    try {
+      const path = join(dir, "missing.db");
+      await expectOptionError({ executor, store: path }, `No store at ${path}: pass the path of an existing store`);
+      await expect(access(path)).rejects.toThrow();
+      await expectOptionError({ executor, store: path, createStore: "yes" as never }, /`createStore` to be a boolean/);
+      const runtime = await createHookRuntime({ executor, store: path, createStore: true });
+      expect(await runtime.store?.tenants()).toEqual([]);
+      await runtime.close();
+      await access(path);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("fails a run closed when the bundle source fails", async () => {

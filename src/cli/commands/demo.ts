@@ -10,6 +10,7 @@ import { createHookRuntime, type RunAgentResult, type RunEvent, runTrace } from 
 import { SqliteBundleStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
+import { eventJson } from "../json-output.js";
 import { type DemoTally, summaryLines, tallyOf } from "./demo-summary.js";
 import { runScenario, scenarioOf, toolsOf } from "./run.js";
 
@@ -31,7 +32,7 @@ Options:
   --json       One JSON line per event ({"tenant", "event"}), then {"type":"summary", ...}
   -h, --help   Show this help
 
-Exit codes: 0 every session went as scripted, 1 otherwise.
+Exit codes: 0 every session went as scripted, 1 otherwise, 2 usage.
 `;
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -109,8 +110,9 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
         );
         const problems = expectations(tallies);
         if (args.json) {
-          for (const [tenant, list] of events) for (const event of list) writeJson(io, { tenant, event });
-          writeJson(io, { type: "summary", tenants: tallies, problems, seconds: seconds(started) });
+          for (const [tenant, list] of events)
+            for (const event of list) writeJson(io, { tenant, event: eventJson(event) });
+          writeJson(io, { type: "summary", tenants: tallies, problems, seconds: Number(seconds(started)) });
         } else {
           for (const loaded of scenarios) io.stdout(traceOf(loaded, events.get(loaded.scenario.tenant) ?? []));
           io.stdout(`${summaryLines(tallies, limits.timeoutMs).join("\n")}\n\nFinished in ${seconds(started)} s.\n`);

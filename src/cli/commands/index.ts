@@ -3,6 +3,7 @@ import { activateCommand } from "./activate.js";
 import { auditCommand } from "./audit.js";
 import { bundleCommand } from "./bundle.js";
 import { demoCommand } from "./demo.js";
+import { initCommand } from "./init.js";
 import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
 import { migrateCommand } from "./migrate.js";
@@ -15,6 +16,7 @@ import { versionsCommand } from "./versions.js";
 
 /** Every `isohook` command, in the order `isohook --help` lists them. Add one line per command. */
 export const COMMANDS: readonly Command[] = [
+  initCommand,
   bundleCommand,
   testCommand,
   uploadCommand,

@@ -17,6 +17,9 @@ Options:
   --version <n>      The version (default: the active version)
 ${STORE_HELP}
   --json             The version as JSON, with "manifest", "config" and "gateReport"
+  -h, --help         Show this help
+
+Exit codes: 0 shown, 1 no such tenant or version, or the store cannot be read, 2 usage.
 `,
   options: { tenant: { type: "string" }, version: { type: "string" }, ...STORE_OPTION },
   allowPositionals: false,

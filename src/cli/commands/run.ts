@@ -24,6 +24,7 @@ import {
 import { type BundleStore, openStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, writeJson } from "../command.js";
+import { eventJson } from "../json-output.js";
 import { cliStoreError, isPostgres, storeLocationOf } from "../store-option.js";
 
 const HELP = `Usage: isohook run --scenario <file.json> [--store path] [--json]
@@ -38,12 +39,12 @@ Examples are in scenarios/.
 Options:
   --scenario <file>  The scenario (JSON): tenant, hook, config, system, input, tools, model.turns, maxTurns
   --store <path>     The store for scenarios without \`hook\` (default: ISOHOOK_STORE or .isohook/store.db)
-  --json             One JSON event per line, ending with {"type":"result", stopReason, reason, output,
-                     turns, usage, bundle, transcript}
+  --json             One JSON event per line (times as ISO strings), ending with {"type": "result",
+                     "stopReason", "reason", "warnings", "output", "turns", "usage", "bundle", "transcript"}
   -h, --help         Show this help
 
-Exit codes: 0 the session ran (whatever its hooks decided: completed, stopped, failed or maxTurns),
-1 it could not start or ended in error or aborted, 2 usage.
+Exit codes: 0 the session ran (whatever its hooks decided: completed, stopped, failed or maxTurns), 1 it
+could not start or ended in error or aborted, 2 usage.
 `;
 
 /** What the command needs from outside; tests pass a shared executor. */
@@ -99,7 +100,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
         });
         const trace = runTrace();
         const result = await runScenario(runtime, loaded, tools, io, (event) => {
-          if (args.json) writeJson(io, event);
+          if (args.json) writeJson(io, eventJson(event));
           else for (const line of trace(event)) io.stdout(`${line}\n`);
         });
         if (args.json) writeJson(io, resultLine(result));
@@ -203,6 +204,7 @@ function resultLine(result: RunAgentResult) {
     reason: result.reason ?? null,
     decidedBy: result.decidedBy ?? null,
     error: result.error ?? null,
+    warnings: result.warnings,
     output: result.output,
     turns: result.turns,
     usage: result.usage,

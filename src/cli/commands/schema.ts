@@ -16,7 +16,7 @@ Options:
   --json       One line of JSON instead of indented JSON
   -h, --help   Show this help
 
-Exit codes: 0 printed, 2 usage (an unknown hook point).
+Exit codes: 0 printed, 2 usage.
 `;
 
 function unknownPoint(name: string): UsageError {

@@ -1,17 +1,10 @@
 import { resolve } from "node:path";
 import { HookFileError, readHookFile } from "../../bundler/index.js";
 import type { JsonValue } from "../../protocol/index.js";
-import {
-  CliError,
-  type CliIO,
-  type Command,
-  EXIT,
-  integerFlag,
-  type ParsedArgs,
-  UsageError,
-  writeJson,
-} from "../command.js";
+import { CliError, type CliIO, type Command, EXIT, integerFlag, type ParsedArgs, writeJson } from "../command.js";
+import { hookEntryOf } from "../hook-entry.js";
 import { lazyExecutor } from "../lazy-executor.js";
+import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 import { formatBytes, shortHash } from "../text-table.js";
 
@@ -37,10 +30,14 @@ Options:
   --root <dir>       The hook folder, when the entry's folder shares code with siblings inside <dir>
                      (default: the entry's folder; never a folder above it)
   --seed <n>         Seed of the fuzz, to reproduce a reported failure
+${LIMITS_HELP} for the gate's fixtures and fuzz
 ${BY_HELP}
 ${STORE_HELP}
-  --json             One JSON object: {"type": "deployed", "version", "activated", "report"}
-                     or {"type": "rejected", "report"} (exit 1)
+  --json             One JSON object: {"tenantId", "version", "hash", "bytes", "hookPoints", "activated",
+                     "report"}; a rejection is {"error": {"code": "gate_rejected", "message", "report"}}
+  -h, --help         Show this help
+
+Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store failed, 2 usage.
 `,
   options: {
     tenant: { type: "string" },
@@ -48,26 +45,25 @@ ${STORE_HELP}
     config: { type: "string" },
     root: { type: "string" },
     seed: { type: "string" },
+    ...LIMIT_OPTIONS,
     ...BY_OPTION,
     ...STORE_OPTION,
   },
   allowPositionals: true,
   async run(args, io) {
     const tenantId = tenantFlag(args, true);
-    const [entry, ...extra] = args.positionals;
-    if (entry === undefined) throw new UsageError("Missing the hook module: pass a .ts file or a folder with index.ts");
-    if (extra.length > 0)
-      throw new UsageError(`Expected one hook module, got ${args.positionals.length}: upload them one at a time`);
+    const entry = await hookEntryOf(args, io.cwd);
     const by = uploaderOf(args, io);
     const seed = integerFlag(args, "seed", -(2 ** 31), 2 ** 31 - 1);
     const config = await readConfig(args, io);
+    const limits = limitsOf(args);
     // Loaded on use: the gate pulls in esbuild and the sandbox supervisor, which other commands never need.
     const { deployHook, formatGateReport } = await import("../../gate/index.js");
     const { createHookExecutor } = await import("../../../sandbox/supervisor/index.js");
     return withStore(args, io, { create: true }, async (store) => {
       // Started only when the gate first needs it: after it has read and checked the tenant's files.
       const executor = lazyExecutor(() =>
-        createHookExecutor({ workers: 1, spareWorker: false, ...(io.signal ? { signal: io.signal } : {}) }),
+        createHookExecutor({ workers: 1, spareWorker: false, limits, ...(io.signal ? { signal: io.signal } : {}) }),
       );
       try {
         const result = await deployHook({
@@ -79,28 +75,28 @@ ${STORE_HELP}
           cwd: io.cwd,
           ...(typeof args.values.root === "string" ? { root: args.values.root } : {}),
           activate: args.values.activate === true,
+          limits,
           ...(config === undefined ? {} : { config }),
           ...(seed === undefined ? {} : { fuzz: { seed } }),
           ...(io.signal ? { signal: io.signal } : {}),
         });
         if (result.type === "rejected") {
-          if (args.json) writeJson(io, result);
-          else {
-            const count = result.report.reasons.length;
-            io.stderr(
-              [
-                `isohook upload: the deploy gate rejected ${entry} (${count} reason${count === 1 ? "" : "s"}); nothing was stored.`,
-                ...formatGateReport(result.report).map((line) => `  ${line}`),
-                "Fix the hook or its fixtures.jsonl and upload again.",
-                "",
-              ].join("\n"),
-            );
-          }
-          return EXIT.failed;
+          const count = result.report.reasons.length;
+          throw new CliError(
+            [
+              `the deploy gate rejected ${entry} (${count} reason${count === 1 ? "" : "s"}); nothing was stored.`,
+              ...formatGateReport(result.report).map((line) => `  ${line}`),
+              "Fix the hook or its fixtures.jsonl and upload again.",
+            ].join("\n"),
+            "gate_rejected",
+            { report: result.report },
+          );
         }
         const { version, activated } = result.upload;
         if (args.json) {
-          writeJson(io, { type: "deployed", version, activated, report: result.report });
+          const { tenantId: _, hash, bytes, hookPoints } = version;
+          const fields = { version: version.version, hash, bytes, hookPoints, activated, report: result.report };
+          writeJson(io, { tenantId, ...fields });
           return EXIT.ok;
         }
         const next = activated
