@@ -94,7 +94,10 @@ describe("--json output", () => {
       version: 1,
       activated: true,
     });
-    expect(await cli("upload", [...up, "hooks/coding-agent"])).toMatchObject({ version: 2, activated: false });
+    expect(await cli("upload", [...up, "hooks/coding-agent", "--root", "hooks"])).toMatchObject({
+      version: 2,
+      activated: false,
+    });
     const rejected = await cli("upload", ["--tenant", "acme", join(dir, "lax")]);
     expect(rejected).toMatchObject({ error: { code: "gate_rejected", report: { type: "rejected" } } });
 
@@ -128,6 +131,8 @@ describe("--json output", () => {
       2,
     ]);
     expect(await cli("audit", ["--limit", "0"])).toMatchObject({ error: { code: "usage" } });
+    expect(await cli("migrate", ["--store", join(dir, "migrated.db")])).toMatchObject({ store: "sqlite", to: 1 });
+    expect(await cli("migrate", ["--store", join(dir, "acme.json")])).toMatchObject({ error: { code: "foreign" } });
     expect(await cli("demo", ["extra"])).toMatchObject({ error: { code: "usage" } });
   });
 
