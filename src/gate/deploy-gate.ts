@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { type BuiltBundle, BundleError, bundleHook, describeBundle } from "../bundler/index.js";
 import { type Fixture, FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../fixtures/index.js";
+import { fuzzDictionary, fuzzPoint } from "../fuzz/index.js";
 import {
   type BundleManifest,
   type HookExecutor,
@@ -13,7 +14,6 @@ import {
   SDK_VERSION,
   type TenantId,
 } from "../protocol/index.js";
-import { fuzzHookPoint } from "./fuzz-hook-point.js";
 import type { FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
 
 /** The largest bundle the gate builds at all; `limits.maxBundleBytes` decides what passes. */
@@ -126,28 +126,25 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   // One seed for every point: `--seed <n>` replays the whole fuzz.
   const seed = options.fuzz?.seed ?? Math.floor(Math.random() * 2 ** 31);
   for (const point of hookPoints) {
-    const result = await fuzzHookPoint({
-      executor,
-      bundle: sandboxBundle,
-      tenantId,
+    const target = { executor, bundle: sandboxBundle, tenantId, config: options.config ?? {}, limits };
+    const result = await fuzzPoint(target, {
       point,
-      config: options.config ?? {},
-      limits,
       dictionary: dictionary.strings,
       runs: options.fuzz?.runs ?? 100,
       timeMs: options.fuzz?.timeMs ?? 2_000,
       seed,
+      stopAtFirstFailure: true,
       ...(signal ? { signal } : {}),
     });
-    fuzz.push({ point, runs: result.runs, passed: result.failed === undefined, seed, durationMs: result.durationMs });
-    if (result.failed) {
-      const { failure, event } = result.failed;
+    const failed = result.failures[0];
+    fuzz.push({ point, runs: result.runs, passed: failed === undefined, seed, durationMs: result.durationMs });
+    if (failed) {
       reasons.push({
         code: "fuzz_failed",
-        message: `${point} failed with ${failure.code} (${failure.message}) on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
+        message: `${point} failed with ${failed.code} (${failed.message}) on the generated event ${preview(failed.event)}; reproduce with --seed ${seed}`,
         point,
-        failure: failure.code,
-        event,
+        failure: failed.code,
+        event: failed.event,
         seed,
       });
     }
@@ -192,7 +189,7 @@ async function fixturesFileOf(entry: string, cwd: string): Promise<string> {
 }
 
 interface Dictionary {
-  readonly strings: string[];
+  strings: string[];
   readonly points: Set<string>;
 }
 
@@ -230,10 +227,8 @@ async function checkFixtures(
     });
     return { summary: null, dictionary };
   }
-  for (const fixture of fixtures) {
-    dictionary.points.add(fixture.point);
-    collectStrings(fixture.event, dictionary.strings);
-  }
+  for (const fixture of fixtures) dictionary.points.add(fixture.point);
+  dictionary.strings = fuzzDictionary(fixtures.map((f) => f.event));
   const results = await run(fixtures);
   let passed = 0;
   for (const result of results) {
@@ -261,19 +256,4 @@ async function checkFixtures(
 function preview(event: JsonValue): string {
   const json = JSON.stringify(event);
   return json.length <= 300 ? json : `${json.slice(0, 299)}…`;
-}
-
-/** Every string and object key in a fixture event (capped), for the fuzz dictionary. */
-function collectStrings(value: unknown, into: string[]): void {
-  if (into.length >= 500) return;
-  if (typeof value === "string") {
-    if (value.length <= 200) into.push(value);
-  } else if (Array.isArray(value)) {
-    for (const item of value) collectStrings(item, into);
-  } else if (typeof value === "object" && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      into.push(key);
-      collectStrings(item, into);
-    }
-  }
 }

@@ -1,6 +1,5 @@
 export { type DeployGateOptions, type GateResult, runDeployGate } from "./deploy-gate.js";
 export { type DeployHookOptions, type DeployResult, deployHook } from "./deploy-hook.js";
-export { eventArbitrary } from "./event-arbitrary.js";
 export { formatGateReport } from "./format-report.js";
 export type {
   FixtureSummary,
