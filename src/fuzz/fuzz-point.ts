@@ -1,8 +1,7 @@
 import fc from "fast-check";
-import { invokeHook } from "../dispatch/index.js";
 import type { Failure, HookOutcome, HookPoint, JsonValue } from "../protocol/index.js";
 import { eventArbitrary } from "./event-arbitrary.js";
-import { type FuzzFailure, type FuzzTarget, fuzzCtxJson, type SeedEvent } from "./fuzz-target.js";
+import { type FuzzFailure, type FuzzTarget, fuzzCall, fuzzCtxJson, type SeedEvent } from "./fuzz-target.js";
 import { seedMutationArbitrary } from "./seed-mutation.js";
 
 export interface FuzzPointOptions {
@@ -52,7 +51,6 @@ const BRANCH_EVENTS_PER_DECISION = 2;
  * replayed by the same `seed` and options.
  */
 export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): Promise<FuzzPointResult> {
-  const { executor, bundle, tenantId, limits } = target;
   const { point, signal } = options;
   const ctxJson = fuzzCtxJson(target, "isohook-fuzz");
   const generated = eventArbitrary(point, options.dictionary);
@@ -76,12 +74,7 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
     const property = fc.asyncProperty(events, async (event) => {
       signal?.throwIfAborted();
       const eventJson = JSON.stringify(event);
-      const { outcome, cpuMs } = await invokeHook(
-        executor,
-        { tenantId, bundle, point, eventJson, ctxJson },
-        limits,
-        signal,
-      );
+      const { outcome, cpuMs } = await fuzzCall(target, { point, eventJson, ctxJson }, signal);
       calls.push({ event: eventJson, outcome, cpuMs });
       if (outcome.type === "decided" || known.has(failureKey(outcome.failure))) return true;
       failing = { failure: outcome.failure, eventJson };

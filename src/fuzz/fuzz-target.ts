@@ -1,3 +1,4 @@
+import { type InvokedHook, invokeHook } from "../dispatch/index.js";
 import type {
   FailureCode,
   HookExecutor,
@@ -78,4 +79,22 @@ export function fuzzCtxJson(target: FuzzTarget, runId: string): string {
     config: target.config,
     state: {},
   });
+}
+
+/**
+ * One call of the fuzz. A `timeout` is re-run up to `retries` times and stands only if every run times
+ * out: timeouts are wall-clock, and on a loaded machine a healthy call can be starved past its deadline.
+ */
+export async function fuzzCall(
+  target: FuzzTarget,
+  call: { readonly point: HookPoint; readonly eventJson: string; readonly ctxJson: string },
+  signal: AbortSignal | undefined,
+  retries = 1,
+): Promise<InvokedHook<HookPoint>> {
+  const full = { tenantId: target.tenantId, bundle: target.bundle, ...call };
+  let invoked = await invokeHook(target.executor, full, target.limits, signal);
+  for (let i = 0; i < retries && invoked.outcome.type === "failed" && invoked.outcome.failure.code === "timeout"; i++) {
+    invoked = await invokeHook(target.executor, full, target.limits, signal);
+  }
+  return invoked;
 }

@@ -81,8 +81,9 @@ function walk(
   visit: (path: (string | number)[], value: JsonValue) => void,
 ) {
   visit(path, value);
-  if (Array.isArray(value)) value.forEach((item, i) => walk(item, [...path, i], visit));
-  else if (typeof value === "object" && value !== null)
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) walk(item, [...path, i], visit);
+  } else if (typeof value === "object" && value !== null)
     for (const [key, item] of Object.entries(value)) walk(item, [...path, key], visit);
 }
 

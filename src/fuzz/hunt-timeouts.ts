@@ -1,6 +1,12 @@
-import { invokeHook } from "../dispatch/index.js";
 import { HOOK_POINTS, type HookPoint, type JsonValue } from "../protocol/index.js";
-import { type FuzzFailure, type FuzzTarget, fuzzCtxJson, type GrowthInput, type SeedEvent } from "./fuzz-target.js";
+import {
+  type FuzzFailure,
+  type FuzzTarget,
+  fuzzCall,
+  fuzzCtxJson,
+  type GrowthInput,
+  type SeedEvent,
+} from "./fuzz-target.js";
 import { fitGrowth, type GrowthPoint, SUPER_LINEAR_SLOPE } from "./growth-fit.js";
 import { type GrowthSeries, grownEvent, growthInput, growthSeries } from "./growth-sites.js";
 
@@ -51,6 +57,8 @@ const MIN_FLOOR_MS = 0.1;
 /** …and so are times below this multiple of the seed event's own CPU time. */
 const FLOOR_OVER_BASELINE = 4;
 const FIRST_SIZE = 16;
+/** A timeout while growing stands only if the same input times out this many more times (see `fuzzCall`). */
+const TIMEOUT_RETRIES = 2;
 
 interface Running {
   readonly series: GrowthSeries;
@@ -82,8 +90,7 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
     let least = Number.POSITIVE_INFINITY;
     for (let i = 0; i < repeats; i++) {
       signal?.throwIfAborted();
-      const call = { tenantId: target.tenantId, bundle: target.bundle, point, eventJson, ctxJson };
-      const { outcome, cpuMs } = await invokeHook(target.executor, call, limits, signal);
+      const { outcome, cpuMs } = await fuzzCall(target, { point, eventJson, ctxJson }, signal, TIMEOUT_RETRIES);
       calls++;
       if (outcome.type === "failed") return { cpuMs: least, failure: outcome.failure };
       least = Math.min(least, cpuMs);

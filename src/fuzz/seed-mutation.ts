@@ -93,7 +93,8 @@ function applyEdit(event: JsonValue, edit: Edit): JsonValue {
 
 function listSlots(value: JsonValue, parent: Slot["parent"], key: string | number, into: Slot[]): void {
   into.push({ parent, key, value });
-  if (Array.isArray(value)) value.forEach((item, i) => listSlots(item, value, i, into));
-  else if (typeof value === "object" && value !== null)
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) listSlots(item, value, i, into);
+  } else if (typeof value === "object" && value !== null)
     for (const [k, item] of Object.entries(value)) listSlots(item, value, k, into);
 }

@@ -1,7 +1,14 @@
-import { readFile, stat } from "node:fs/promises";
-import { dirname, join, relative, resolve } from "node:path";
+import { readFile } from "node:fs/promises";
+import { relative } from "node:path";
 import { type BuiltBundle, BundleError, bundleHook, describeBundle } from "../bundler/index.js";
-import { type Fixture, FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../fixtures/index.js";
+import {
+  type Fixture,
+  FixtureError,
+  type FixtureReport,
+  fixturesFileOf,
+  parseFixtures,
+  runFixtures,
+} from "../fixtures/index.js";
 import { fuzzDictionary, fuzzPoint } from "../fuzz/index.js";
 import {
   type BundleManifest,
@@ -177,15 +184,6 @@ async function exportedPoints(
     const points = new Set(described.handlers.map(hookPointOfHandler).filter((p) => p !== undefined));
     return [...points];
   }
-}
-
-async function fixturesFileOf(entry: string, cwd: string): Promise<string> {
-  const absolute = resolve(cwd, entry);
-  const isFolder = await stat(absolute).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  return join(isFolder ? absolute : dirname(absolute), "fixtures.jsonl");
 }
 
 interface Dictionary {

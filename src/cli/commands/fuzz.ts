@@ -1,0 +1,341 @@
+import { readFile } from "node:fs/promises";
+import { relative } from "node:path";
+import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
+import { bundleHook, describeBundle } from "../../bundler/index.js";
+import { FixtureError, fixturesFileOf, parseFixtures } from "../../fixtures/index.js";
+import { type FuzzReport, fuzzBundle, fuzzDictionary, type SeedEvent } from "../../fuzz/index.js";
+import {
+  type HookExecutor,
+  type HookPoint,
+  isHookPoint,
+  type JsonValue,
+  Limits,
+  type LimitsInput,
+  type SandboxBundle,
+  TenantId,
+} from "../../protocol/index.js";
+import type { BundleStore } from "../../store/index.js";
+import { bundleFailure } from "../bundle-failure.js";
+import {
+  CliError,
+  type CliIO,
+  type Command,
+  EXIT,
+  integerFlag,
+  type ParsedArgs,
+  UsageError,
+  writeJson,
+} from "../command.js";
+import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
+import { fuzzReportLines, sweepLine } from "./fuzz-output.js";
+
+const HELP = `Usage: isohook fuzz <entry> | --tenant <id> [--version <n>] | --all  [options]
+
+Fuzzes a hook bundle through the real process sandbox: for every exported hook point (or --points),
+generated valid events (the point's schema, with the strings of the hook's fixtures and code mixed in)
+and mutations of its fixture events. Each distinct failure is shrunk and shown with the --seed that
+replays it; CPU per call is summarised as p50/p99/max and the headroom to the timeout.
+
+Timeout hunting (on by default; --no-grow turns it off): the strings and arrays of the fixture events and
+of one event per decision the fuzz reached are grown ×2 up to the event cap, and CPU time is fitted
+against size on a log-log scale. Growth with a slope ≥ 1.5 (quadratic backtracking, nested loops) is
+flagged with the input that shows it and the size at which a call would reach its timeout.
+
+  <entry>            A hook module (a .ts file or a folder with index.ts); its fixtures.jsonl is used if present
+  --tenant <id>      A stored bundle instead: the tenant's active version (or --version), with its config
+  --all              Every tenant's active bundle in the store, one line per tenant (--time per bundle)
+
+Options:
+  --points <p,…>     Only these hook points (default: every exported point)
+  --runs <n>         Generated events per point, 1-1000000 (default 1000)
+  --time <s>         Time budget for the whole bundle in seconds, 1-86400 (default 30; 10 per bundle with --all)
+  --seed <n>         Seed of the random fuzz (default: random; printed to replay a run)
+  --timeout <ms>     Per-call timeout, 1-60000 (default 50)
+  --memory <mb>      Isolate memory limit, 8-2048 (default 32)
+  --no-grow          No timeout hunting
+${STORE_HELP}
+  --json             The report as one JSON object (--all: one per tenant)
+  -h, --help         Show this help
+
+Exit codes: 0 clean, 1 a failure or super-linear growth found (or the bundle cannot be fuzzed), 2 usage.
+`;
+
+/** The tenant a hook built from source runs as. */
+const FUZZ_TENANT = TenantId.parse("isohook-fuzz");
+const DEFAULT_RUNS = 1_000;
+const DEFAULT_TIME_S = 30;
+const DEFAULT_SWEEP_TIME_S = 10;
+
+/** What the command needs from outside; tests may pass another executor. */
+export interface FuzzCommandDeps {
+  readonly openExecutor: (limits: LimitsInput, signal?: AbortSignal) => Promise<HookExecutor>;
+}
+
+const defaultDeps: FuzzCommandDeps = {
+  openExecutor: (limits, signal) =>
+    createHookExecutor({ workers: 1, spareWorker: false, limits, ...(signal ? { signal } : {}) }),
+};
+
+/** One bundle ready to fuzz. */
+interface Subject {
+  readonly label: string;
+  readonly tenantId: TenantId;
+  readonly version?: number;
+  readonly bundle: SandboxBundle;
+  readonly config: JsonValue;
+  readonly exported: readonly HookPoint[];
+  readonly seeds: readonly SeedEvent[];
+  /** The command line that replays this fuzz, without --seed and --points. */
+  readonly replay: string;
+}
+
+export function createFuzzCommand(deps: FuzzCommandDeps = defaultDeps): Command {
+  return {
+    name: "fuzz",
+    summary: "Fuzz a hook (or every tenant's active bundle) in the sandbox and hunt for timeouts",
+    help: HELP,
+    options: {
+      tenant: { type: "string" },
+      version: { type: "string" },
+      all: { type: "boolean" },
+      points: { type: "string" },
+      runs: { type: "string" },
+      time: { type: "string" },
+      seed: { type: "string" },
+      timeout: { type: "string" },
+      memory: { type: "string" },
+      grow: { type: "boolean" },
+      "no-grow": { type: "boolean" },
+      ...STORE_OPTION,
+    },
+    allowPositionals: true,
+    async run(args, io) {
+      const mode = modeOf(args);
+      const limitsInput: LimitsInput = {};
+      const timeoutMs = integerFlag(args, "timeout", 1, 60_000);
+      const memoryMb = integerFlag(args, "memory", 8, 2_048);
+      if (timeoutMs !== undefined) limitsInput.timeoutMs = timeoutMs;
+      if (memoryMb !== undefined) limitsInput.memoryMb = memoryMb;
+      if (args.values.grow === true && args.values["no-grow"] === true)
+        throw new UsageError("Pass --grow or --no-grow, not both");
+      const settings = {
+        limits: Limits.parse(limitsInput),
+        points: pointsFlag(args),
+        runs: integerFlag(args, "runs", 1, 1_000_000) ?? DEFAULT_RUNS,
+        timeMs:
+          (integerFlag(args, "time", 1, 86_400) ?? (mode === "all" ? DEFAULT_SWEEP_TIME_S : DEFAULT_TIME_S)) * 1000,
+        seed: integerFlag(args, "seed", -(2 ** 31), 2 ** 31 - 1) ?? Math.floor(Math.random() * 2 ** 31),
+        grow: args.values["no-grow"] !== true,
+      };
+      if (mode === "entry") {
+        const entry = args.positionals[0] ?? "";
+        let built: Awaited<ReturnType<typeof bundleHook>>;
+        try {
+          built = await bundleHook(entry, { cwd: io.cwd, signal: io.signal });
+        } catch (error) {
+          return bundleFailure(error, args, io);
+        }
+        const seeds = await fixtureSeeds(entry, io.cwd);
+        return withExecutor(deps, limitsInput, io, async (executor) => {
+          const manifest = await describeBundle(built, executor, { tenantId: FUZZ_TENANT, signal: io.signal }).catch(
+            (error: unknown) => bundleFailure(error, args, io),
+          );
+          if (typeof manifest === "number") return manifest;
+          const subject: Subject = {
+            label: entry,
+            tenantId: FUZZ_TENANT,
+            bundle: { hash: built.hash, code: built.code },
+            config: {},
+            exported: manifest.hookPoints,
+            seeds,
+            replay: `isohook fuzz ${entry}`,
+          };
+          const report = await fuzzSubject(executor, subject, settings, io);
+          if (args.json) writeJson(io, { entry, ...report });
+          else io.stdout(`${fuzzReportLines(report, subject.label, replayOf(subject, settings)).join("\n")}\n`);
+          return report.clean ? EXIT.ok : EXIT.failed;
+        });
+      }
+      return withStore(args, io, { create: false }, async (store) => {
+        const tenants =
+          mode === "all" ? (await store.tenants(io.signal)).map((t) => t.tenantId) : [tenantFlag(args, true)];
+        const version = integerFlag(args, "version", 1, Number.MAX_SAFE_INTEGER);
+        return withExecutor(deps, limitsInput, io, async (executor) => {
+          let clean = true;
+          for (const tenantId of tenants) {
+            const subject = await storedSubject(store, tenantId, mode === "all" ? undefined : version, io);
+            if (subject === undefined) {
+              if (mode !== "all") throw new CliError(`Tenant \`${tenantId}\` has no active version.`, "not_found");
+              if (args.json) writeJson(io, { type: "skipped", tenantId, reason: "no active version" });
+              else io.stdout(`${tenantId}  -  no active version, skipped\n`);
+              continue;
+            }
+            const report = await fuzzSubject(executor, subject, settings, io);
+            clean &&= report.clean;
+            if (args.json) writeJson(io, report);
+            else if (mode === "all") io.stdout(`${sweepLine(report)}\n`);
+            else io.stdout(`${fuzzReportLines(report, subject.label, replayOf(subject, settings)).join("\n")}\n`);
+          }
+          return clean ? EXIT.ok : EXIT.failed;
+        });
+      });
+    },
+  };
+}
+
+export const fuzzCommand = createFuzzCommand();
+
+function modeOf(args: ParsedArgs): "entry" | "tenant" | "all" {
+  const chosen = [args.positionals.length > 0, args.values.tenant !== undefined, args.values.all === true];
+  if (chosen.filter(Boolean).length !== 1)
+    throw new UsageError("Fuzz one thing: a hook entry, --tenant <id>, or --all (every tenant's active bundle)");
+  if (args.positionals.length > 1) throw new UsageError(`Expected one hook entry, got ${args.positionals.length}`);
+  if (args.values.version !== undefined && args.values.tenant === undefined)
+    throw new UsageError("--version needs --tenant <id>");
+  if (args.values.store !== undefined && args.positionals.length > 0)
+    throw new UsageError("--store is for --tenant and --all; a hook entry is bundled from source");
+  return chosen[0] ? "entry" : chosen[1] ? "tenant" : "all";
+}
+
+function pointsFlag(args: ParsedArgs): HookPoint[] | undefined {
+  const raw = args.values.points;
+  if (typeof raw !== "string") return undefined;
+  const points = raw
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
+  for (const point of points) {
+    if (!isHookPoint(point))
+      throw new UsageError(`Unknown hook point \`${point}\` in --points: see \`isohook schema\``);
+  }
+  if (points.length === 0) throw new UsageError("Expected --points to list hook points, e.g. --points tool.call");
+  return points as HookPoint[];
+}
+
+async function fixtureSeeds(entry: string, cwd: string): Promise<SeedEvent[]> {
+  const file = await fixturesFileOf(entry, cwd);
+  const shown = relative(cwd, file) || file;
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    return [];
+  }
+  try {
+    return parseFixtures(text, shown).map((f) => ({ point: f.point, event: f.event, origin: `${shown}:${f.line}` }));
+  } catch (error) {
+    if (error instanceof FixtureError) throw new CliError(error.message, error.code);
+    throw error;
+  }
+}
+
+async function storedSubject(
+  store: BundleStore,
+  tenantId: TenantId,
+  version: number | undefined,
+  io: CliIO,
+): Promise<Subject | undefined> {
+  const detail = await store.version(tenantId, version, io.signal);
+  if (detail === undefined) {
+    if (version === undefined) return undefined;
+    throw new CliError(
+      `Tenant \`${tenantId}\` has no version ${version}. See \`isohook versions --tenant ${tenantId}\`.`,
+      "not_found",
+    );
+  }
+  const stored = await store.bundle(detail.hash, io.signal);
+  if (stored === undefined)
+    throw new CliError(`The store has no bundle ${detail.hash} for ${tenantId} v${detail.version}.`, "not_found");
+  return {
+    label: `${tenantId} v${detail.version}`,
+    tenantId,
+    version: detail.version,
+    bundle: { hash: stored.hash, code: stored.code },
+    config: detail.config,
+    exported: detail.hookPoints,
+    seeds: [],
+    replay: `isohook fuzz --tenant ${tenantId} --version ${detail.version}`,
+  };
+}
+
+interface Settings {
+  readonly limits: Limits;
+  readonly points: readonly HookPoint[] | undefined;
+  readonly runs: number;
+  readonly timeMs: number;
+  readonly seed: number;
+  readonly grow: boolean;
+}
+
+async function fuzzSubject(
+  executor: HookExecutor,
+  subject: Subject,
+  settings: Settings,
+  io: CliIO,
+): Promise<FuzzReport> {
+  const missing = settings.points?.filter((p) => !subject.exported.includes(p)) ?? [];
+  if (missing.length > 0) {
+    throw new UsageError(
+      `${subject.label} does not export ${missing.join(", ")} (it exports ${subject.exported.join(", ") || "nothing"})`,
+    );
+  }
+  const { limits } = settings;
+  const target = {
+    executor,
+    bundle: subject.bundle,
+    tenantId: subject.tenantId,
+    ...(subject.version === undefined ? {} : { version: subject.version }),
+    config: subject.config,
+    limits,
+  };
+  try {
+    return await fuzzBundle(target, {
+      points: settings.points ?? subject.exported,
+      dictionary: fuzzDictionary(
+        subject.seeds.map((s) => s.event),
+        subject.bundle.code,
+      ),
+      seeds: subject.seeds,
+      runs: settings.runs,
+      timeMs: settings.timeMs,
+      seed: settings.seed,
+      grow: settings.grow,
+      ...(io.signal ? { signal: io.signal } : {}),
+    });
+  } catch (error) {
+    if (io.signal?.aborted) throw new CliError("Aborted", "aborted");
+    throw error;
+  }
+}
+
+function replayOf(subject: Subject, settings: Settings): (point: HookPoint) => string {
+  const extra = [
+    settings.limits.timeoutMs === 50 ? "" : ` --timeout ${settings.limits.timeoutMs}`,
+    settings.limits.memoryMb === 32 ? "" : ` --memory ${settings.limits.memoryMb}`,
+  ].join("");
+  return (point) =>
+    `${subject.replay} --points ${point} --runs ${settings.runs} --seed ${settings.seed}${extra} --no-grow`;
+}
+
+async function withExecutor(
+  deps: FuzzCommandDeps,
+  limits: LimitsInput,
+  io: CliIO,
+  fn: (executor: HookExecutor) => Promise<number>,
+): Promise<number> {
+  let executor: HookExecutor;
+  try {
+    executor = await deps.openExecutor(limits, io.signal);
+  } catch (error) {
+    if (io.signal?.aborted) throw new CliError("Aborted", "aborted");
+    throw new CliError(
+      `Cannot start the sandbox: ${error instanceof Error ? error.message : String(error)}`,
+      "sandbox_unavailable",
+    );
+  }
+  try {
+    return await fn(executor);
+  } finally {
+    await executor.close();
+  }
+}
