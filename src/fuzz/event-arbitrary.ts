@@ -36,7 +36,8 @@ function toArbitrary(schema: JsonSchema | boolean, context: Context, depth: numb
     const name = schema.$ref.replace(/^#\/\$defs\//, "");
     const target = context.defs[name];
     if (!target) throw new Error(`Unresolvable $ref ${schema.$ref} in an event schema`);
-    return toArbitrary(target, context, depth + 1);
+    // A reference is no nesting of its own: the arrays and objects it leads to count, which bounds recursion.
+    return toArbitrary(target, context, depth);
   }
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum !== undefined) return fc.constantFrom(...schema.enum);
@@ -157,8 +158,9 @@ function objectArbitrary(schema: JsonSchema, context: Context, depth: number): A
     for (const [key, value] of Object.entries(schema.properties)) model[key] = toArbitrary(value, context, depth + 1);
     return fc.record(model, { requiredKeys: schema.required ?? [] });
   }
-  const values = schema.additionalProperties;
-  if (values === undefined || values === false || depth >= MAX_DEPTH) return fc.constant({});
+  // No `additionalProperties` means any values (JSON Schema), e.g. a tool call's `args`.
+  const values = schema.additionalProperties ?? true;
+  if (values === false || depth >= MAX_DEPTH) return fc.constant({});
   const key = dictionaryOr(fc.string({ maxLength: 16 }), context, 0, 64);
   return fc.dictionary(key as fc.Arbitrary<string>, toArbitrary(values, context, depth + 1), { maxKeys: MAX_ITEMS });
 }

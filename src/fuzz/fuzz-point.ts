@@ -35,12 +35,12 @@ export interface FuzzPointResult {
   readonly cpuSamples: readonly number[];
   /** Each distinct failure (code and message), shrunk, in the order found. */
   readonly failures: readonly FuzzFailure[];
-  /** The first events that reached each distinct decision: bases for the timeout hunt. */
+  /** Per distinct decision, the generated events that took the most CPU: bases for the timeout hunt. */
   readonly branchEvents: readonly SeedEvent[];
 }
 
 /** Per distinct decision, how many of its events are kept as branch events. */
-const BRANCH_EVENTS_PER_DECISION = 2;
+const BRANCH_EVENTS_PER_DECISION = 3;
 
 /**
  * Calls one exported point with generated valid events (the point's schema, the dictionary) and, when there
@@ -61,7 +61,8 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
   const failedCounts: OutcomeCounts = {};
   const cpuSamples: number[] = [];
   const failures: FuzzFailure[] = [];
-  const branchEvents: SeedEvent[] = [];
+  // Per decision, the events that cost the most CPU: they went furthest into the hook's branches.
+  const costliest = new Map<string, { eventJson: string; cpuMs: number }[]>();
   const known = new Set<string>();
   let runs = 0;
 
@@ -96,8 +97,10 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
       }
       const kind = call.outcome.result === null ? "noop" : call.outcome.result.type;
       decided[kind] = (decided[kind] ?? 0) + 1;
-      if (branchEvents.filter((b) => b.origin === `generated (${kind})`).length < BRANCH_EVENTS_PER_DECISION)
-        branchEvents.push({ point, event: JSON.parse(call.event) as JsonValue, origin: `generated (${kind})` });
+      const kept = costliest.get(kind) ?? [];
+      kept.push({ eventJson: call.event, cpuMs: call.cpuMs });
+      kept.sort((a, b) => b.cpuMs - a.cpuMs);
+      costliest.set(kind, kept.slice(0, BRANCH_EVENTS_PER_DECISION));
     }
     runs += details.numRuns;
     if (!details.failed) break;
@@ -120,6 +123,9 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
     if (options.stopAtFirstFailure === true) break;
   }
   const durationMs = Math.round(performance.now() - started);
+  const branchEvents = [...costliest].flatMap(([kind, kept]) =>
+    kept.map((k) => ({ point, event: JSON.parse(k.eventJson) as JsonValue, origin: `generated (${kind})` })),
+  );
   return {
     point,
     runs,

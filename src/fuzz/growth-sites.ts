@@ -12,6 +12,12 @@ export interface GrowthSeries {
   readonly unit: string;
   /** The value's own length: growth starts above it. */
   readonly baseSize: number;
+  /**
+   * Added to every size: a repeated string is cut half-way through its unit, so it never ends as the seed
+   * does (`rm -rf /rm -rf /rm -` rather than `…rm -rf /`): an ending that lets a pattern match early hides
+   * the backtracking of the inputs that do not.
+   */
+  readonly offset: number;
   /** Builds the value at `size` (characters or items). */
   readonly grow: (size: number) => JsonValue;
 }
@@ -42,6 +48,7 @@ export function growthSeries(seeds: readonly SeedEvent[]): GrowthSeries[] {
           shape: "repeat",
           unit: `${items.length} item${items.length === 1 ? "" : "s"}`,
           baseSize: items.length,
+          offset: 0,
           grow: (size) => Array.from({ length: size }, (_, i) => items[i % items.length] ?? null),
         });
       }
@@ -52,10 +59,11 @@ export function growthSeries(seeds: readonly SeedEvent[]): GrowthSeries[] {
 
 function stringSeries(seed: SeedEvent, path: (string | number)[], value: string): GrowthSeries[] {
   const out: GrowthSeries[] = [];
-  const base = { seed, path, kind: "string" as const, baseSize: value.length };
+  const base = { seed, path, kind: "string" as const, baseSize: value.length, offset: 0 };
   if (value.length > 0 && value.length <= MAX_REPEAT_UNIT) {
     out.push({
       ...base,
+      offset: Math.floor(value.length / 2),
       shape: "repeat",
       unit: value,
       grow: (size) => value.repeat(Math.ceil(size / value.length)).slice(0, size),
@@ -118,7 +126,11 @@ function preview(series: GrowthSeries, size: number): string {
   const value = series.grow(Math.min(size, series.baseSize));
   if (series.kind === "array") return `${series.unit} repeated to ${size} items`;
   const base = typeof value === "string" ? value : "";
-  if (series.shape === "repeat") return `${JSON.stringify(clip(series.unit))}×${Math.ceil(size / series.unit.length)}`;
+  if (series.shape === "repeat") {
+    const times = Math.floor(size / series.unit.length);
+    const rest = series.unit.slice(0, size - times * series.unit.length);
+    return `${JSON.stringify(clip(series.unit))}×${times}${rest === "" ? "" : ` + ${JSON.stringify(clip(rest))}`}`;
+  }
   const middle = Math.floor(base.length / 2);
   const parts = [
     base.slice(0, middle) && JSON.stringify(clip(base.slice(0, middle))),

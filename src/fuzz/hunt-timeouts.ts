@@ -46,6 +46,13 @@ export interface HuntResult {
   readonly largestSize: number;
   /** Whether every series ran to the event cap or to a failure within the time bound. */
   readonly complete: boolean;
+  /**
+   * Inputs whose growth stopped at a timeout that used less than half the timeout in CPU: the machine was
+   * too busy to run the call in time (timeouts are wall-clock), not a finding about the hook.
+   */
+  readonly starved: number;
+  /** The costliest input measured (least CPU of its calls), to show how close the largest inputs come. */
+  readonly peak?: { readonly input: GrowthInput; readonly cpuMs: number };
   readonly flags: readonly GrowthFlag[];
   /** Distinct failure codes hit while growing, each at the smallest input found. */
   readonly failures: readonly FuzzFailure[];
@@ -59,6 +66,8 @@ const FLOOR_OVER_BASELINE = 4;
 const FIRST_SIZE = 16;
 /** A timeout while growing stands only if the same input times out this many more times (see `fuzzCall`). */
 const TIMEOUT_RETRIES = 2;
+/** A timeout whose call used less CPU than this share of the timeout was starved by a busy machine. */
+const STARVED_BELOW = 0.5;
 
 interface Running {
   readonly series: GrowthSeries;
@@ -86,16 +95,20 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
   const failures: FuzzFailure[] = [];
   let calls = 0;
 
+  /** Least CPU of `repeats` calls; a failure ends it. A timeout with little CPU was starved, not slow. */
   const measure = async (eventJson: string) => {
     let least = Number.POSITIVE_INFINITY;
     for (let i = 0; i < repeats; i++) {
       signal?.throwIfAborted();
       const { outcome, cpuMs } = await fuzzCall(target, { point, eventJson, ctxJson }, signal, TIMEOUT_RETRIES);
       calls++;
-      if (outcome.type === "failed") return { cpuMs: least, failure: outcome.failure };
+      if (outcome.type === "failed") {
+        const starved = outcome.failure.code === "timeout" && cpuMs < STARVED_BELOW * limits.timeoutMs;
+        return { cpuMs: least, failure: starved ? undefined : outcome.failure, starved };
+      }
       least = Math.min(least, cpuMs);
     }
-    return { cpuMs: least, failure: undefined };
+    return { cpuMs: least, failure: undefined, starved: false };
   };
 
   const bases = options.bases.filter((b) => b.point === point);
@@ -114,11 +127,13 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
   }));
 
   let largestSize = 0;
+  let starved = 0;
+  let peak: HuntResult["peak"];
   let timeUp = false;
   for (let level = FIRST_SIZE; !timeUp && running.some((r) => !r.done); level *= 2) {
     for (const run of running) {
       if (run.done) continue;
-      while (!run.done && (run.sizes[0] ?? Number.POSITIVE_INFINITY) <= level) {
+      while (!run.done && (run.sizes[0] ?? Number.POSITIVE_INFINITY) - run.series.offset <= level) {
         if (performance.now() - started > options.timeMs) {
           timeUp = true;
           break;
@@ -130,9 +145,15 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
           run.done = true;
           break;
         }
-        const { cpuMs, failure } = await measure(eventJson);
+        const { cpuMs, failure, starved: wasStarved } = await measure(eventJson);
         if (Number.isFinite(cpuMs)) run.points.push({ size, cpuMs });
+        if (Number.isFinite(cpuMs) && cpuMs > (peak?.cpuMs ?? 0))
+          peak = { input: growthInput(run.series, size), cpuMs };
         largestSize = Math.max(largestSize, size);
+        if (wasStarved) {
+          starved++;
+          run.done = true;
+        }
         if (failure !== undefined) {
           run.done = true;
           if (!failures.some((f) => f.code === failure.code)) {
@@ -185,16 +206,19 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
     durationMs: Math.round(performance.now() - started),
     largestSize,
     complete: !timeUp,
+    starved,
+    ...(peak === undefined ? {} : { peak }),
     flags,
     failures,
   };
 }
 
-/** 16, 32, 64, … above the value's own size, then the largest size the event cap allows. */
+/** 16, 32, 64, … (plus the series' offset) above the value's own size, then the largest the event cap allows. */
 function sizesOf(series: GrowthSeries, maxEventBytes: number): number[] {
   const max = maxSizeOf(series, maxEventBytes);
   const sizes: number[] = [];
-  for (let size = FIRST_SIZE; size < max; size *= 2) if (size > series.baseSize) sizes.push(size);
+  for (let size = FIRST_SIZE + series.offset; size < max; size = (size - series.offset) * 2 + series.offset)
+    if (size > series.baseSize) sizes.push(size);
   if (max > series.baseSize) sizes.push(max);
   return sizes;
 }

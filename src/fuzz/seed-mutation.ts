@@ -43,10 +43,11 @@ export function seedMutationArbitrary(
     fc.record({ kind: fc.constant("drop" as const), at }),
     fc.record({ kind: fc.constant("duplicate" as const), at }),
   );
-  return fc
-    .tuple(fc.constantFrom(...events), fc.array(edit, { maxLength: MAX_EDITS }))
+  const edited = fc
+    .tuple(fc.constantFrom(...events), fc.array(edit, { minLength: 1, maxLength: MAX_EDITS }))
     .map(([event, edits]) => edits.reduce(applyEdit, event))
     .filter((event) => schema.safeParse(event).success);
+  return fc.oneof({ arbitrary: fc.constantFrom(...events), weight: 1 }, { arbitrary: edited, weight: 4 });
 }
 
 /** A place in an event: the container holding it and its key there (undefined key: the root). */
@@ -60,7 +61,10 @@ function applyEdit(event: JsonValue, edit: Edit): JsonValue {
   const copy = structuredClone(event);
   const slots: Slot[] = [];
   listSlots(copy, undefined, "", slots);
-  const slot = slots[edit.at % slots.length];
+  // Values are replaced, extended or cut at the leaves; containers only lose or repeat whole items.
+  const leaf = edit.kind === "replace" || edit.kind === "append" || edit.kind === "truncate";
+  const usable = slots.filter((s) => (leaf ? typeof s.value !== "object" || s.value === null : s.parent !== undefined));
+  const slot = usable[edit.at % Math.max(1, usable.length)];
   if (slot === undefined) return copy;
   const set = (value: JsonValue | undefined) => {
     if (slot.parent === undefined) return value ?? null;

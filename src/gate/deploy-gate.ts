@@ -21,8 +21,10 @@ import {
   SDK_VERSION,
   type TenantId,
 } from "../protocol/index.js";
-import type { FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
+import type { FixtureEvent, FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
 
+/** How much fixture JSON a gate report keeps for later fuzzing of the stored version. */
+const KEPT_EVENT_CHARS = 256 * 1024;
 /** The largest bundle the gate builds at all; `limits.maxBundleBytes` decides what passes. */
 const BUILD_CAP_BYTES = 64 * 1024 * 1024;
 
@@ -247,7 +249,20 @@ async function checkFixtures(
       point: result.point,
     });
   }
-  return { summary: { file: shownFile, total: results.length, passed, failed: results.length - passed }, dictionary };
+  const summary = { file: shownFile, total: results.length, passed, failed: results.length - passed };
+  return { summary: { ...summary, events: keptEvents(fixtures) }, dictionary };
+}
+
+/** Fixture events kept in the report, in file order, while their JSON stays under 256 KB. */
+function keptEvents(fixtures: readonly Fixture[]): FixtureEvent[] {
+  const kept: FixtureEvent[] = [];
+  let chars = 0;
+  for (const { line, point, event } of fixtures) {
+    chars += JSON.stringify(event).length;
+    if (chars > KEPT_EVENT_CHARS) break;
+    kept.push({ line, point, event });
+  }
+  return kept;
 }
 
 /** An event as short JSON for a message (the report keeps the whole event). */

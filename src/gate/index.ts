@@ -2,6 +2,7 @@ export { type DeployGateOptions, type GateResult, runDeployGate } from "./deploy
 export { type DeployHookOptions, type DeployResult, deployHook } from "./deploy-hook.js";
 export { formatGateReport } from "./format-report.js";
 export type {
+  FixtureEvent,
   FixtureSummary,
   FuzzSummary,
   GateProblem,
@@ -9,3 +10,4 @@ export type {
   GateReasonCode,
   GateReport,
 } from "./gate-report.js";
+export { storedFixtureEvents } from "./stored-fixtures.js";

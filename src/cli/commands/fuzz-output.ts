@@ -21,6 +21,16 @@ export function fuzzReportLines(report: FuzzReport, label: string, replay: (poin
       const reach = g.largestSize > 0 ? `, up to ${size(g.largestSize)}` : "";
       const cut = g.complete ? "" : " (time budget reached first)";
       lines.push(`  growth: ${g.series} inputs grown${reach}, ${g.calls} calls, ${seconds(g.durationMs)}${cut}`);
+      if (g.peak) {
+        const { input, cpuMs } = g.peak;
+        lines.push(
+          `    costliest: ${input.path} at ${size(input.size, input.kind)} took ${ms(cpuMs)} (${percent(cpuMs / report.timeoutMs)} of ${report.timeoutMs} ms)`,
+        );
+      }
+      if (g.starved > 0)
+        lines.push(
+          `    ${count(g.starved, "input")} stopped by timeouts of a busy machine (under half the timeout in CPU)`,
+        );
       if (g.flags.length === 0) lines.push("    no super-linear growth");
       for (const flag of g.flags) lines.push(...flagLines(flag, report.timeoutMs));
     }

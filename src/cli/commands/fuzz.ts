@@ -4,6 +4,7 @@ import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { bundleHook, describeBundle } from "../../bundler/index.js";
 import { FixtureError, fixturesFileOf, parseFixtures } from "../../fixtures/index.js";
 import { type FuzzReport, fuzzBundle, fuzzDictionary, type SeedEvent } from "../../fuzz/index.js";
+import { storedFixtureEvents } from "../../gate/index.js";
 import {
   type HookExecutor,
   type HookPoint,
@@ -43,6 +44,7 @@ flagged with the input that shows it and the size at which a call would reach it
 
   <entry>            A hook module (a .ts file or a folder with index.ts); its fixtures.jsonl is used if present
   --tenant <id>      A stored bundle instead: the tenant's active version (or --version), with its config
+                     and the fixture events its deploy gate report kept
   --all              Every tenant's active bundle in the store, one line per tenant (--time per bundle)
 
 Options:
@@ -253,9 +255,15 @@ async function storedSubject(
     bundle: { hash: stored.hash, code: stored.code },
     config: detail.config,
     exported: detail.hookPoints,
-    seeds: [],
+    seeds: storedSeeds(detail.gateReport),
     replay: `isohook fuzz --tenant ${tenantId} --version ${detail.version}`,
   };
+}
+
+/** The fixture events the version's gate report kept: a stored bundle's folder (and fixtures.jsonl) is gone. */
+function storedSeeds(gateReport: JsonValue | null): SeedEvent[] {
+  const { file, events } = storedFixtureEvents(gateReport);
+  return events.map((e) => ({ point: e.point, event: e.event, origin: `${file}:${e.line} (gate report)` }));
 }
 
 interface Settings {
