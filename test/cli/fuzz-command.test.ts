@@ -7,6 +7,7 @@ import { bundleHook } from "../../src/bundler/index.js";
 import { runCli } from "../../src/cli/index.js";
 import { type HookPoint, SDK_VERSION, TenantId } from "../../src/protocol/index.js";
 import { SqliteBundleStore } from "../../src/store/index.js";
+import { toolCallFixture, writeHook } from "../gate/hook-modules.js";
 import { fakeIO } from "./fake-io.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -123,6 +124,24 @@ describe("isohook fuzz", () => {
     expect(reports.map((r) => r.tenantId).sort()).toEqual(["acme", "quadratic", "runaway"]);
     expect(reports.find((r) => r.tenantId === "runaway")?.clean).toBe(false);
   }, 300_000);
+
+  it("prints a hook's own text (its error messages) without terminal control characters", async () => {
+    const entry = writeHook(
+      dir,
+      "ansi",
+      `export default { toolCall() { throw new Error("\\u001b[2J\\u001b]0;owned\\u0007 gone"); } };\n`,
+      toolCallFixture("shell", { command: "ls" }, { noop: true }),
+    );
+    const { code, stdout, stderr } = await cli([entry, "--seed", "1", "--runs", "5", "--no-grow"]);
+    expect([code, stderr]).toEqual([1, ""]);
+    expect(stdout).toContain("✗ threw:");
+    expect(stdout).toContain("\\u001b[2J");
+    expect(stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+
+    const json = await cli([entry, "--seed", "1", "--runs", "5", "--no-grow", "--json"]);
+    // --json carries the text exact.
+    expect(json.stdout).toContain(String.raw`\u001b[2J\u001b]0;owned\u0007 gone`);
+  }, 60_000);
 
   it.each([
     [[], /Fuzz one thing/],

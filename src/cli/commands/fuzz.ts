@@ -27,6 +27,7 @@ import {
   UsageError,
   writeJson,
 } from "../command.js";
+import { LIMITS_OPTIONS, limitsOf } from "../limits-option.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { fuzzReportLines, sweepLine } from "./fuzz-output.js";
 
@@ -104,8 +105,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = defaultDeps): Command 
       runs: { type: "string" },
       time: { type: "string" },
       seed: { type: "string" },
-      timeout: { type: "string" },
-      memory: { type: "string" },
+      ...LIMITS_OPTIONS,
       grow: { type: "boolean" },
       "no-grow": { type: "boolean" },
       ...STORE_OPTION,
@@ -113,11 +113,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = defaultDeps): Command 
     allowPositionals: true,
     async run(args, io) {
       const mode = modeOf(args);
-      const limitsInput: LimitsInput = {};
-      const timeoutMs = integerFlag(args, "timeout", 1, 60_000);
-      const memoryMb = integerFlag(args, "memory", 8, 2_048);
-      if (timeoutMs !== undefined) limitsInput.timeoutMs = timeoutMs;
-      if (memoryMb !== undefined) limitsInput.memoryMb = memoryMb;
+      const limitsInput = limitsOf(args);
       if (args.values.grow === true && args.values["no-grow"] === true)
         throw new UsageError("Pass --grow or --no-grow, not both");
       const settings = {

@@ -5,16 +5,8 @@ import { bundleHook } from "../../bundler/index.js";
 import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
 import { type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
-import {
-  CliError,
-  type Command,
-  EXIT,
-  integerFlag,
-  type ParsedArgs,
-  stringFlag,
-  UsageError,
-  writeJson,
-} from "../command.js";
+import { CliError, type Command, EXIT, type ParsedArgs, stringFlag, UsageError, writeJson } from "../command.js";
+import { LIMITS_OPTIONS, limitsOf } from "../limits-option.js";
 
 const HELP = `Usage: isohook test <entry> [--events file.jsonl] [--json] [--timeout ms] [--memory mb]
 
@@ -55,15 +47,11 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
     name: "test",
     summary: "Run a hook against event lines (its fixtures.jsonl) in the real sandbox",
     help: HELP,
-    options: { events: { type: "string" }, timeout: { type: "string" }, memory: { type: "string" } },
+    options: { events: { type: "string" }, ...LIMITS_OPTIONS },
     allowPositionals: true,
     async run(args, io) {
       const entry = entryOf(args);
-      const limits: LimitsInput = {};
-      const timeoutMs = integerFlag(args, "timeout", 1, 60_000);
-      const memoryMb = integerFlag(args, "memory", 8, 2_048);
-      if (timeoutMs !== undefined) limits.timeoutMs = timeoutMs;
-      if (memoryMb !== undefined) limits.memoryMb = memoryMb;
+      const limits = limitsOf(args);
       const eventsFile = await eventsFileOf(entry, stringFlag(args, "events"), io.cwd);
       const fixtures = parseEvents(await readEvents(eventsFile, io.cwd), shown(eventsFile, io.cwd));
 
