@@ -42,15 +42,18 @@ export function fuzzReportLines(report: FuzzReport, label: string, replay: (poin
 }
 
 /** One line of a fleet sweep: the tenant, its version, the verdict and what stands out. */
-export function sweepLine(report: FuzzReport): string {
-  const head = `${report.tenantId}  v${report.version ?? "?"}  ${report.hash.slice(7, 19)}`;
+export function sweepLine(report: FuzzReport, tenantWidth = 0): string {
+  const head = `${report.tenantId.padEnd(tenantWidth)}  v${String(report.version ?? "?").padEnd(3)}  ${report.hash.slice(7, 19)}`;
   const runs = report.points.reduce((n, p) => n + p.runs, 0);
   const worst = Math.max(0, ...report.points.map((p) => p.cpu?.p99OfTimeout ?? 0));
   const facts = `${count(report.points.length, "point")}, ${runs} runs, p99 at ${percent(worst)} of ${report.timeoutMs} ms, ${seconds(report.durationMs)}`;
   if (report.clean) return `${head}  clean    ${facts}`;
   const findings: string[] = [];
   for (const point of report.points) {
-    for (const f of point.failures) findings.push(`${point.point} ${f.code} (seed ${f.seed})`);
+    for (const f of point.failures) {
+      const how = f.grown ? `at ${f.grown.path} of ${size(f.grown.size, f.grown.kind)}` : `(seed ${f.seed})`;
+      findings.push(`${point.point} ${f.code} ${how}`);
+    }
     for (const flag of point.growth?.flags ?? [])
       findings.push(
         `${point.point} ${flag.input.path} slope ${flag.slope.toFixed(2)}, timeout at ~${size(flag.projectedSize, flag.input.kind)}`,

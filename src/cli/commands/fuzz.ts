@@ -158,6 +158,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = defaultDeps): Command 
         const tenants =
           mode === "all" ? (await store.tenants(io.signal)).map((t) => t.tenantId) : [tenantFlag(args, true)];
         const version = integerFlag(args, "version", 1, Number.MAX_SAFE_INTEGER);
+        const width = Math.max(0, ...tenants.map((t) => t.length));
         return withExecutor(deps, limitsInput, io, async (executor) => {
           let clean = true;
           for (const tenantId of tenants) {
@@ -165,13 +166,13 @@ export function createFuzzCommand(deps: FuzzCommandDeps = defaultDeps): Command 
             if (subject === undefined) {
               if (mode !== "all") throw new CliError(`Tenant \`${tenantId}\` has no active version.`, "not_found");
               if (args.json) writeJson(io, { type: "skipped", tenantId, reason: "no active version" });
-              else io.stdout(`${tenantId}  -  no active version, skipped\n`);
+              else io.stdout(`${tenantId.padEnd(width)}  -     no active version, skipped\n`);
               continue;
             }
             const report = await fuzzSubject(executor, subject, settings, io);
             clean &&= report.clean;
             if (args.json) writeJson(io, report);
-            else if (mode === "all") io.stdout(`${sweepLine(report)}\n`);
+            else if (mode === "all") io.stdout(`${sweepLine(report, width)}\n`);
             else io.stdout(`${fuzzReportLines(report, subject.label, replayOf(subject, settings)).join("\n")}\n`);
           }
           return clean ? EXIT.ok : EXIT.failed;
