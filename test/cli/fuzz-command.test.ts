@@ -120,6 +120,8 @@ describe("isohook fuzz", () => {
       "--no-grow",
       "--json",
     ]);
+    const unknown = await cli(["--tenant", "nobody", "--store", path]);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining("nobody")]);
     const reports = jsonLines(json.stdout) as { tenantId: string; clean: boolean }[];
     expect(reports.map((r) => r.tenantId).sort()).toEqual(["acme", "quadratic", "runaway"]);
     expect(reports.find((r) => r.tenantId === "runaway")?.clean).toBe(false);

@@ -1,21 +1,14 @@
-import { readFile } from "node:fs/promises";
-import { relative } from "node:path";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { bundleHook, describeBundle } from "../../bundler/index.js";
-import { FixtureError, fixturesFileOf, parseFixtures } from "../../fixtures/index.js";
-import { type FuzzReport, fuzzBundle, fuzzDictionary, type SeedEvent } from "../../fuzz/index.js";
-import { storedFixtureEvents } from "../../gate/index.js";
+import { type FuzzReport, fuzzBundle, fuzzDictionary } from "../../fuzz/index.js";
 import {
   type HookExecutor,
   type HookPoint,
   isHookPoint,
-  type JsonValue,
   Limits,
   type LimitsInput,
-  type SandboxBundle,
   TenantId,
 } from "../../protocol/index.js";
-import type { BundleStore } from "../../store/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
@@ -30,6 +23,7 @@ import {
 import { LIMITS_OPTIONS, limitsOf } from "../limits-option.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { fuzzReportLines, sweepLine } from "./fuzz-output.js";
+import { fixtureSeeds, type Subject, storedSubject } from "./fuzz-subject.js";
 
 const HELP = `Usage: isohook fuzz <entry> | --tenant <id> [--version <n>] | --all  [options]
 
@@ -78,19 +72,6 @@ const defaultDeps: FuzzCommandDeps = {
   openExecutor: (limits, signal) =>
     createHookExecutor({ workers: 1, spareWorker: false, limits, ...(signal ? { signal } : {}) }),
 };
-
-/** One bundle ready to fuzz. */
-interface Subject {
-  readonly label: string;
-  readonly tenantId: TenantId;
-  readonly version?: number;
-  readonly bundle: SandboxBundle;
-  readonly config: JsonValue;
-  readonly exported: readonly HookPoint[];
-  readonly seeds: readonly SeedEvent[];
-  /** The command line that replays this fuzz, without --seed and --points. */
-  readonly replay: string;
-}
 
 export function createFuzzCommand(deps: FuzzCommandDeps = defaultDeps): Command {
   return {
@@ -209,58 +190,6 @@ function pointsFlag(args: ParsedArgs): HookPoint[] | undefined {
   }
   if (points.length === 0) throw new UsageError("Expected --points to list hook points, e.g. --points tool.call");
   return points as HookPoint[];
-}
-
-async function fixtureSeeds(entry: string, cwd: string): Promise<SeedEvent[]> {
-  const file = await fixturesFileOf(entry, cwd);
-  const shown = relative(cwd, file) || file;
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch {
-    return [];
-  }
-  try {
-    return parseFixtures(text, shown).map((f) => ({ point: f.point, event: f.event, origin: `${shown}:${f.line}` }));
-  } catch (error) {
-    if (error instanceof FixtureError) throw new CliError(error.message, error.code);
-    throw error;
-  }
-}
-
-async function storedSubject(
-  store: BundleStore,
-  tenantId: TenantId,
-  version: number | undefined,
-  io: CliIO,
-): Promise<Subject | undefined> {
-  const detail = await store.version(tenantId, version, io.signal);
-  if (detail === undefined) {
-    if (version === undefined) return undefined;
-    throw new CliError(
-      `Tenant \`${tenantId}\` has no version ${version}. See \`isohook versions --tenant ${tenantId}\`.`,
-      "not_found",
-    );
-  }
-  const stored = await store.bundle(detail.hash, io.signal);
-  if (stored === undefined)
-    throw new CliError(`The store has no bundle ${detail.hash} for ${tenantId} v${detail.version}.`, "not_found");
-  return {
-    label: `${tenantId} v${detail.version}`,
-    tenantId,
-    version: detail.version,
-    bundle: { hash: stored.hash, code: stored.code },
-    config: detail.config,
-    exported: detail.hookPoints,
-    seeds: storedSeeds(detail.gateReport),
-    replay: `isohook fuzz --tenant ${tenantId} --version ${detail.version}`,
-  };
-}
-
-/** The fixture events the version's gate report kept: a stored bundle's folder (and fixtures.jsonl) is gone. */
-function storedSeeds(gateReport: JsonValue | null): SeedEvent[] {
-  const { file, events } = storedFixtureEvents(gateReport);
-  return events.map((e) => ({ point: e.point, event: e.event, origin: `${file}:${e.line} (gate report)` }));
 }
 
 interface Settings {
