@@ -118,12 +118,18 @@ describe("isohook fuzz", () => {
       "--time",
       "40",
       "--no-grow",
+      "--points",
+      "tool.call",
       "--json",
     ]);
     const unknown = await cli(["--tenant", "nobody", "--store", path]);
-    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining("nobody")]);
-    const reports = jsonLines(json.stdout) as { tenantId: string; clean: boolean }[];
-    expect(reports.map((r) => r.tenantId).sort()).toEqual(["acme", "quadratic", "runaway"]);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining("No tenant `nobody`")]);
+    const reports = jsonLines(json.stdout) as { type: string; tenantId: string; clean: boolean }[];
+    expect(reports.map((r) => [r.tenantId, r.type]).sort()).toEqual([
+      ["acme", "skipped"], // exports tool.result only
+      ["quadratic", "fuzz"],
+      ["runaway", "fuzz"],
+    ]);
     expect(reports.find((r) => r.tenantId === "runaway")?.clean).toBe(false);
   }, 300_000);
 

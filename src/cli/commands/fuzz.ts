@@ -144,13 +144,26 @@ export function createFuzzCommand(deps: FuzzCommandDeps = defaultDeps): Command 
           let clean = true;
           for (const tenantId of tenants) {
             const subject = await storedSubject(store, tenantId, mode === "all" ? undefined : version, io);
-            if (subject === undefined) {
-              if (mode !== "all") throw new CliError(`Tenant \`${tenantId}\` has no active version.`, "not_found");
-              if (args.json) writeJson(io, { type: "skipped", tenantId, reason: "no active version" });
-              else io.stdout(`${tenantId.padEnd(width)}  -     no active version, skipped\n`);
+            if (subject === undefined && mode !== "all") {
+              const known = (await store.tenant(tenantId, io.signal)) !== undefined;
+              throw new CliError(
+                known
+                  ? `Tenant \`${tenantId}\` has no active version: pass --version <n> (see \`isohook versions --tenant ${tenantId}\`).`
+                  : `No tenant \`${tenantId}\` in the store. Run \`isohook list\` to see every tenant.`,
+                "not_found",
+              );
+            }
+            // In a sweep, --points narrows each bundle to the points it exports; one exporting none is skipped.
+            const points =
+              mode === "all" ? settings.points?.filter((p) => subject?.exported.includes(p)) : settings.points;
+            const skip =
+              subject === undefined ? "no active version" : points?.length === 0 ? "exports none of --points" : "";
+            if (subject === undefined || skip !== "") {
+              if (args.json) writeJson(io, { type: "skipped", tenantId, reason: skip });
+              else io.stdout(`${tenantId.padEnd(width)}  -     ${skip}, skipped\n`);
               continue;
             }
-            const report = await fuzzSubject(executor, subject, settings, io);
+            const report = await fuzzSubject(executor, subject, { ...settings, points }, io);
             clean &&= report.clean;
             if (args.json) writeJson(io, report);
             else if (mode === "all") io.stdout(`${sweepLine(report, width)}\n`);
