@@ -106,6 +106,15 @@ describe("fuzzDictionary", () => {
     const words = fuzzDictionary([shell("ls")], code);
     expect(words).toEqual(expect.arrayContaining(["call", "command", "shell", "ls", "spin", "block"]));
   });
+
+  it("reads a hostile megabyte of bundle text in linear time and keeps at most 500 words", () => {
+    const hostile = [`"${'\\"'.repeat(300_000)}`, `'${"a".repeat(400_000)}`, "x.y".repeat(100_000)].join("\n");
+    const started = performance.now();
+    const words = fuzzDictionary([], hostile);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(words.length).toBeLessThanOrEqual(500);
+    expect(words.every((w) => w.length <= 200)).toBe(true);
+  });
 });
 
 describe("seed mutations", () => {
