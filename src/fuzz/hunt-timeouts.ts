@@ -115,8 +115,9 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
   const floors = new Map<JsonValue, number>();
   for (const base of bases) {
     const { cpuMs, failure } = await measure(JSON.stringify(base.event));
-    // A seed that already fails is the random fuzz's finding; growing it says nothing more.
-    if (failure === undefined) floors.set(base.event, Math.max(MIN_FLOOR_MS, cpuMs * FLOOR_OVER_BASELINE));
+    // A seed that already fails (or could not be measured) is the random fuzz's business, not the hunt's.
+    if (failure === undefined && Number.isFinite(cpuMs))
+      floors.set(base.event, Math.max(MIN_FLOOR_MS, cpuMs * FLOOR_OVER_BASELINE));
   }
   const running: Running[] = growthSeries(bases.filter((b) => floors.has(b.event))).map((series) => ({
     series,
