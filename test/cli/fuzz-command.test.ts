@@ -89,17 +89,9 @@ describe("isohook fuzz", () => {
     await storeHook(store, "runaway", "hooks/runaway", "tool.call");
     await store.close();
 
-    const { code, stdout, stderr } = await cli([
-      "--all",
-      "--store",
-      path,
-      "--seed",
-      "3",
-      "--runs",
-      "40",
-      "--time",
-      "40",
-    ]);
+    const sweep = (...extra: string[]) =>
+      cli(["--all", "--store", path, "--seed", "3", "--runs", "40", "--time", "40", ...extra]);
+    const { code, stdout, stderr } = await sweep();
     expect([code, stderr]).toEqual([1, ""]);
     const lines = stdout.trim().split("\n");
     expect(lines).toHaveLength(3);
@@ -107,21 +99,7 @@ describe("isohook fuzz", () => {
     expect(lines.find((l) => l.startsWith("quadratic "))).toMatch(/FAILED.*call\.args\.command slope \d\.\d\d/);
     expect(lines.find((l) => l.startsWith("acme "))).toBeDefined();
 
-    const json = await cli([
-      "--all",
-      "--store",
-      path,
-      "--seed",
-      "3",
-      "--runs",
-      "40",
-      "--time",
-      "40",
-      "--no-grow",
-      "--points",
-      "tool.call",
-      "--json",
-    ]);
+    const json = await sweep("--no-grow", "--points", "tool.call", "--json");
     const unknown = await cli(["--tenant", "nobody", "--store", path]);
     expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining("No tenant `nobody`")]);
     const reports = jsonLines(json.stdout) as { type: string; tenantId: string; clean: boolean }[];

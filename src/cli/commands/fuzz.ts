@@ -1,4 +1,3 @@
-import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { bundleHook, describeBundle } from "../../bundler/index.js";
 import { type FuzzReport, fuzzBundle, fuzzDictionary } from "../../fuzz/index.js";
 import {
@@ -20,7 +19,7 @@ import {
   UsageError,
   writeJson,
 } from "../command.js";
-import { LIMITS_OPTIONS, limitsOf } from "../limits-option.js";
+import { LIMITS_OPTIONS, limitsOf, openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { fuzzReportLines, sweepLine } from "./fuzz-output.js";
 import { fixtureSeeds, type Subject, storedSubject } from "./fuzz-subject.js";
@@ -64,16 +63,9 @@ const DEFAULT_TIME_S = 30;
 const DEFAULT_SWEEP_TIME_S = 10;
 
 /** What the command needs from outside; tests may pass another executor. */
-export interface FuzzCommandDeps {
-  readonly openExecutor: (limits: LimitsInput, signal?: AbortSignal) => Promise<HookExecutor>;
-}
+export type FuzzCommandDeps = SandboxDeps;
 
-const defaultDeps: FuzzCommandDeps = {
-  openExecutor: (limits, signal) =>
-    createHookExecutor({ workers: 1, spareWorker: false, limits, ...(signal ? { signal } : {}) }),
-};
-
-export function createFuzzCommand(deps: FuzzCommandDeps = defaultDeps): Command {
+export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Command {
   return {
     name: "fuzz",
     summary: "Fuzz a hook (or every tenant's active bundle) in the sandbox and hunt for timeouts",
@@ -270,16 +262,7 @@ async function withExecutor(
   io: CliIO,
   fn: (executor: HookExecutor) => Promise<number>,
 ): Promise<number> {
-  let executor: HookExecutor;
-  try {
-    executor = await deps.openExecutor(limits, io.signal);
-  } catch (error) {
-    if (io.signal?.aborted) throw new CliError("Aborted", "aborted");
-    throw new CliError(
-      `Cannot start the sandbox: ${error instanceof Error ? error.message : String(error)}`,
-      "sandbox_unavailable",
-    );
-  }
+  const executor = await openSandbox(deps, limits, io.signal);
   try {
     return await fn(executor);
   } finally {

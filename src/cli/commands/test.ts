@@ -1,12 +1,11 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
-import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { bundleHook } from "../../bundler/index.js";
 import { FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../../fixtures/index.js";
-import { type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
+import { TenantId } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import { CliError, type Command, EXIT, type ParsedArgs, stringFlag, UsageError, writeJson } from "../command.js";
-import { LIMITS_OPTIONS, limitsOf } from "../limits-option.js";
+import { LIMITS_OPTIONS, limitsOf, openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
 
 const HELP = `Usage: isohook test <entry> [--events file.jsonl] [--json] [--timeout ms] [--memory mb]
 
@@ -31,18 +30,9 @@ Exit codes: 0 every expectation met, 1 a mismatch (or the hook or events file ha
 const TEST_TENANT = TenantId.parse("isohook-test");
 
 /** What the command needs from outside; tests may pass another executor. */
-export interface TestCommandDeps {
-  /** Opens the sandbox the events run in, with these limits; the command closes it. */
-  readonly openExecutor: (limits: LimitsInput, signal?: AbortSignal) => Promise<HookExecutor>;
-}
+export type TestCommandDeps = SandboxDeps;
 
-/** The default: the real process sandbox, one worker, no spare. */
-const defaultDeps: TestCommandDeps = {
-  openExecutor: (limits, signal) =>
-    createHookExecutor({ workers: 1, spareWorker: false, limits, ...(signal ? { signal } : {}) }),
-};
-
-export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command {
+export function createTestCommand(deps: TestCommandDeps = processSandbox): Command {
   return {
     name: "test",
     summary: "Run a hook against event lines (its fixtures.jsonl) in the real sandbox",
@@ -62,7 +52,7 @@ export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command 
         return bundleFailure(error, args, io);
       }
 
-      const executor = await open(deps, limits, io.signal);
+      const executor = await openSandbox(deps, limits, io.signal);
       let reports: FixtureReport[];
       try {
         reports = await runFixtures({
@@ -133,16 +123,6 @@ function parseEvents(text: string, file: string) {
   if (fixtures.length === 0)
     throw new CliError(`${file} has no event lines: add one JSON line per case`, "no_fixtures");
   return fixtures;
-}
-
-async function open(deps: TestCommandDeps, limits: LimitsInput, signal: AbortSignal | undefined) {
-  try {
-    return await deps.openExecutor(limits, signal);
-  } catch (error) {
-    if (signal?.aborted) throw new CliError("Aborted", "aborted");
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new CliError(`Cannot start the sandbox: ${reason}`, "sandbox_unavailable");
-  }
 }
 
 function shown(file: string, cwd: string): string {
