@@ -230,6 +230,23 @@ export const CLI_OUTPUT = {
   schema: z.looseObject({ $schema: z.string() }).meta({ description: "a JSON Schema document" }),
   init: z.strictObject({ dir: z.string(), files: z.array(z.string()), hookPoints: z.array(Point) }),
   version: z.strictObject({ isohook: z.string() }),
+  fuzz: z.union([
+    z
+      .looseObject({
+        type: z.literal("fuzz"),
+        entry: z.string().optional().meta({ description: "the hook entry fuzzed (absent for a stored bundle)" }),
+        hash: Hash,
+        tenantId: z.string(),
+        version: Version.nullable(),
+        timeoutMs: z.number(),
+        seed: z.int(),
+        clean: z.boolean(),
+        points: z.array(z.looseObject({ point: Point })),
+        durationMs: z.number(),
+      })
+      .meta({ description: "one bundle's report (--all: one line per tenant)" }),
+    z.strictObject({ type: z.literal("skipped"), tenantId: z.string(), reason: z.string() }),
+  ]),
   migrate: z.strictObject({
     store: z.enum(["sqlite", "postgres"]),
     location: z.string().meta({ description: "the path, or the URL with its password as *** and the schema" }),

@@ -121,7 +121,7 @@ describe("isohook fuzz", () => {
     const { code, stdout, stderr } = await cli([entry, "--seed", "1", "--runs", "5", "--no-grow"]);
     expect([code, stderr]).toEqual([1, ""]);
     expect(stdout).toContain("✗ threw:");
-    expect(stdout).toContain("\\u001b[2J");
+    expect(stdout).toContain("\\x1b[2J");
     const controls = [...stdout].filter((c) => c !== "\n" && (c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f));
     expect(controls).toEqual([]);
 
