@@ -63,8 +63,11 @@ export class QuarantineBook {
     return undefined;
   }
 
-  /** Counts a failure; only the quarantine kinds count. Returns the quarantine it started, if any. */
-  strike(key: BundleKey, code: FailureCode, now: number): QuarantineStatus | undefined {
+  /**
+   * Counts a failure, `weight` times (a call that held the worker for many timeouts' worth: charge.ts);
+   * only the quarantine kinds count. Returns the quarantine it started, if any.
+   */
+  strike(key: BundleKey, code: FailureCode, now: number, weight = 1): QuarantineStatus | undefined {
     if (!QUARANTINE_CODES.has(code)) return undefined;
     let entry = this.#entries.get(key.id);
     if (entry === undefined) {
@@ -77,7 +80,7 @@ export class QuarantineBook {
       entry.strikes = 0;
       entry.exitedAt = undefined;
     }
-    entry.failures.push(now);
+    for (let i = Math.min(weight, failures); i > 0; i--) entry.failures.push(now);
     while (entry.failures.length > 0 && (entry.failures[0] ?? now) <= now - windowMs) entry.failures.shift();
     if (entry.failures.length < failures) return undefined;
     entry.strikes += 1;

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import {
+  type ActiveBundle,
   BundleHash,
   type HookPoint,
   type JsonObject,
@@ -18,6 +19,18 @@ import {
 /** A bundle from a raw classic script; the hash is the sha256 of the code, as the bundler makes it. */
 export function scriptBundle(code: string): SandboxBundle {
   return { hash: BundleHash.parse(`sha256-${createHash("sha256").update(code).digest("hex")}`), code };
+}
+
+/** `bundle` as the store would serve it as a tenant's active version 1, exporting `tool.call`. */
+export function activeBundle(tenantId: TenantId, bundle: SandboxBundle): ActiveBundle {
+  const manifest = {
+    hash: bundle.hash,
+    bytes: bundle.code.length,
+    hookPoints: ["tool.call" as const],
+    sdkVersion: "1",
+    entry: "t",
+  };
+  return { tenantId, version: 1, code: bundle.code, manifest, config: {} };
 }
 
 /** A bundle whose default export is the value of the JS expression `hooks` (an object literal, usually). */
