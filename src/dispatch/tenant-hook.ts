@@ -14,10 +14,9 @@ import {
   type SandboxCost,
   type TenantId,
 } from "../protocol/index.js";
-import type { HookBudget } from "./budget.js";
-import { chargedMs, strikeOf, strikeWeight } from "./charge.js";
+import { chargedMs, type HookBudget } from "./budget.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
-import { type BundleKey, bundleKey, type QuarantineBook } from "./quarantine.js";
+import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import type { FailurePolicy } from "./registration.js";
 import { withSourceStack } from "./stack-map.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";

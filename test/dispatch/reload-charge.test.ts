@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { chargedMs, strikeOf, strikeWeight } from "../../src/dispatch/charge.js";
+import { chargedMs } from "../../src/dispatch/budget.js";
+import { strikeOf, strikeWeight } from "../../src/dispatch/quarantine.js";
 import { RunId, type SandboxCost, type SandboxResult } from "../../src/protocol/index.js";
 import { bundleOf, HASH, TENANT, toolCallEvent } from "./helpers.js";
 import { setup } from "./setup.js";
