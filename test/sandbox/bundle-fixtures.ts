@@ -7,6 +7,7 @@ import {
   type JsonValue,
   type SandboxBundle,
   type SandboxCall,
+  type SandboxLimits,
   TenantId,
 } from "../../src/protocol/index.js";
 
@@ -15,6 +16,15 @@ import {
  * iife output with `globalName: "__isohook_bundle"` evaluates to), written by hand so a test controls every
  * byte a tenant could.
  */
+
+/** Small sandbox limits for isolate pool tests: a 16 MB heap, short results, state and logs. */
+export const POOL_LIMITS: SandboxLimits = {
+  memoryMb: 16,
+  maxResultChars: 4_096,
+  maxStateChars: 1_024,
+  maxLogLines: 5,
+  maxLogChars: 512,
+};
 
 /** A bundle from a raw classic script; the hash is the sha256 of the code, as the bundler makes it. */
 export function scriptBundle(code: string): SandboxBundle {

@@ -1,15 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { IsolatePool } from "../../../sandbox/worker/index.js";
-import type { SandboxBundle, SandboxLimits, SandboxResult } from "../../../src/protocol/index.js";
-import { hookCall, hooksBundle, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
+import type { SandboxBundle, SandboxResult } from "../../../src/protocol/index.js";
+import { hookCall, hooksBundle, POOL_LIMITS, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
 
-const LIMITS: SandboxLimits = {
-  memoryMb: 16,
-  maxResultChars: 4_096,
-  maxStateChars: 1_024,
-  maxLogLines: 5,
-  maxLogChars: 512,
-};
 /** Fails on demand in the two ways that recycle an isolate: a timeout, a rejection left behind. */
 const FLAKY = hooksBundle(`{ toolCall(event) {
   if (event.loop) for (;;) {}
@@ -27,8 +20,8 @@ afterEach(() => {
 function poolWith(options: ConstructorParameters<typeof IsolatePool>[0] = {}): IsolatePool {
   const pool = new IsolatePool({ spare: false, ...options });
   pools.push(pool);
-  pool.load(FLAKY.hash, FLAKY.code, LIMITS);
-  pool.load(BROKEN_LOAD.hash, BROKEN_LOAD.code, LIMITS);
+  pool.load(FLAKY.hash, FLAKY.code, POOL_LIMITS);
+  pool.load(BROKEN_LOAD.hash, BROKEN_LOAD.code, POOL_LIMITS);
   return pool;
 }
 
@@ -90,7 +83,7 @@ describe("which loads the isolate pool says a tenant caused", () => {
     expect(load(call(pool, "a"))).toBe("load");
 
     call(pool, "a", { reject: true });
-    pool.load(FLAKY.hash, FLAKY.code, { ...LIMITS, maxLogLines: 9 });
+    pool.load(FLAKY.hash, FLAKY.code, { ...POOL_LIMITS, maxLogLines: 9 });
     expect(load(call(pool, "a"))).toBe("load");
   });
 
