@@ -60,11 +60,14 @@ export class IsolateCache {
   recycle(live: LiveIsolate): void {
     this.#drop(live);
     this.#recycled++;
-    this.loadFailed(live.key);
+    this.markRecycled(live.key);
   }
 
-  /** A load of `key` failed on the bundle's own code: the next load is the tenant's doing, as after a recycle. */
-  loadFailed(key: string): void {
+  /**
+   * The next load of `key` is the tenant's doing: its isolate was recycled, or its load failed on the
+   * bundle's own code.
+   */
+  markRecycled(key: string): void {
     this.#recycledKeys.delete(key);
     this.#recycledKeys.add(key);
     if (this.#recycledKeys.size > this.#maxIsolates) {

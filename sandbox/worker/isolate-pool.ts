@@ -43,10 +43,9 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
  * reports the load apart (`loadMs`). An isolate is disposed and recreated lazily after every timeout,
  * memory-limit event or error outside the prelude's control (DESIGN §2.7); the load that recreates it is
  * the tenant's doing and says so (`loadAfterRecycle`), as does the load after one that failed on the
- * bundle's code. There is no in-thread
- * watchdog: `applySync` blocks this thread, so no timer can fire during a call; what the `timeout` does
- * not cover is stopped by killing the process (the supervisor's deadline). Methods never throw for anything a guest does; they throw
- * `PoolClosedError` after `dispose()`.
+ * bundle's code. There is no in-thread watchdog: `applySync` blocks this thread, so no timer can fire
+ * during a call; what the `timeout` does not cover is stopped by killing the process (the supervisor's
+ * deadline). Methods never throw for anything a guest does; they throw `PoolClosedError` after `dispose()`.
  */
 export class IsolatePool {
   readonly #maxIdleMs: number;
@@ -120,7 +119,7 @@ export class IsolatePool {
       loadMs = runStart - started;
       if (opened.type === "failed") {
         // A bundle that throws, spins or bombs while loading would otherwise reload for free on every call.
-        if (opened.code !== "unavailable") this.#cache.loadFailed(key);
+        if (opened.code !== "unavailable") this.#cache.markRecycled(key);
         const hint =
           opened.code === "timeout" ? " (keep module top-level code light, or raise limits.loadTimeoutMs)" : "";
         const failed = failure(opened.code, `${opened.message}; the hook was not called${hint}`, 0, 0);
