@@ -16,10 +16,9 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import ivm from "isolated-vm";
 import { readRssBytes, startProcessExecutor } from "../sandbox/supervisor/index.js";
-
 import { createInlineExecutor } from "../sandbox/worker/index.js";
+import * as ivm from "../sandbox/worker/isolated-vm.js";
 import { invokeHook } from "../src/dispatch/index.js";
 import { BundleHash, type HookCall, Limits, TenantId } from "../src/protocol/index.js";
 

@@ -18,7 +18,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import ivm from "isolated-vm";
+import * as ivm from "../sandbox/worker/isolated-vm.js";
 
 type Scenario = () => unknown | Promise<unknown>;
 

@@ -1,4 +1,4 @@
-import type ivm from "isolated-vm";
+import type * as ivm from "./isolated-vm.js";
 import type { PoolFailureCode } from "./pool-types.js";
 
 export interface ClassifiedError {

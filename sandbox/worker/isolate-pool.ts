@@ -1,4 +1,3 @@
-import type ivm from "isolated-vm";
 import {
   type BundleHash,
   isHookPoint,
@@ -8,6 +7,7 @@ import {
 } from "../../src/protocol/index.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { type ClassifiedError, classifyIsolateError } from "./isolate-error.js";
+import type * as ivm from "./isolated-vm.js";
 import { resolvePoolOptions } from "./pool-options.js";
 import type {
   IsolatePoolOptions,
