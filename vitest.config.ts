@@ -1,6 +1,13 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // The package's exports point at dist/; tests run on the sources (as tsconfig.json's `paths` do).
+  resolve: {
+    alias: {
+      "isohook/hook-sdk": fileURLToPath(new URL("./sandbox/guest/hook-sdk.ts", import.meta.url)),
+    },
+  },
   test: {
     include: ["test/**/*.test.ts"],
     pool: "forks",

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { runCli } from "./run-cli.js";
 
 const controller = new AbortController();

@@ -1,5 +1,6 @@
 import { CliError, type CliIO, EXIT, parseCommandArgs, UsageError } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
+import { packageVersion } from "./package-info.js";
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length), 4);
@@ -10,7 +11,8 @@ function overview(): string {
     "Commands:",
     ...lines,
     "",
-    "Every command takes --help and --json. Exit codes: 0 ok, 1 failed, 2 usage.",
+    "Every command takes --help and --json. `isohook --version` prints the version.",
+    "Exit codes: 0 ok, 1 failed, 2 usage.",
     "",
   ].join("\n");
 }
@@ -21,6 +23,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout(overview());
     return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === "--version" || name === "-v") {
+    io.stdout(`${packageVersion()}\n`);
+    return EXIT.ok;
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {

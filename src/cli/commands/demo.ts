@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createHookExecutor, shardOf } from "../../../sandbox/supervisor/index.js";
 import type { LoadedScenario } from "../../agent/index.js";
 import { buildBundle } from "../../bundler/index.js";
@@ -9,6 +8,7 @@ import { type HookExecutor, Limits, type LimitsInput, type TenantId } from "../.
 import { createHookRuntime, type RunAgentResult, type RunEvent, runTrace } from "../../runtime/index.js";
 import { SqliteBundleStore } from "../../store/index.js";
 import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
+import { PACKAGE_ROOT } from "../package-info.js";
 import { type DemoTally, summaryLines, tallyOf } from "./demo-summary.js";
 import { runScenario, scenarioOf, toolsOf } from "./run.js";
 
@@ -32,8 +32,6 @@ Options:
 
 Exit codes: 0 every session went as scripted, 1 otherwise.
 `;
-
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 /** The demo's tenants: each scenario, plus bundles uploaded before its own (to show versions). */
 const TENANTS = [
@@ -71,7 +69,7 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
     allowPositionals: false,
     async run(args, io) {
       const started = performance.now();
-      const scenarios = await Promise.all(TENANTS.map((t) => scenarioOf(join(ROOT, t.scenario), io.signal)));
+      const scenarios = await Promise.all(TENANTS.map((t) => scenarioOf(join(PACKAGE_ROOT, t.scenario), io.signal)));
       const dir = await mkdtemp(join(tmpdir(), "isohook-demo-"));
       const limits = Limits.parse(deps.limits ?? {});
       const executor = await deps.openExecutor(limits, io.signal);
@@ -139,7 +137,7 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
   const uploads: Upload[] = [];
   for (const [i, loaded] of scenarios.entries()) {
     const { tenant, config } = loaded.scenario;
-    const entries = [...(TENANTS[i]?.earlier.map((e) => join(ROOT, e)) ?? []), loaded.hookEntry ?? ""];
+    const entries = [...(TENANTS[i]?.earlier.map((e) => join(PACKAGE_ROOT, e)) ?? []), loaded.hookEntry ?? ""];
     for (const [n, entry] of entries.entries()) {
       const active = n === entries.length - 1;
       const built = await buildBundle(entry, { executor, ...(io.signal ? { signal: io.signal } : {}) });
@@ -152,7 +150,7 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
         by: "isohook demo",
         activate: active,
       });
-      uploads.push({ tenantId: tenant, version: version.version, entry: relative(ROOT, entry), active });
+      uploads.push({ tenantId: tenant, version: version.version, entry: relative(PACKAGE_ROOT, entry), active });
     }
   }
   return uploads;
