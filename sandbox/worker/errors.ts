@@ -30,7 +30,7 @@ export class IsolatedVmMissingError extends Error {
     super(
       `isolated-vm could not be loaded for Node ${process.version} (package ${alias}): ${String(cause)}. ` +
         `Its native build may have failed during npm install: run \`npm rebuild ${alias} --foreground-scripts\` ` +
-        "to see why (it needs python3, make and a C++ compiler), on Node 20, 22, 24 or 26.",
+        "to see why (it needs python3, make and a C++ compiler), on Node 20, 24 or 26.",
       { cause },
     );
   }
