@@ -10,6 +10,7 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/build-dist.ts"],
     pool: "forks",
     // isolated-vm needs --no-node-snapshot in every process that loads it; vitest refuses it in NODE_OPTIONS.
     execArgv: ["--no-node-snapshot"],

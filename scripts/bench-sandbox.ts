@@ -16,11 +16,12 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { readRssBytes, startProcessExecutor } from "../sandbox/supervisor/index.js";
+import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
+import { readRssBytes } from "../sandbox/supervisor/rss.js";
 import { createInlineExecutor } from "../sandbox/worker/index.js";
 import * as ivm from "../sandbox/worker/isolated-vm.js";
 import { invokeHook } from "../src/dispatch/index.js";
-import { BundleHash, type HookCall, Limits, TenantId } from "../src/protocol/index.js";
+import { BundleHash, Limits, type SandboxCall, TenantId } from "../src/protocol/index.js";
 
 const HOOK = `{
   toolCall(event, ctx) {
@@ -141,12 +142,12 @@ async function main(): Promise<void> {
     verdicts.push(`${ok ? "met " : "MISS"}  ${name}: ${detail}`);
   const bundle = bundleOf(SCRIPT());
   const tenant = TenantId.parse("bench-tenant");
-  const call: HookCall = {
+  const call: SandboxCall & { point: "tool.call" } = {
     tenantId: tenant,
-    bundle,
     point: "tool.call",
     eventJson: EVENT_JSON,
     ctxJson: ctxJsonFor(tenant, bundle.hash),
+    timeoutMs: LIMITS.timeoutMs,
   };
 
   // In-process: plain function, raw applySync, isohook inline.
@@ -161,8 +162,8 @@ async function main(): Promise<void> {
     20_000,
   );
   const inline = createInlineExecutor({ quiet: true });
-  const inlineUs = await perCall(() => inline.execute(call), 20_000);
-  const invokeUs = await perCall(() => invokeHook(inline, call, LIMITS), 20_000);
+  const inlineUs = await perCall(() => inline.execute(bundle, call), 20_000);
+  const invokeUs = await perCall(() => invokeHook(inline, bundle, call, LIMITS), 20_000);
   row("plain function (JSON in, JSON out)", `${plainUs.toFixed(2)} µs`, "");
   row("raw isolated-vm applySync", `${rawUs.toFixed(2)} µs`, "1.00×");
   row("isohook inline execute", `${inlineUs.toFixed(2)} µs`, ratio(inlineUs, rawUs));
@@ -174,7 +175,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < 20; i++) {
     const fresh = bundleOf(SCRIPT(`/* inline ${i} */`));
     const start = performance.now();
-    await inline.execute({ ...call, bundle: fresh, ctxJson: ctxJsonFor(tenant, fresh.hash) });
+    await inline.execute(fresh, { ...call, ctxJson: ctxJsonFor(tenant, fresh.hash) });
     coldInline.push(performance.now() - start);
   }
   await inline.close();
@@ -186,7 +187,7 @@ async function main(): Promise<void> {
   const measured = new Map<string, { seqUs: number; spread: number; many: number }>();
   for (const serialization of ["json", "advanced"] as const) {
     const executor = await startProcessExecutor({ workers, spareWorker: false }, { serialization });
-    const seqUs = await perCall(() => executor.execute(call), 5_000);
+    const seqUs = await perCall(() => executor.execute(bundle, call), 5_000);
     // One tenant per worker (warm isolate, no switching) and 64 tenants (isolates take turns on each worker).
     const perWorker = Array.from({ length: workers }, (_, slot) => {
       let i = 0;
@@ -198,8 +199,16 @@ async function main(): Promise<void> {
       tenants.map((t) => ({ ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) }));
     const spreadCalls = callsOf(perWorker);
     const manyCalls = callsOf(many);
-    const spread = await throughput((i) => executor.execute(spreadCalls[i % spreadCalls.length] ?? call), 40_000, 256);
-    const manyPerSec = await throughput((i) => executor.execute(manyCalls[i % manyCalls.length] ?? call), 40_000, 256);
+    const spread = await throughput(
+      (i) => executor.execute(bundle, spreadCalls[i % spreadCalls.length] ?? call),
+      40_000,
+      256,
+    );
+    const manyPerSec = await throughput(
+      (i) => executor.execute(bundle, manyCalls[i % manyCalls.length] ?? call),
+      40_000,
+      256,
+    );
     await executor.close();
     measured.set(serialization, { seqUs, spread, many: manyPerSec });
     const perSec = (n: number) => `${Math.round(n).toLocaleString("en-US")} calls/s`;
@@ -227,13 +236,13 @@ async function main(): Promise<void> {
 
   // Cold first call and memory per warm tenant, in one running worker.
   const executor = await startProcessExecutor({ workers: 1, spareWorker: false });
-  await executor.execute(call);
+  await executor.execute(bundle, call);
   const cold: number[] = [];
   for (let i = 0; i < 30; i++) {
     const fresh = bundleOf(SCRIPT(`/* process ${i} */`));
-    // The caller's wait: `durationMs` alone is the handler's run (the load is `loadMs`, the rest `queuedMs`).
+    // The caller's wait: `runMs` alone is the handler's run (the load is `loadMs`, the rest `queuedMs`).
     const start = performance.now();
-    await executor.execute({ ...call, bundle: fresh, ctxJson: ctxJsonFor(tenant, fresh.hash) });
+    await executor.execute(fresh, { ...call, ctxJson: ctxJsonFor(tenant, fresh.hash) });
     cold.push(performance.now() - start);
   }
   const pid = executor.workers()[0]?.pid ?? -1;
@@ -241,7 +250,7 @@ async function main(): Promise<void> {
   const before = (await readRssBytes(pid)) ?? Number.NaN;
   for (let i = 0; i < tenantCount; i++) {
     const t = TenantId.parse(`warm-${i}`);
-    await executor.execute({ ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) });
+    await executor.execute(bundle, { ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) });
   }
   const after = (await readRssBytes(pid)) ?? Number.NaN;
   await executor.close();

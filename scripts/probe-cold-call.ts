@@ -1,6 +1,6 @@
 /**
  * Probe: what a cold call costs before its handler runs — creating the isolate and evaluating the bundle
- * (`loadMs`) — next to the handler itself (`wallMs`), for every example hook in hooks/ and a synthetic
+ * (`loadMs`) — next to the handler itself (`runMs`), for every example hook in hooks/ and a synthetic
  * ~760 KB bundle (under the 1 MB cap), with and without a prepared spare isolate, optionally while `--hogs`
  * busy-looping processes compete for the CPU. Not a test; prints a table. Run:
  *
@@ -26,10 +26,10 @@ const HOGS = Number(values.hogs);
 
 const limits: SandboxLimits = {
   memoryMb: DEFAULT_LIMITS.memoryMb,
-  maxResultBytes: DEFAULT_LIMITS.maxResultBytes,
-  maxStateBytes: DEFAULT_LIMITS.maxStateBytes,
+  maxResultChars: DEFAULT_LIMITS.maxResultChars,
+  maxStateChars: DEFAULT_LIMITS.maxStateChars,
   maxLogLines: DEFAULT_LIMITS.maxLogLines,
-  maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
+  maxLogChars: DEFAULT_LIMITS.maxLogChars,
   loadTimeoutMs: 10_000,
 };
 const eventJson = JSON.stringify({
@@ -51,7 +51,7 @@ function syntheticBundle(): { hash: BundleHash; code: string } {
 const hooksDir = fileURLToPath(new URL("../hooks/", import.meta.url));
 const bundles: { name: string; hash: BundleHash; code: string }[] = [];
 for (const name of readdirSync(hooksDir).sort()) {
-  const built = await bundleHook(`${hooksDir}${name}`);
+  const built = await bundleHook(`${hooksDir}${name}`, { root: hooksDir });
   bundles.push({ name, hash: built.hash, code: built.code });
 }
 const synthetic = syntheticBundle();
@@ -77,17 +77,16 @@ try {
       for (let i = 0; i < ROUNDS; i++) {
         const tenantId = TenantId.parse(`t${i}`);
         if (spare) await new Promise((resolve) => setTimeout(resolve, 15)); // the spare refills after 10 ms of quiet
-        const r = pool.call({
+        const r = pool.call(bundle.hash, {
           tenantId,
-          bundleHash: bundle.hash,
           point: "tool.call",
           eventJson,
           ctxJson: "{}",
           timeoutMs: 10_000,
         });
-        if (r.kind !== "replied") throw new Error(`${bundle.name}: ${r.code} ${r.message}`);
+        if (r.type !== "replied") throw new Error(`${bundle.name}: ${r.failure.code} ${r.failure.message}`);
         (spare ? rows.spare : rows.cold).push(r.loadMs ?? 0);
-        if (!spare) rows.handler.push(r.wallMs);
+        if (!spare) rows.handler.push(r.runMs);
         pool.unload(bundle.hash);
         pool.load(bundle.hash, bundle.code, limits);
       }

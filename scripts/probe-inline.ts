@@ -17,7 +17,7 @@ import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
 import { createInlineExecutor, IsolatePool } from "../sandbox/worker/index.js";
 import * as ivm from "../sandbox/worker/isolated-vm.js";
-import { BundleHash, DEFAULT_LIMITS, type HookCall, TenantId } from "../src/protocol/index.js";
+import { BundleHash, DEFAULT_LIMITS, type SandboxCall, TenantId } from "../src/protocol/index.js";
 
 const { values } = parseArgs({
   options: {
@@ -60,10 +60,10 @@ const ctxJson = JSON.stringify(ctx);
 const limits = { ...DEFAULT_LIMITS, timeoutMs: 1_000 };
 const sandboxLimits = {
   memoryMb: limits.memoryMb,
-  maxResultBytes: limits.maxResultBytes,
-  maxStateBytes: limits.maxStateBytes,
+  maxResultChars: limits.maxResultChars,
+  maxStateChars: limits.maxStateChars,
   maxLogLines: limits.maxLogLines,
-  maxLogBytes: limits.maxLogBytes,
+  maxLogChars: limits.maxLogChars,
 };
 
 // Raw: the bundle plus the thinnest possible dispatcher.
@@ -78,29 +78,22 @@ const rawCall = rawIsolate
 
 const pool = new IsolatePool();
 pool.load(built.hash, built.code, sandboxLimits);
-const poolCall = {
+const poolCall: SandboxCall = {
   tenantId,
-  bundleHash: built.hash,
   point: "tool.call",
   eventJson,
   ctxJson,
   timeoutMs: limits.timeoutMs,
 };
 const executor = createInlineExecutor({ limits: { timeoutMs: limits.timeoutMs }, quiet: true });
-const hookCall: HookCall = {
-  tenantId,
-  bundle: { hash: built.hash, code: built.code },
-  point: "tool.call",
-  eventJson,
-  ctxJson,
-};
+const sandboxBundle = { hash: built.hash, code: built.code };
 
 const plain = (): unknown => JSON.stringify(toolCall(JSON.parse(eventJson)) ?? null);
 
 const check = [
   rawCall.applySync(undefined, [eventJson, ctxJson], { timeout: limits.timeoutMs }),
-  pool.call(poolCall).kind,
-  (await executor.execute(hookCall)).type,
+  pool.call(built.hash, poolCall).type,
+  (await executor.execute(sandboxBundle, poolCall)).type,
   plain(),
 ];
 console.log("sanity:", JSON.stringify(check));
@@ -112,8 +105,8 @@ const contenders: Contender[] = [
     name: "raw isolated-vm applySync",
     run: () => rawCall.applySync(undefined, [eventJson, ctxJson], { timeout: limits.timeoutMs }),
   },
-  { name: "IsolatePool.call (sync)", run: () => pool.call(poolCall) },
-  { name: "inline executor.execute", run: () => executor.execute(hookCall) },
+  { name: "IsolatePool.call (sync)", run: () => pool.call(built.hash, poolCall) },
+  { name: "inline executor.execute", run: () => executor.execute(sandboxBundle, poolCall) },
 ];
 
 const samples = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
@@ -152,8 +145,8 @@ const colds: number[] = [];
 const freshColds: number[] = [];
 for (let i = 0; i < 20; i++) {
   await new Promise((resolve) => setTimeout(resolve, 30)); // a running pool with a quiet moment between tenants
-  colds.push(pool.call({ ...poolCall, tenantId: TenantId.parse(`cold-${i}`) }).wallMs);
-  freshColds.push(fresh.call({ ...poolCall, tenantId: TenantId.parse(`cold-${i}`) }).wallMs);
+  colds.push(pool.call(built.hash, { ...poolCall, tenantId: TenantId.parse(`cold-${i}`) }).runMs);
+  freshColds.push(fresh.call(built.hash, { ...poolCall, tenantId: TenantId.parse(`cold-${i}`) }).runMs);
 }
 fresh.dispose();
 // Memory per warm isolate: heap of one tenant's isolate after some calls.

@@ -2,7 +2,7 @@
  * The boundaries of DESIGN §6, checked on every .ts file under src/ and sandbox/:
  * src/protocol imports only zod; sandbox/guest imports nothing at run time; only src/bundler imports
  * esbuild; only sandbox/worker/isolated-vm.ts loads isolated-vm (and nothing loads it statically from outside, so the
- * host never loads it unless inline mode is asked for); areas import each other only through their
+ * host never loads it unless inline mode is asked for); pg only in src/store/postgres-*, loaded by import(); areas import each other only through their
  * index.ts and without cycles. Run-time imports come from esbuild's parser (type-only imports erased, as
  * at run time); `import type`/`export type` statements are found by a regex and checked too.
  */
@@ -11,6 +11,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SCANNED = ["src", "sandbox"];
@@ -153,6 +154,13 @@ describe("architecture", () => {
     expect(loader).toContain('"isolated-vm-7"');
   });
 
+  it("loads pg only with import() in the PostgreSQL store, so a SQLite host never loads it", () => {
+    const pg = edges.filter((e) => e.isPackage && e.target === "pg");
+    const bad = pg.filter((e) => e.kind === "static" || !e.from.startsWith("src/store/postgres-"));
+    expect(bad.map(show)).toEqual([]);
+    expect(pg.filter((e) => e.kind === "dynamic").map((e) => e.from)).toEqual(["src/store/postgres-connections.ts"]);
+  });
+
   it("loads sandbox/worker from outside only with import() or import type, so the host never loads isolated-vm unasked", () => {
     const bad = edges.filter(
       (e) => e.kind === "static" && e.target.startsWith("sandbox/worker/") && !e.from.startsWith("sandbox/worker/"),
@@ -203,5 +211,62 @@ describe("architecture", () => {
     };
     for (const area of [...graph.keys()].sort()) if (!state.has(area)) visit(area, []);
     expect(cycles).toEqual([]);
+  });
+
+  it("maps every package subpath to an entry file, and every file at the top of src/ to a subpath", async () => {
+    const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+      exports: Record<string, string | { readonly default?: string }>;
+    };
+    // A subpath maps to a source file, or to its compiled twin under dist/ (`dist/src/x.js` is `src/x.ts`).
+    const entries = Object.values(pkg.exports)
+      .map((target) => (typeof target === "string" ? target : (target.default ?? "")))
+      .filter((path) => /\.(ts|js)$/.test(path))
+      .map((path) =>
+        path
+          .replace(/^\.\//, "")
+          .replace(/^dist\//, "")
+          .replace(/\.js$/, ".ts"),
+      );
+    const top = files.filter((f) => /^src\/[^/]+\.ts$/.test(f));
+    expect(top.filter((f) => !entries.includes(f))).toEqual([]);
+    expect(entries.filter((f) => !files.includes(f))).toEqual([]);
+  });
+
+  it("imports no subpath entry file from inside the library", () => {
+    const bad = edges.filter((e) => !e.isPackage && /^src\/[^/]+\.ts$/.test(e.target));
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("keeps the root export to 40 names, 25 of them values", async () => {
+    const text = await readFile(join(ROOT, "src/index.ts"), "utf8");
+    const names = [...text.matchAll(/^export (type )?\{([^}]*)\}/gm)].flatMap((m) =>
+      (m[2] ?? "")
+        .split(",")
+        .map((n) => n.trim())
+        .filter((n) => n !== "")
+        .map((n) => (m[1] !== undefined && !n.startsWith("type ") ? `type ${n}` : n)),
+    );
+    const values = names.filter((n) => !n.startsWith("type "));
+    expect(text).not.toMatch(/^export \*/m);
+    expect(names.length).toBeLessThanOrEqual(40);
+    expect(values.length).toBeLessThanOrEqual(25);
+    const loaded = await import("../src/index.js");
+    expect(Object.keys(loaded).sort()).toEqual(values.sort());
+  });
+
+  it("exports no zod schema from any public entry: shapes are JSON Schema (isohook/schemas)", async () => {
+    const entries: Record<string, Record<string, unknown>> = {
+      index: await import("../src/index.js"),
+      admin: await import("../src/admin.js"),
+      loop: await import("../src/loop.js"),
+      sandbox: await import("../src/sandbox.js"),
+      schemas: await import("../src/schemas.js"),
+    };
+    const zodValues: string[] = [];
+    for (const [entry, loaded] of Object.entries(entries)) {
+      for (const [name, value] of Object.entries(loaded))
+        if (value instanceof z.ZodType) zodValues.push(`${entry}: ${name}`);
+    }
+    expect(zodValues).toEqual([]);
   });
 });

@@ -21,19 +21,20 @@
  *
  * Tamper resistance: every intrinsic the prelude uses after install is captured here, first. Later it
  * calls only captured functions, concatenates only strings it made, keeps per-call data in closure
- * variables (never in objects whose prototype a tenant could give setters), and never reads `stack`. So
+ * variables (never in objects whose prototype a tenant could give setters), and reads a thrown error's
+ * `stack` without running tenant code (`stackOf`), as a capped string the host re-parses. So
  * a tenant that redefines `JSON`, `Array.prototype.*`, `Object.prototype.toJSON`, `Promise.prototype.then`
  * or `Error.prepareStackTrace` changes at most its own result, which the host validates anyway. Every
  * entry point catches everything; the last resort is a constant reply.
  */
 
 export interface PreludeConfig {
-  /** Longest JSON text of a result, in UTF-16 code units (`Limits.maxResultBytes`). */
+  /** Longest JSON text of a result, in UTF-16 code units (`Limits.maxResultChars`). */
   readonly maxResultChars: number;
-  /** Longest JSON text of `ctx.state` handed back (`Limits.maxStateBytes`). */
+  /** Longest JSON text of `ctx.state` handed back (`Limits.maxStateChars`). */
   readonly maxStateChars: number;
   readonly maxLogLines: number;
-  /** Budget for the JSON text of all log lines of one call (`Limits.maxLogBytes`). */
+  /** Budget for the JSON text of all log lines of one call (`Limits.maxLogChars`). */
   readonly maxLogChars: number;
   /** Longest reply string; the host's `maxReplyChars(limits)`. */
   readonly maxReplyChars: number;
@@ -54,6 +55,8 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   const ObjectKeys = Object.keys;
   const ObjectHasOwn = Object.hasOwn;
   const ObjectDefineProperty = Object.defineProperty;
+  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const ErrorCtor = Error;
   const ArrayIsArray = Array.isArray;
   const StringCtor = String;
   const StringSlice = String.prototype.slice;
@@ -62,6 +65,8 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   const MAX_KEY_CHARS = 128;
   // Strings this long are never sliced (that would flatten a rope inside a small heap); they are described.
   const MAX_SLICEABLE = 1 << 20;
+  /** Characters of a thrown error's stack sent to the host (enough for ~20 frames). */
+  const MAX_STACK = 2_000;
   const TOO_LARGE = { tooLarge: true };
   const FALLBACK = '{"kind":"failed","code":"threw","message":"The hook prelude could not build a reply","logs":[]}';
 
@@ -252,8 +257,43 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
     return `"logs":[${logJson === "" ? marker : `${logJson},${marker}`}]`;
   }
 
-  function failed(code: "threw" | "pending" | "result_too_large" | "invalid_result", message: string): string {
-    const reply = `{"kind":"failed","code":"${code}","message":${JSONStringify(clip(message))},${logsPart()}}`;
+  /**
+   * A thrown error's `stack`, capped, or undefined, read without running tenant code: only an own data
+   * property (never a getter), formatted by V8's default (a tenant's `Error.prepareStackTrace` is set aside
+   * for the read, or the stack is skipped when it cannot be). The text is only something the host parses
+   * for positions in this bundle, never trusted.
+   */
+  function stackOf(error: unknown): string | undefined {
+    if (typeof error !== "object" || error === null) return undefined;
+    let prepare: PropertyDescriptor | undefined;
+    try {
+      prepare = ObjectGetOwnPropertyDescriptor(ErrorCtor, "prepareStackTrace");
+      if (prepare !== undefined && (!("value" in prepare) || prepare.writable !== true)) return undefined;
+      if (prepare !== undefined) (ErrorCtor as { prepareStackTrace?: unknown }).prepareStackTrace = undefined;
+      const own = ObjectGetOwnPropertyDescriptor(error, "stack");
+      const stack: unknown = own !== undefined && "value" in own ? own.value : undefined;
+      if (typeof stack !== "string" || stack.length > MAX_SLICEABLE) return undefined;
+      return stack.length <= MAX_STACK ? stack : (ReflectApply(StringSlice, stack, [0, MAX_STACK]) as string);
+    } catch {
+      return undefined;
+    } finally {
+      if (prepare !== undefined) {
+        try {
+          (ErrorCtor as { prepareStackTrace?: unknown }).prepareStackTrace = prepare.value;
+        } catch {
+          // Not ours to fix: the tenant made it unwritable meanwhile, which only affects its own stacks.
+        }
+      }
+    }
+  }
+
+  function failed(
+    code: "threw" | "pending" | "result_too_large" | "invalid_result",
+    message: string,
+    stack?: string,
+  ): string {
+    const stackPart = stack === undefined ? "" : `"stack":${JSONStringify(stack)},`;
+    const reply = `{"kind":"failed","code":"${code}","message":${JSONStringify(clip(message))},${stackPart}${logsPart()}}`;
     if (reply.length <= maxReplyChars) return reply;
     // Tiny limits: keep the code, drop the logs and most of the message.
     const short = JSONStringify(ReflectApply(StringSlice, clip(message), [0, 100]) as string);
@@ -353,7 +393,7 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
         }
         value = ReflectApply(handler, hooks, [event, ctx]);
       } catch (error) {
-        return finish(failed("threw", describeThrown(error)));
+        return finish(failed("threw", describeThrown(error), stackOf(error)));
       }
       let thenable = false;
       try {
@@ -381,7 +421,7 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
       const state = asyncState;
       asyncState = "none";
       if (state === "fulfilled") return finish(returned(asyncPoint, asyncValue, asyncCtx));
-      if (state === "rejected") return finish(failed("threw", describeThrown(asyncValue)));
+      if (state === "rejected") return finish(failed("threw", describeThrown(asyncValue), stackOf(asyncValue)));
       if (state === "pending") {
         asyncToken++;
         return finish(

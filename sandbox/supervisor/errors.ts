@@ -4,15 +4,6 @@ export class ExecutorOptionsError extends TypeError {
   readonly code = "invalid_executor_options";
 }
 
-/** `execute` or `describe` after `close()`. */
-export class ExecutorClosedError extends Error {
-  override readonly name = "ExecutorClosedError";
-  readonly code = "executor_closed";
-  constructor() {
-    super("The hook executor is closed. Create a new one with createHookExecutor() to run more calls.");
-  }
-}
-
 /** The sandbox workers did not come up; `detail` carries the tail of a worker's stderr when there is one. */
 export class SandboxStartError extends Error {
   override readonly name = "SandboxStartError";

@@ -30,7 +30,7 @@ export interface WorkerExit {
   readonly failedCalls: number;
   /**
    * Bystanders of a death (crashed, deadline, protocol) not yet re-sent: the executor re-sends each once
-   * to the replacement (`resend`), or settles it with `settleUnsent`. Empty on most exits.
+   * to the replacement (`resend`), or, when there is none (the executor closed), settles it as a bystander. Empty on most exits.
    */
   readonly retry: readonly PendingCall[];
 }

@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { Limits, type LimitsInput } from "../../src/protocol/index.js";
+import { describeValue, type Limits, type LimitsInput, parseLimits } from "../../src/protocol/index.js";
 import { ExecutorOptionsError } from "./errors.js";
 import type { SupervisorEvent } from "./events.js";
 
@@ -20,7 +20,7 @@ export interface ExecutorOptions {
   readonly rssCheckMs?: number;
   /**
    * How long past a call's timeout the host waits for its worker to answer before killing the worker
-   * (process mode). The worker's own `applySync` timeout and watchdog answer long before this. Default: 1000.
+   * (process mode). The worker's own `applySync` timeout answers long before this. Default: 1000.
    */
   readonly killGraceMs?: number;
   /** Calls queued on one worker past which new calls fail as `unavailable` (process mode). Default: 10000. */
@@ -59,27 +59,19 @@ const KNOWN = [
 ] as const;
 const PROCESS_ONLY = ["workers", "rssCapMb", "rssCheckMs", "killGraceMs", "maxPendingPerWorker", "spareWorker"];
 
-function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "number" || typeof value === "boolean" || value === null || value === undefined) {
-    return String(value);
-  }
-  return Array.isArray(value) ? "an array" : `a ${typeof value}`;
-}
-
 function integer(name: string, value: unknown, fallback: number, min: number, max?: number): number {
   if (value === undefined) return fallback;
   if (typeof value === "number" && Number.isInteger(value) && value >= min && (max === undefined || value <= max)) {
     return value;
   }
   const range = max === undefined ? `from ${min} and up` : `from ${min} to ${max}`;
-  throw new ExecutorOptionsError(`Expected \`${name}\` to be an integer ${range}, got \`${show(value)}\``);
+  throw new ExecutorOptionsError(`Expected \`${name}\` to be an integer ${range}, got \`${describeValue(value)}\``);
 }
 
 /** Checks the option object's shape and the mode; returns the mode. */
 export function checkCommonOptions(options: ExecutorOptions): "process" | "inline" {
   if (typeof options !== "object" || options === null) {
-    throw new ExecutorOptionsError(`Expected executor options to be an object, got \`${show(options)}\``);
+    throw new ExecutorOptionsError(`Expected executor options to be an object, got \`${describeValue(options)}\``);
   }
   for (const key of Object.keys(options)) {
     if (!(KNOWN as readonly string[]).includes(key)) {
@@ -88,7 +80,7 @@ export function checkCommonOptions(options: ExecutorOptions): "process" | "inlin
   }
   const mode = options.mode ?? "process";
   if (mode !== "process" && mode !== "inline") {
-    throw new ExecutorOptionsError(`Expected \`mode\` to be "process" or "inline", got \`${show(mode)}\``);
+    throw new ExecutorOptionsError(`Expected \`mode\` to be "process" or "inline", got \`${describeValue(mode)}\``);
   }
   if (mode === "inline") {
     const stray = PROCESS_ONLY.find((key) => (options as Record<string, unknown>)[key] !== undefined);
@@ -97,27 +89,25 @@ export function checkCommonOptions(options: ExecutorOptions): "process" | "inlin
     }
   }
   if (options.onEvent !== undefined && typeof options.onEvent !== "function") {
-    throw new ExecutorOptionsError(`Expected \`onEvent\` to be a function, got \`${show(options.onEvent)}\``);
+    throw new ExecutorOptionsError(`Expected \`onEvent\` to be a function, got \`${describeValue(options.onEvent)}\``);
   }
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
-    throw new ExecutorOptionsError(`Expected \`signal\` to be an AbortSignal, got \`${show(options.signal)}\``);
+    throw new ExecutorOptionsError(
+      `Expected \`signal\` to be an AbortSignal, got \`${describeValue(options.signal)}\``,
+    );
   }
   return mode;
 }
 
 /** Validates `limits` with the protocol schema, naming the first wrong field. */
 export function resolveLimits(limits: LimitsInput | undefined): Limits {
-  const parsed = Limits.safeParse(limits ?? {});
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const path = issue === undefined || issue.path.length === 0 ? "" : `.${issue.path.map(String).join(".")}`;
-  throw new ExecutorOptionsError(`Invalid \`limits${path}\`: ${issue?.message ?? "not a limits object"}`);
+  return parseLimits(limits, (message) => new ExecutorOptionsError(message));
 }
 
 export function resolveProcessOptions(options: ExecutorOptions): ProcessOptions {
   const spare = options.spareWorker ?? true;
   if (typeof spare !== "boolean") {
-    throw new ExecutorOptionsError(`Expected \`spareWorker\` to be a boolean, got \`${show(spare)}\``);
+    throw new ExecutorOptionsError(`Expected \`spareWorker\` to be a boolean, got \`${describeValue(spare)}\``);
   }
   return {
     limits: resolveLimits(options.limits),
@@ -129,4 +119,10 @@ export function resolveProcessOptions(options: ExecutorOptions): ProcessOptions 
     spareWorker: spare,
     onEvent: options.onEvent,
   };
+}
+
+/** Checks executor options without starting anything; throws `ExecutorOptionsError` naming the wrong one. */
+export function checkExecutorOptions(options: ExecutorOptions): void {
+  if (checkCommonOptions(options) === "process") resolveProcessOptions(options);
+  else resolveLimits(options.limits);
 }

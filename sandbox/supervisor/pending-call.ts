@@ -1,69 +1,81 @@
-import type {
-  DescribeOutcome,
-  ExecutionOutcome,
-  Failure,
-  HookCall,
-  TenantId,
-  WorkerResponse,
+import {
+  type DescribeOutcome,
+  describeOutcomeOf,
+  type Failure,
+  type SandboxBundle,
+  type SandboxCall,
+  type SandboxResult,
+  type TenantId,
+  type WorkerResponse,
 } from "../../src/protocol/index.js";
-import { describeOutcomeOf } from "./describe-outcome.js";
-import type { WorkerExitReason } from "./events.js";
 
-/** A call or describe sent to a worker and not answered yet. Settles exactly once. */
-export interface PendingCall {
+/** How long `describe` may take in the worker (IsolatePool's default). */
+export const DESCRIBE_TIMEOUT_MS = 1_000;
+
+interface Pending {
   /** When the host sent it (its deadline never counts from earlier). */
   readonly sentAt: number;
   /** When the caller asked for it (earlier than `sentAt` if it waited for a worker); `queuedMs` counts from here. */
   readonly askedAt: number;
   readonly timeoutMs: number;
-  readonly call: ((outcome: ExecutionOutcome) => void) | undefined;
-  readonly describe: ((outcome: DescribeOutcome) => void) | undefined;
-  /** The call, kept so a bystander of a worker's death can be re-sent once to its replacement. */
-  readonly request: HookCall | undefined;
-  /** This is the re-sent copy of a bystander: a second death settles it as one. */
-  readonly retried: boolean;
   /** Set while an AbortSignal is attached. */
   abort: (() => void) | undefined;
   signal: AbortSignal | undefined;
-  /** The caller has its outcome (or its abort); a later answer is dropped. */
+  /** The caller has its result (or its abort); a later answer is dropped. */
   answered: boolean;
 }
 
 /**
- * A new pending entry, sent now; `askedAt` defaults to now (the caller did not wait for a worker).
- * Positional, not an options object: this runs once per hook call.
+ * A call or describe sent to a worker and not answered yet. Settles exactly once. A `call` keeps its bundle
+ * and call so that a bystander of a worker's death can be re-sent once to its replacement (`retried` marks
+ * the re-sent copy: a second death settles it as a bystander).
  */
-export function pendingEntry(
-  request: HookCall | undefined,
-  timeoutMs: number,
-  askedAt: number | undefined,
-  retried: boolean,
-  call: PendingCall["call"],
-  describe: PendingCall["describe"],
-): PendingCall {
+export type PendingCall =
+  | (Pending & {
+      readonly kind: "call";
+      readonly bundle: SandboxBundle;
+      readonly call: SandboxCall;
+      readonly retried: boolean;
+      readonly resolve: (result: SandboxResult) => void;
+    })
+  | (Pending & { readonly kind: "describe"; readonly resolve: (outcome: DescribeOutcome) => void });
+
+/** A pending call sent now; `askedAt` defaults to now (the caller did not wait for a worker). */
+export function pendingCall(
+  bundle: SandboxBundle,
+  call: SandboxCall,
+  resolve: (result: SandboxResult) => void,
+  askedAt?: number,
+): PendingCall & { kind: "call" } {
   const sentAt = performance.now();
   return {
+    kind: "call",
+    bundle,
+    call,
+    retried: false,
+    resolve,
     sentAt,
     askedAt: askedAt ?? sentAt,
-    timeoutMs,
-    call,
-    describe,
-    request,
-    retried,
+    timeoutMs: call.timeoutMs,
     abort: undefined,
     signal: undefined,
     answered: false,
   };
 }
 
-type FailedOutcome = {
-  type: "failed";
-  failure: Failure;
-  cpuMs: number;
-  durationMs: number;
-  queuedMs: number;
-  loadMs?: number;
-};
+/** The re-sent copy of a bystander, sent now; its wait still counts from when the caller first asked. */
+export function retryOf(previous: PendingCall & { kind: "call" }): PendingCall & { kind: "call" } {
+  const { bundle, call, resolve, askedAt, timeoutMs } = previous;
+  const sentAt = performance.now();
+  const base = { sentAt, askedAt, timeoutMs, abort: undefined, signal: undefined, answered: false };
+  return { ...base, kind: "call", bundle, call, retried: true, resolve };
+}
+
+export function pendingDescribe(resolve: (outcome: DescribeOutcome) => void, askedAt?: number): PendingCall {
+  const sentAt = performance.now();
+  const base = { sentAt, askedAt: askedAt ?? sentAt, timeoutMs: DESCRIBE_TIMEOUT_MS };
+  return { ...base, kind: "describe", resolve, abort: undefined, signal: undefined, answered: false };
+}
 
 function settle(entry: PendingCall): boolean {
   if (entry.answered) return false;
@@ -72,44 +84,32 @@ function settle(entry: PendingCall): boolean {
   return true;
 }
 
+/** Hands a settled result to the caller: a call's as is, a describe's reply parsed (it is untrusted). */
+function deliver(entry: PendingCall, result: SandboxResult): void {
+  if (entry.kind === "call") entry.resolve(result);
+  else entry.resolve(result.type === "failed" ? result : describeOutcomeOf(result.reply, result));
+}
+
 /**
- * Settles `entry` with the worker's answer. `durationMs` (and `loadMs` on a cold call) are the worker's
- * own measures (never more than the host waited); the rest of the wait is `queuedMs`: other calls ahead on
- * the worker, IPC.
+ * Settles `entry` with the worker's result, completed in place (it is the host's own copy, fresh from the
+ * channel). `runMs` (and `loadMs` on a cold call) are the worker's own measures, never more than the host
+ * waited; the rest of the wait is `queuedMs`: other calls ahead on the worker, IPC.
  */
-export function answer(entry: PendingCall, response: Exclude<WorkerResponse, { kind: "ready" }>, now: number): void {
+export function answer(entry: PendingCall, response: Extract<WorkerResponse, { kind: "result" }>, now: number): void {
   if (!settle(entry)) return;
+  const result: SandboxResult = response.result;
   const waited = now - entry.askedAt;
-  const durationMs = Math.min(Math.max(0, response.wallMs), waited);
-  const loadMs =
-    response.loadMs === undefined ? undefined : Math.min(Math.max(0, response.loadMs), waited - durationMs);
-  const queuedMs = waited - durationMs - (loadMs ?? 0);
-  if (response.kind === "failed") {
-    const failure = { code: response.code, message: response.message };
-    const failed: FailedOutcome = { type: "failed", failure, cpuMs: response.cpuMs, durationMs, queuedMs };
-    if (loadMs !== undefined) failed.loadMs = loadMs;
-    entry.call?.(failed);
-    entry.describe?.(failed);
-    return;
-  }
-  if (entry.call !== undefined) {
-    const replied: ExecutionOutcome = {
-      type: "replied",
-      reply: response.reply,
-      cpuMs: response.cpuMs,
-      durationMs,
-      queuedMs,
-    };
-    if (loadMs !== undefined) replied.loadMs = loadMs;
-    entry.call(replied);
-  }
-  entry.describe?.(describeOutcomeOf(response.reply, response.cpuMs, durationMs, queuedMs));
+  result.runMs = Math.min(Math.max(0, result.runMs), waited);
+  const loadMs = result.loadMs;
+  if (loadMs !== undefined) result.loadMs = Math.min(Math.max(0, loadMs), waited - result.runMs);
+  result.queuedMs = waited - result.runMs - (result.loadMs ?? 0);
+  deliver(entry, result);
 }
 
 /**
  * Settles `entry` with a failure the host decided (the worker ended, or the call was refused). `ran` is
  * the call the worker died or was killed in: it is charged from when it started running (as `loadMs` if it
- * was still loading its bundle). A call that never ran has `durationMs` 0 and all its wait as `queuedMs`.
+ * was still loading its bundle). A call that never ran has `runMs` 0 and all its wait as `queuedMs`.
  */
 export function fail(
   entry: PendingCall,
@@ -119,102 +119,21 @@ export function fail(
 ): void {
   if (!settle(entry)) return;
   const started = ran === undefined ? now : Math.min(now, Math.max(entry.askedAt, ran.startedAt));
-  const failed: FailedOutcome = {
+  const loading = ran?.loading === true;
+  const result: SandboxResult = {
     type: "failed",
     failure,
     cpuMs: 0,
-    durationMs: ran?.loading === true ? 0 : now - started,
+    runMs: loading ? 0 : now - started,
     queuedMs: started - entry.askedAt,
   };
-  if (ran?.loading === true) failed.loadMs = now - started;
-  entry.call?.(failed);
-  entry.describe?.(failed);
+  if (loading) result.loadMs = now - started;
+  deliver(entry, result);
 }
 
-/** Whether a call pending on a worker that ended (not the culprit) is re-sent once to its replacement. */
-export function retriesAfter(reason: WorkerExitReason, entry: PendingCall): boolean {
-  return (
-    entry.request !== undefined &&
-    !entry.retried &&
-    !entry.answered &&
-    (reason === "crashed" || reason === "deadline" || reason === "protocol")
-  );
-}
-
-export function overloaded(tenantId: TenantId, pending: number): FailedOutcome {
+export function overloaded(tenantId: TenantId, pending: number): SandboxResult & { type: "failed" } {
   const message =
     `The sandbox worker for tenant ${tenantId} has ${pending} calls pending, its limit; ` +
     "retry later or raise maxPendingPerWorker";
-  return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, durationMs: 0, queuedMs: 0 };
-}
-
-/** The call the host killed its worker over (`loading`: it was still loading its bundle, under `limitMs`). */
-export function timeoutFailure(limitMs: number, graceMs: number, pid: number, loading: boolean): Failure {
-  const what = loading
-    ? `bundle did not finish loading within its ${limitMs} ms load timeout`
-    : `hook did not finish within its ${limitMs} ms timeout`;
-  return {
-    code: "timeout",
-    message: `The ${what} and its sandbox worker (pid ${pid}) did not answer for ${graceMs} ms more, so the worker was killed`,
-  };
-}
-
-/** The call that was running when its worker died or misbehaved (not killed over a deadline). */
-export function culpritFailure(reason: "crashed" | "protocol", pid: number, how: string): Failure {
-  return reason === "crashed"
-    ? {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) died (${how}) while running this call, e.g. the hook exhausted V8 memory`,
-      }
-    : {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) sent a malformed message while running this call and was killed`,
-      };
-}
-
-/**
- * Every other call pending on a worker that ended; `how` is "signal SIGABRT" or "exit code 1". These calls
- * were not running (queued, or done with the answer not yet delivered), so they are bystanders: quarantine
- * does not count them. The message never names the tenant whose call was running.
- */
-export function bystanderFailure(reason: WorkerExitReason, pid: number, how: string): Failure {
-  const notCounted = "this call was pending on it but not running, so it does not count towards quarantine";
-  switch (reason) {
-    case "closed":
-      return { code: "unavailable", message: "The hook executor was closed while this call was pending" };
-    case "crashed":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) died (${how}); ${notCounted}`,
-        bystander: true,
-      };
-    case "deadline":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) was killed because another call on it stopped answering; ${notCounted}`,
-        bystander: true,
-      };
-    case "protocol":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) sent a malformed message and was killed; ${notCounted}`,
-        bystander: true,
-      };
-    case "boot":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) ended (${how}) before it was ready; ${notCounted}`,
-        bystander: true,
-      };
-    case "recycled":
-      return {
-        code: "sandbox_crashed",
-        message: `The sandbox worker (pid ${pid}) was recycled with this call pending; ${notCounted}`,
-        bystander: true,
-      };
-    default: {
-      const never: never = reason;
-      return never;
-    }
-  }
+  return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, runMs: 0, queuedMs: 0 };
 }

@@ -1,18 +1,23 @@
 import {
+  admitCall,
   type DescribeOutcome,
-  type ExecutionOutcome,
-  type HookCall,
+  ExecutorClosedError,
   type HookExecutor,
+  isRefused,
   loadTimeoutOf,
+  notify,
   type SandboxBundle,
+  type SandboxCall,
   type SandboxLimits,
+  type SandboxResult,
   type TenantId,
 } from "../../src/protocol/index.js";
-import { ExecutorClosedError, SandboxStartError } from "./errors.js";
+import { SandboxStartError } from "./errors.js";
 import type { SupervisorEvent, WorkerExit } from "./events.js";
 import type { ProcessOptions } from "./options.js";
-import { bystanderFailure, fail, type PendingCall } from "./pending-call.js";
+import { fail, type PendingCall } from "./pending-call.js";
 import { readRssBytes } from "./rss.js";
+import { bystanderFailure } from "./settle-exit.js";
 import { shardOf } from "./shard.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
 import { WorkerProcess } from "./worker-process.js";
@@ -38,7 +43,7 @@ function killAllOnExit(): void {
  * id), calls pipelined over IPC, one spare worker booted ahead so a crashed worker is replaced at once,
  * RSS watched and a worker over its cap drained and replaced. See worker-process.ts for the channel.
  *
- * Costs (`ExecutionCost`): `durationMs` is the worker's own measure of the call's run, so a tenant is
+ * Costs (`SandboxCost`): `runMs` is the worker's own measure of the call's run, so a tenant is
  * never charged for the calls of tenants sharing its worker; what the caller waited beyond it (calls
  * ahead on the worker, a restart, IPC) is `queuedMs`.
  */
@@ -57,9 +62,9 @@ export class ProcessExecutor implements HookExecutor {
   constructor(options: ProcessOptions, spec: WorkerSpawnSpec) {
     this.#options = options;
     this.#spec = spec;
-    const { memoryMb, maxResultBytes, maxStateBytes, maxLogLines, maxLogBytes } = options.limits;
+    const { memoryMb, maxResultChars, maxStateChars, maxLogLines, maxLogChars } = options.limits;
     const loadTimeoutMs = loadTimeoutOf(options.limits);
-    this.#sandboxLimits = { memoryMb, maxResultBytes, maxStateBytes, maxLogLines, maxLogBytes, loadTimeoutMs };
+    this.#sandboxLimits = { memoryMb, maxResultChars, maxStateChars, maxLogLines, maxLogChars, loadTimeoutMs };
     this.#slots = Array.from({ length: options.workers }, (_, i) => new WorkerSlot(i, this.#spawn));
     this.#refillSpare();
     this.#rssTimer = setInterval(this.#checkRss, options.rssCheckMs);
@@ -91,34 +96,19 @@ export class ProcessExecutor implements HookExecutor {
     }
   }
 
-  execute(call: HookCall, signal?: AbortSignal): Promise<ExecutionOutcome> {
+  execute(bundle: SandboxBundle, call: SandboxCall, signal?: AbortSignal): Promise<SandboxResult> {
     if (this.#closing !== undefined) return Promise.reject(new ExecutorClosedError());
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const limit = this.#options.limits.timeoutMs;
-    const requested = call.timeoutMs;
-    const timeoutMs = requested === undefined ? limit : Math.min(limit, Math.ceil(requested));
-    if (!(timeoutMs >= 1)) {
-      const message = `The hook had no time left to run (${requested} ms of budget)`;
-      return Promise.resolve({ type: "failed", failure: { code: "timeout", message }, cpuMs: 0, durationMs: 0 });
-    }
-    const maxEventBytes = this.#options.limits.maxEventBytes;
-    if (call.eventJson.length > maxEventBytes) {
-      const message = `The ${call.point} event is ${call.eventJson.length} characters, over the ${maxEventBytes} limit`;
-      return Promise.resolve({
-        type: "failed",
-        failure: { code: "event_too_large", message },
-        cpuMs: 0,
-        durationMs: 0,
-      });
-    }
+    const admitted = admitCall(call, this.#options.limits);
+    if (isRefused(admitted)) return Promise.resolve(admitted);
     const slot = this.#slotOf(call.tenantId);
     const worker = slot.current;
-    if (worker !== undefined) return worker.execute(call, timeoutMs, signal);
+    if (worker !== undefined) return worker.execute(bundle, admitted, signal);
     // Waiting for the shard's worker to be (re)started is queueing too: it counts in `queuedMs`.
     const askedAt = performance.now();
     return slot.whenWorker().then((next) => {
       if (signal?.aborted) throw signal.reason;
-      return next === undefined ? closedOutcome() : next.execute(call, timeoutMs, signal, askedAt);
+      return next === undefined ? closedOutcome() : next.execute(bundle, admitted, signal, askedAt);
     });
   }
 
@@ -261,26 +251,11 @@ export class ProcessExecutor implements HookExecutor {
   };
 
   #emit(event: SupervisorEvent): void {
-    const listener = this.#options.onEvent;
-    if (listener === undefined) return;
-    try {
-      listener(event);
-    } catch {
-      // A throwing listener must not break the supervisor.
-    }
+    notify(this.#options.onEvent, event);
   }
 }
 
-function closedOutcome(): {
-  type: "failed";
-  failure: { code: "unavailable"; message: string };
-  cpuMs: 0;
-  durationMs: 0;
-} {
-  return {
-    type: "failed",
-    failure: { code: "unavailable", message: "The hook executor was closed while this call was waiting for a worker" },
-    cpuMs: 0,
-    durationMs: 0,
-  };
+function closedOutcome(): SandboxResult & { type: "failed" } {
+  const message = "The hook executor was closed while this call was waiting for a worker";
+  return { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, runMs: 0 };
 }

@@ -1,41 +1,31 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { Socket } from "node:net";
 import {
-  type BundleHash,
   type DescribeOutcome,
-  type ExecutionOutcome,
-  type HookCall,
-  isWorkerResponse,
   RUNNING_MARK_FD_ENV,
   type SandboxBundle,
+  type SandboxCall,
   type SandboxLimits,
+  type SandboxResult,
   type TenantId,
   type WorkerRequest,
+  type WorkerResponse,
 } from "../../src/protocol/index.js";
+import { CallDeadline } from "./call-deadline.js";
 import type { WorkerExit, WorkerExitReason } from "./events.js";
-import {
-  answer,
-  bystanderFailure,
-  culpritFailure,
-  fail,
-  overloaded,
-  type PendingCall,
-  pendingEntry,
-  retriesAfter,
-  timeoutFailure,
-} from "./pending-call.js";
-import { culpritOf, runningCall, runningSince } from "./running-call.js";
+import { LoadedBundles } from "./loaded-bundles.js";
+import { answer, overloaded, type PendingCall, pendingCall, pendingDescribe, retryOf } from "./pending-call.js";
 import { RunningMarkFile } from "./running-mark-file.js";
+import { settleAtExit } from "./settle-exit.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
+import { WorkerChannel } from "./worker-channel.js";
 
 /**
- * One sandbox worker process and the host end of its IPC channel.
- *
- * Requests carry ids; the worker answers them in order, one `WorkerResponse` each. Requests made in the
- * same tick travel as one array message (and so do the worker's replies), which is what makes pipelined
- * calls cheap. Nothing is sent before the worker says `ready`. Every pending call settles exactly once:
- * with the worker's answer, or, when the process ends for any reason, as a failure — `timeout` for the
- * call the host killed the worker over, `unavailable` after `close()`, `sandbox_crashed` for the rest.
+ * One sandbox worker process: spawn, readiness, kill, exit. The stages it drives live apart: the IPC
+ * channel and its pending calls (worker-channel.ts), the deadline over the running call (call-deadline.ts)
+ * and the bundles the worker has loaded (loaded-bundles.ts). Every pending call settles exactly once: with
+ * the worker's answer, or, when the process ends for any reason, as a failure — `timeout` for the call the
+ * host killed the worker over, `unavailable` after `close()`, `sandbox_crashed` for the rest.
  *
  * Which call was running: the worker writes the running-call mark (src/protocol/running-mark.ts) before
  * each call. Answers travel in batches, so the oldest unanswered call may be one already done whose answer
@@ -44,11 +34,6 @@ import type { WorkerSpawnSpec } from "./spawn-spec.js";
  * protocol error a call is handed back once (`WorkerExit.retry`) for the executor to re-send to the
  * replacement (`resend`); otherwise it settles with `Failure.bystander`, which quarantine does not count
  * (DESIGN §1). Without a mark file the oldest pending call is taken instead.
- *
- * The host owns a hard deadline: the call the mark names (else the oldest pending call, taken to have
- * started when the worker last answered, became ready or was sent, whichever is latest) is killed with its
- * worker if it has not answered `killGraceMs` after its own timeout. One lazily re-armed timer per worker
- * does this: no timer per call.
  */
 
 export interface WorkerProcessOptions {
@@ -63,10 +48,6 @@ export interface WorkerProcessOptions {
 
 /** A worker that never says `ready` within this is killed (tsx start-up and isolated-vm load take ~1 s). */
 const BOOT_TIMEOUT_MS = 30_000;
-/** How long `describe` may take in the worker (IsolatePool's default). */
-export const DESCRIBE_TIMEOUT_MS = 1_000;
-/** Bundles kept loaded per worker; past it the least recently used is unloaded. */
-const MAX_LOADED_BUNDLES = 512;
 const STDERR_TAIL_CHARS = 4_096;
 /** How long a worker asked to exit gets before it is killed. */
 const STOP_GRACE_MS = 250;
@@ -84,21 +65,12 @@ export class WorkerProcess {
 
   #options: WorkerProcessOptions;
   #child: ChildProcess;
+  #channel: WorkerChannel;
+  #deadline: CallDeadline;
+  #bundles: LoadedBundles;
   #state: State = "booting";
-  #pending = new Map<number, PendingCall>();
-  #nextId = 0;
-  #outbox: WorkerRequest[] = [];
-  #flushQueued = false;
-  #progressAt = 0;
-  #timer: NodeJS.Timeout | undefined;
-  /** When the armed timer fires (performance.now() time). */
-  #timerDue = 0;
-  #loaded = new Map<BundleHash, true>();
   #wasReady = false;
   #killReason: WorkerExitReason | undefined;
-  /** The call the deadline timer killed the worker over. */
-  #culprit: PendingCall | undefined;
-  #marks: RunningMarkFile | undefined;
   #stderrTail = "";
   #referenced = true;
   #resolveStarted!: (exit: WorkerExit | undefined) => void;
@@ -115,7 +87,6 @@ export class WorkerProcess {
     });
     const { spec } = options;
     const marks = RunningMarkFile.open();
-    this.#marks = marks;
     this.#child = fork(spec.entry, [], {
       execArgv: [...spec.execArgv],
       cwd: spec.cwd,
@@ -125,7 +96,18 @@ export class WorkerProcess {
       stdio: marks === undefined ? ["ignore", "ignore", "pipe", "ipc"] : ["ignore", "ignore", "pipe", "ipc", marks.fd],
     });
     this.pid = this.#child.pid ?? -1;
-    this.#child.on("message", this.#onMessage);
+    this.#channel = new WorkerChannel(this.#child, {
+      ready: () => this.#onReady(),
+      result: (entry, response) => this.#onResult(entry, response),
+      malformed: () => this.#kill("protocol"),
+    });
+    this.#deadline = new CallDeadline(this.#channel.pending, marks, {
+      loadTimeoutMs: options.loadTimeoutMs,
+      killGraceMs: options.killGraceMs,
+      onDue: () => this.#kill("deadline"),
+      onIdle: () => this.#reference(false),
+    });
+    this.#bundles = new LoadedBundles(options.limits);
     this.#child.on("close", this.#onClose);
     this.#child.on("error", this.#onError);
     const stderr = this.#child.stderr;
@@ -146,7 +128,7 @@ export class WorkerProcess {
   }
 
   get pendingCount(): number {
-    return this.#pending.size;
+    return this.#channel.pending.size;
   }
 
   /** The last lines the worker wrote to stderr (V8's out-of-memory report, a start-up error). */
@@ -154,18 +136,20 @@ export class WorkerProcess {
     return this.#stderrTail;
   }
 
-  /** `askedAt`: when the caller asked, if it waited for this worker first (counted in `queuedMs`). */
+  /**
+   * `call` as `admitCall` passed it (its timeout clamped). `askedAt`: when the caller asked, if it waited for
+   * this worker first (counted in `queuedMs`).
+   */
   execute(
-    call: HookCall,
-    timeoutMs: number,
+    bundle: SandboxBundle,
+    call: SandboxCall,
     signal: AbortSignal | undefined,
     askedAt?: number,
-  ): Promise<ExecutionOutcome> {
-    if (this.#pending.size >= this.#options.maxPending)
-      return Promise.resolve(overloaded(call.tenantId, this.#pending.size));
+  ): Promise<SandboxResult> {
+    const pending = this.#channel.pending.size;
+    if (pending >= this.#options.maxPending) return Promise.resolve(overloaded(call.tenantId, pending));
     return new Promise((resolve, reject) => {
-      const entry = pendingEntry(call, timeoutMs, askedAt, false, resolve, undefined);
-      this.#sendCall(call, entry, signal, reject);
+      this.#sendCall(pendingCall(bundle, call, resolve, askedAt), signal, reject);
     });
   }
 
@@ -175,14 +159,12 @@ export class WorkerProcess {
     signal: AbortSignal | undefined,
     askedAt?: number,
   ): Promise<DescribeOutcome> {
-    if (this.#pending.size >= this.#options.maxPending)
-      return Promise.resolve(overloaded(tenantId, this.#pending.size));
-    const id = this.#nextId++;
-    this.#ensureLoaded(bundle);
+    const pending = this.#channel.pending.size;
+    if (pending >= this.#options.maxPending) return Promise.resolve(overloaded(tenantId, pending));
+    this.#bundles.ensure(bundle, this.#push);
     return new Promise((resolve, reject) => {
-      const entry = pendingEntry(undefined, DESCRIBE_TIMEOUT_MS, askedAt, false, undefined, resolve);
-      this.#track(id, entry, signal, reject);
-      this.#push({ kind: "describe", id, tenantId, bundleHash: bundle.hash });
+      const id = this.#track(pendingDescribe(resolve, askedAt), signal, reject);
+      this.#channel.push({ kind: "describe", id, tenantId, bundleHash: bundle.hash });
     });
   }
 
@@ -192,41 +174,30 @@ export class WorkerProcess {
    * its `queuedMs` counts from when the caller first asked.
    */
   resend(previous: PendingCall): void {
-    const call = previous.request;
-    if (call === undefined || previous.answered) return;
-    const entry = pendingEntry(call, previous.timeoutMs, previous.askedAt, true, previous.call, undefined);
+    if (previous.kind !== "call" || previous.answered) return;
+    const entry = retryOf(previous);
     const { abort, signal } = previous;
     if (abort !== undefined && signal !== undefined) {
       signal.removeEventListener("abort", abort);
       // The old listener rejects the caller's promise; this one also drops the new answer.
-      this.#sendCall(call, entry, signal, () => abort());
+      this.#sendCall(entry, signal, () => abort());
     } else {
-      this.#sendCall(call, entry, undefined, () => {});
+      this.#sendCall(entry, undefined, () => {});
     }
   }
 
   /** Loads the call's bundle if this worker lacks it, then tracks and sends the call under a new id. */
-  #sendCall(call: HookCall, entry: PendingCall, signal: AbortSignal | undefined, reject: (reason: unknown) => void) {
-    const id = this.#nextId++;
-    this.#ensureLoaded(call.bundle);
-    this.#track(id, entry, signal, reject);
-    this.#push({
-      kind: "call",
-      id,
-      tenantId: call.tenantId,
-      bundleHash: call.bundle.hash,
-      point: call.point,
-      eventJson: call.eventJson,
-      ctxJson: call.ctxJson,
-      timeoutMs: entry.timeoutMs,
-    });
+  #sendCall(entry: PendingCall & { kind: "call" }, signal: AbortSignal | undefined, reject: (reason: unknown) => void) {
+    this.#bundles.ensure(entry.bundle, this.#push);
+    const id = this.#track(entry, signal, reject);
+    this.#channel.push({ kind: "call", id, bundleHash: entry.bundle.hash, call: entry.call });
   }
 
   /** Stops taking calls; the worker is killed once its pending calls are answered. */
   retire(): void {
     if (!this.accepting) return;
     this.#state = "retiring";
-    if (this.#pending.size === 0) this.#kill("recycled");
+    if (this.#channel.pending.size === 0) this.#kill("recycled");
   }
 
   /** Asks the worker to exit, killing it after 250 ms if it is stuck; pending calls settle as `unavailable`. */
@@ -240,7 +211,8 @@ export class WorkerProcess {
     this.#child.kill("SIGKILL");
   }
 
-  #track(id: number, entry: PendingCall, signal: AbortSignal | undefined, reject: (reason: unknown) => void): void {
+  /** Tracks `entry` under a new id (returned), with its abort, and under the deadline once the worker is ready. */
+  #track(entry: PendingCall, signal: AbortSignal | undefined, reject: (reason: unknown) => void): number {
     if (signal !== undefined) {
       entry.signal = signal;
       entry.abort = () => {
@@ -251,131 +223,31 @@ export class WorkerProcess {
       signal.addEventListener("abort", entry.abort, { once: true });
     }
     if (!this.#referenced) this.#reference(true);
-    this.#pending.set(id, entry);
-    if (!this.ready) return;
-    // No call can be due before its own budget from now; re-arm only if the armed timer is later than that
-    // (it was set for a slower call that has since answered), which is rare when budgets are alike.
-    const earliest = entry.sentAt + entry.timeoutMs + this.#options.killGraceMs;
-    if (this.#timer === undefined) this.#armTimer(earliest - entry.sentAt);
-    else if (earliest < this.#timerDue) {
-      clearTimeout(this.#timer);
-      this.#armTimer(earliest - entry.sentAt);
-    }
+    const id = this.#channel.add(entry);
+    if (this.ready) this.#deadline.sent(entry);
+    return id;
   }
 
-  #ensureLoaded(bundle: SandboxBundle): void {
-    const loaded = this.#loaded;
-    if (loaded.has(bundle.hash)) {
-      // Keep least-recently-used order only once eviction can matter.
-      if (loaded.size > MAX_LOADED_BUNDLES / 2) {
-        loaded.delete(bundle.hash);
-        loaded.set(bundle.hash, true);
-      }
-      return;
-    }
-    loaded.set(bundle.hash, true);
-    this.#push({ kind: "load", bundleHash: bundle.hash, code: bundle.code, limits: this.#options.limits });
-    if (loaded.size > MAX_LOADED_BUNDLES) {
-      for (const oldest of loaded.keys()) {
-        loaded.delete(oldest);
-        this.#push({ kind: "unload", bundleHash: oldest });
-        break;
-      }
-    }
-  }
-
-  #push(request: WorkerRequest): void {
-    this.#outbox.push(request);
-    if (!this.#flushQueued && this.ready) {
-      this.#flushQueued = true;
-      queueMicrotask(this.#flush);
-    }
-  }
-
-  #flush = (): void => {
-    this.#flushQueued = false;
-    const batch = this.#outbox;
-    if (batch.length === 0) return;
-    this.#outbox = [];
-    if (!this.#child.connected) return;
-    const first = batch[0];
-    this.#child.send(batch.length === 1 && first !== undefined ? first : batch);
+  #push = (request: WorkerRequest): void => {
+    this.#channel.push(request);
   };
 
-  #onMessage = (message: unknown): void => {
-    if (Array.isArray(message)) {
-      for (const one of message) this.#receive(one);
-    } else {
-      this.#receive(message);
-    }
-  };
-
-  #receive(message: unknown): void {
-    // Once the host has given up on a worker, nothing it says counts: its calls settle when it is gone.
-    if (this.#state === "exiting" || this.#state === "exited") return;
-    if (!isWorkerResponse(message)) {
-      this.#kill("protocol");
-      return;
-    }
-    if (message.kind === "ready") {
-      this.#onReady();
-      return;
-    }
-    const entry = this.#pending.get(message.id);
-    if (entry === undefined) return;
-    this.#pending.delete(message.id);
+  #onResult(entry: PendingCall, response: Extract<WorkerResponse, { kind: "result" }>): void {
     const now = performance.now();
-    this.#progressAt = now;
-    answer(entry, message, now);
-    if (this.#pending.size === 0 && this.#state === "retiring") this.#kill("recycled");
+    this.#deadline.progress(now);
+    answer(entry, response, now);
+    if (this.#channel.pending.size === 0 && this.#state === "retiring") this.#kill("recycled");
   }
 
   #onReady(): void {
     if (this.#wasReady || (this.#state !== "booting" && this.#state !== "retiring")) return;
     this.#wasReady = true;
     if (this.#state === "booting") this.#state = "running";
-    this.#progressAt = performance.now();
     this.#resolveStarted(undefined);
-    if (this.#pending.size === 0) this.#reference(false);
-    else this.#armTimer();
-    if (this.#outbox.length > 0 && !this.#flushQueued) {
-      this.#flushQueued = true;
-      queueMicrotask(this.#flush);
-    }
+    this.#deadline.start();
+    if (this.#channel.pending.size === 0) this.#reference(false);
+    this.#channel.open();
   }
-
-  #armTimer(delayMs = this.#headBudget()): void {
-    const delay = Math.max(1, delayMs);
-    this.#timerDue = performance.now() + delay;
-    this.#timer = setTimeout(this.#onTimer, delay);
-    this.#timer.unref();
-  }
-
-  #headBudget(): number {
-    for (const entry of this.#pending.values()) return entry.timeoutMs + this.#options.killGraceMs;
-    return this.#options.killGraceMs;
-  }
-
-  #onTimer = (): void => {
-    this.#timer = undefined;
-    if (!this.ready) return;
-    const running = runningCall(this.#pending, this.#marks?.read(), this.#progressAt);
-    // Idle since the timer was armed: stop holding the host open (not per call: ref/unref cost µs each).
-    if (running === undefined) {
-      this.#reference(false);
-      return;
-    }
-    // A cold call loading its bundle has the load timeout; its handler then has its own timeout.
-    const budget = running.loading ? this.#options.loadTimeoutMs : running.entry.timeoutMs;
-    const due = running.startedAt + budget + this.#options.killGraceMs;
-    const now = performance.now();
-    if (now >= due) {
-      this.#culprit = running.entry;
-      this.#kill("deadline");
-    } else {
-      this.#armTimer(due - now);
-    }
-  };
 
   #onBootTimeout = (): void => {
     if (this.#state === "booting") this.#kill("boot");
@@ -389,6 +261,8 @@ export class WorkerProcess {
     if (this.#state === "exiting" || this.#state === "exited") return;
     this.#state = "exiting";
     this.#killReason = reason;
+    this.#channel.close();
+    this.#deadline.halt();
     this.#reference(true);
     if ((reason === "closed" || reason === "recycled") && this.#child.connected) {
       // After a parent-side disconnect Node never emits `close`, so this exit settles the calls.
@@ -435,34 +309,15 @@ export class WorkerProcess {
     if (this.#state === "exited") return;
     const reason = this.#killReason ?? (this.#wasReady ? "crashed" : "boot");
     this.#state = "exited";
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#outbox = [];
+    this.#channel.close();
     const now = performance.now();
-    const mark = this.#marks?.read();
-    this.#marks?.close();
-    const culprit = culpritOf(reason, this.#pending, { kept: this.#marks !== undefined, mark }, this.#culprit);
-    // The culprit ran from its start until now; every other call never ran (or its answer died with the worker).
-    const ran = culprit === undefined ? undefined : runningSince(culprit, this.#pending, mark, this.#progressAt);
-    const retry: PendingCall[] = [];
+    const pending = this.#channel.pending;
     const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
-    for (const entry of this.#pending.values()) {
-      if (entry !== culprit) {
-        if (retriesAfter(reason, entry)) retry.push(entry);
-        else fail(entry, bystanderFailure(reason, this.pid, how), now);
-      } else if (reason === "deadline") {
-        const limitMs = ran?.loading === true ? this.#options.loadTimeoutMs : entry.timeoutMs;
-        fail(entry, timeoutFailure(limitMs, this.#options.killGraceMs, this.pid, ran?.loading === true), now, ran);
-      } else if (reason === "crashed" || reason === "protocol") {
-        fail(entry, culpritFailure(reason, this.pid, how), now, ran);
-      } else {
-        // Other ends blame no call (culpritOf); settle it all the same.
-        fail(entry, bystanderFailure(reason, this.pid, how), now);
-      }
-    }
-    const failedCalls = this.#pending.size - retry.length;
-    this.#pending.clear();
-    this.#culprit = undefined;
+    const { loadTimeoutMs, killGraceMs } = this.#options;
+    const ended = { reason, pid: this.pid, how, loadTimeoutMs, killGraceMs };
+    const retry = settleAtExit(pending.values(), ended, this.#deadline.blame(reason), now);
+    const failedCalls = pending.size - retry.length;
+    pending.clear();
     const exit: WorkerExit = { reason, exitCode, signal, failedCalls, retry };
     this.#resolveStarted(exit);
     this.#resolveExited(exit);

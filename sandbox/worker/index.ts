@@ -1,12 +1,4 @@
-export { PoolClosedError, PreludeError, SandboxOptionsError } from "./errors.js";
-export { createInlineExecutor, ExecutorClosedError, type InlineExecutorOptions } from "./inline-executor.js";
+export { PoolClosedError, SandboxOptionsError } from "./errors.js";
+export { createInlineExecutor, type InlineExecutorOptions } from "./inline-executor.js";
 export { IsolatePool } from "./isolate-pool.js";
-export { POOL_DEFAULTS } from "./pool-options.js";
-export type {
-  IsolatePoolOptions,
-  PhaseListener,
-  PoolCall,
-  PoolFailureCode,
-  PoolResult,
-  PoolStats,
-} from "./pool-types.js";
+export type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";

@@ -1,19 +1,22 @@
 import {
+  admitCall,
   type DescribeOutcome,
-  type ExecutionOutcome,
-  type HookCall,
+  describeOutcomeOf,
+  ExecutorClosedError,
   type HookExecutor,
-  Limits,
+  isRefused,
   type LimitsInput,
   loadTimeoutOf,
-  parseDescribeReply,
+  parseLimits,
   type SandboxBundle,
+  type SandboxCall,
   type SandboxLimits,
+  type SandboxResult,
   type TenantId,
 } from "../../src/protocol/index.js";
 import { SandboxOptionsError } from "./errors.js";
 import { IsolatePool } from "./isolate-pool.js";
-import type { IsolatePoolOptions, PoolResult } from "./pool-types.js";
+import type { IsolatePoolOptions } from "./pool-types.js";
 
 export interface InlineExecutorOptions {
   /** Sandbox limits (DESIGN §5); validated here. */
@@ -24,36 +27,28 @@ export interface InlineExecutorOptions {
   readonly quiet?: boolean;
 }
 
-/** `execute`/`describe` after `close()`. */
-export class ExecutorClosedError extends Error {
-  readonly code = "executor_closed";
-  constructor() {
-    super("This hook executor was closed: create a new one to run hooks again");
-  }
-}
-
 let warned = false;
 
 /**
  * A `HookExecutor` that keeps isolates in the calling process, on the calling thread: each `execute` runs
- * synchronously and resolves at once, so nothing queues (no `queuedMs`) and `durationMs` is the pool's
+ * synchronously and resolves at once, so nothing queues (no `queuedMs`) and `runMs` is the pool's
  * own measure of the handler (a cold call's bundle load is `loadMs`, apart). For tests and benchmarks only — a fatal out-of-memory in a guest
  * aborts the whole process and nothing but the `applySync` timeout bounds a call (DESIGN §1) — so it
  * warns once per process on stderr unless `quiet`.
  *
  * ```ts
  * const executor = createInlineExecutor({ limits: { timeoutMs: 100 }, quiet: true });
- * const { outcome } = await invokeHook(executor, call, limits);
+ * const { outcome, cost } = await invokeHook(executor, bundle, call, limits);
  * ```
  */
 export function createInlineExecutor(options: InlineExecutorOptions = {}): HookExecutor {
-  const limits = parseLimits(options.limits);
+  const limits = parseLimits(options.limits, (message) => new SandboxOptionsError(message));
   const sandboxLimits: SandboxLimits = {
     memoryMb: limits.memoryMb,
-    maxResultBytes: limits.maxResultBytes,
-    maxStateBytes: limits.maxStateBytes,
+    maxResultChars: limits.maxResultChars,
+    maxStateChars: limits.maxStateChars,
     maxLogLines: limits.maxLogLines,
-    maxLogBytes: limits.maxLogBytes,
+    maxLogChars: limits.maxLogChars,
     loadTimeoutMs: loadTimeoutOf(limits),
   };
   const pool = new IsolatePool(options.pool);
@@ -73,34 +68,15 @@ export function createInlineExecutor(options: InlineExecutorOptions = {}): HookE
 
   return {
     mode: "inline",
-    async execute(call: HookCall, signal?: AbortSignal): Promise<ExecutionOutcome> {
-      ready(call.bundle, signal);
-      if (call.eventJson.length > limits.maxEventBytes) {
-        const message = `The ${call.point} event is ${call.eventJson.length} characters, over the ${limits.maxEventBytes} limit`;
-        return { type: "failed", failure: { code: "event_too_large", message }, cpuMs: 0, durationMs: 0 };
-      }
-      const timeoutMs = Math.max(1, Math.min(call.timeoutMs ?? limits.timeoutMs, limits.timeoutMs));
-      const result = pool.call({
-        tenantId: call.tenantId,
-        bundleHash: call.bundle.hash,
-        point: call.point,
-        eventJson: call.eventJson,
-        ctxJson: call.ctxJson,
-        timeoutMs,
-      });
-      return toExecution(result);
+    async execute(bundle: SandboxBundle, call: SandboxCall, signal?: AbortSignal): Promise<SandboxResult> {
+      ready(bundle, signal);
+      const admitted = admitCall(call, limits);
+      return isRefused(admitted) ? admitted : pool.call(bundle.hash, admitted);
     },
     async describe(tenantId: TenantId, bundle: SandboxBundle, signal?: AbortSignal): Promise<DescribeOutcome> {
       ready(bundle, signal);
       const result = pool.describe(tenantId, bundle.hash);
-      if (result.kind === "failed") {
-        const failure = { code: result.code, message: result.message };
-        return { type: "failed", failure, cpuMs: result.cpuMs, durationMs: result.wallMs };
-      }
-      const parsed = parseDescribeReply(result.reply);
-      return parsed.type === "described"
-        ? { type: "described", handlers: parsed.handlers, cpuMs: result.cpuMs, durationMs: result.wallMs }
-        : { type: "failed", failure: parsed.failure, cpuMs: result.cpuMs, durationMs: result.wallMs };
+      return result.type === "failed" ? result : describeOutcomeOf(result.reply, result);
     },
     async close(): Promise<void> {
       if (closed) return;
@@ -108,31 +84,4 @@ export function createInlineExecutor(options: InlineExecutorOptions = {}): HookE
       pool.dispose();
     },
   };
-}
-
-function toExecution(result: PoolResult): ExecutionOutcome {
-  const outcome: ExecutionOutcome =
-    result.kind === "replied"
-      ? { type: "replied", reply: result.reply, cpuMs: result.cpuMs, durationMs: result.wallMs }
-      : {
-          type: "failed",
-          failure: { code: result.code, message: result.message },
-          cpuMs: result.cpuMs,
-          durationMs: result.wallMs,
-        };
-  if (result.loadMs !== undefined) outcome.loadMs = result.loadMs;
-  return outcome;
-}
-
-function parseLimits(input: LimitsInput | undefined): Limits {
-  const parsed = Limits.safeParse(input ?? {});
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const path = issue?.path.map(String) ?? [];
-  let got: unknown = input;
-  for (const key of path)
-    got = typeof got === "object" && got !== null ? (got as Record<string, unknown>)[key] : undefined;
-  throw new SandboxOptionsError(
-    `Invalid \`limits.${path.join(".")}\`, got \`${String(got)}\`: ${issue?.message ?? "unknown problem"}`,
-  );
 }

@@ -1,8 +1,8 @@
+import type { WorkerFailureCode } from "../../src/protocol/index.js";
 import type * as ivm from "./isolated-vm.js";
-import type { PoolFailureCode } from "./pool-types.js";
 
 export interface ClassifiedError {
-  readonly code: PoolFailureCode;
+  readonly code: WorkerFailureCode;
   /** For the operator: what happened and which limit applied. */
   readonly message: string;
   /** The clipped original error text (for `threw`). */

@@ -8,7 +8,7 @@ export interface ResolvedPoolOptions {
   readonly spare: boolean;
 }
 
-export const POOL_DEFAULTS = { maxIsolates: 256, maxHeapMb: 768, maxIdleMs: 300_000 } as const;
+const POOL_DEFAULTS = { maxIsolates: 256, maxHeapMb: 768, maxIdleMs: 300_000 } as const;
 
 /** Applies defaults and validates ranges, with messages that name the option and the value. */
 export function resolvePoolOptions(options: IsolatePoolOptions): ResolvedPoolOptions {

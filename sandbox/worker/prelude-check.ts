@@ -18,7 +18,7 @@ export function verifyPrelude(): void {
   let reply: unknown;
   try {
     const context = isolate.createContextSync();
-    const limits = { memoryMb: 8, maxResultBytes: 1_024, maxStateBytes: 1_024, maxLogLines: 5, maxLogBytes: 1_024 };
+    const limits = { memoryMb: 8, maxResultChars: 1_024, maxStateChars: 1_024, maxLogLines: 5, maxLogChars: 1_024 };
     const entries = isolate
       .compileScriptSync(preludeScript(limits))
       .runSync(context, { reference: true, timeout: 1_000 });

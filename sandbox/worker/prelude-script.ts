@@ -14,15 +14,11 @@ const HANDLERS: Record<string, string> = Object.fromEntries(HOOK_POINT_NAMES.map
 
 export function preludeConfig(limits: SandboxLimits): PreludeConfig {
   return {
-    maxResultChars: limits.maxResultBytes,
-    maxStateChars: limits.maxStateBytes,
+    maxResultChars: limits.maxResultChars,
+    maxStateChars: limits.maxStateChars,
     maxLogLines: limits.maxLogLines,
-    maxLogChars: limits.maxLogBytes,
-    maxReplyChars: maxReplyChars({
-      maxResultBytes: limits.maxResultBytes,
-      maxStateBytes: limits.maxStateBytes,
-      maxLogBytes: limits.maxLogBytes,
-    }),
+    maxLogChars: limits.maxLogChars,
+    maxReplyChars: maxReplyChars(limits),
     handlers: HANDLERS,
   };
 }

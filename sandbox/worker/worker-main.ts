@@ -30,7 +30,7 @@ import {
   type WorkerResponse,
   writeRunningMark,
 } from "../../src/protocol/index.js";
-import type { IsolatePool, PoolResult } from "./index.js";
+import type { IsolatePool } from "./index.js";
 
 /** What the loop needs of an `IsolatePool` (a stand-in implements it in the supervisor's tests). */
 export type WorkerEngine = Pick<IsolatePool, "load" | "unload" | "call" | "describe" | "sweep" | "dispose">;
@@ -94,10 +94,10 @@ function serve(engine: WorkerEngine, request: WorkerRequest, marks: RunningMarks
     switch (request.kind) {
       case "call":
         marks.start(request.id);
-        return respond(request.id, engine.call(request, marks.phase));
+        return { kind: "result", id: request.id, result: engine.call(request.bundleHash, request.call, marks.phase) };
       case "describe":
         marks.start(request.id);
-        return respond(request.id, engine.describe(request.tenantId, request.bundleHash));
+        return { kind: "result", id: request.id, result: engine.describe(request.tenantId, request.bundleHash) };
       case "load":
         engine.load(request.bundleHash, request.code, request.limits);
         return undefined;
@@ -113,17 +113,16 @@ function serve(engine: WorkerEngine, request: WorkerRequest, marks: RunningMarks
     // The pool throws only on misuse; answer rather than leave the call to the host's deadline.
     if (request.kind !== "call" && request.kind !== "describe") return undefined;
     const message = `The sandbox worker could not run the call: ${error instanceof Error ? error.message : String(error)}`;
-    return { kind: "failed", id: request.id, code: "unavailable", message, cpuMs: 0, wallMs: 0 };
+    return unavailable(request.id, message);
   }
 }
 
-function respond(id: number, result: PoolResult): WorkerResponse {
-  const response: WorkerResponse =
-    result.kind === "replied"
-      ? { kind: "replied", id, reply: result.reply, cpuMs: result.cpuMs, wallMs: result.wallMs }
-      : { kind: "failed", id, code: result.code, message: result.message, cpuMs: result.cpuMs, wallMs: result.wallMs };
-  if (result.loadMs !== undefined) response.loadMs = result.loadMs;
-  return response;
+function unavailable(id: number, message: string): WorkerResponse {
+  return {
+    kind: "result",
+    id,
+    result: { type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, runMs: 0 },
+  };
 }
 
 /** Writes the running-call mark to the host's file descriptor; no-ops when the host passed none. */
@@ -156,8 +155,7 @@ function runningMarks(fdText: string | undefined): RunningMarks {
 function malformed(message: unknown): WorkerResponse | undefined {
   const id = typeof message === "object" && message !== null && "id" in message ? message.id : undefined;
   if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) return undefined;
-  const text = "The sandbox worker received a malformed request";
-  return { kind: "failed", id, code: "unavailable", message: text, cpuMs: 0, wallMs: 0 };
+  return unavailable(id, "The sandbox worker received a malformed request");
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { DecidedBy, Dispatched, PointDecision, RunDispatcher, StopDecision } from "../dispatch/index.js";
-import type { HookPoint, Message, Usage } from "../protocol/index.js";
+import { type HookPoint, type Message, notifier, type Usage } from "../protocol/index.js";
 import type { AgentEvent, AgentRunResult, StopReason } from "./agent-events.js";
 
 /** What every stage of one run shares: its hooks, its signal, its clock and its transcript. */
@@ -35,14 +35,7 @@ export function addMessage(run: RunContext, message: Message): void {
 
 /** Wraps a listener so a throwing listener never breaks the run. */
 export function safeEmit(listener: ((event: AgentEvent) => void) | undefined): (event: AgentEvent) => void {
-  if (!listener) return () => {};
-  return (event) => {
-    try {
-      listener(event);
-    } catch {
-      // A listener's bug is not the run's failure.
-    }
-  };
+  return notifier(listener);
 }
 
 /** How a run ended, before `run.end`. */

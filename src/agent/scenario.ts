@@ -26,6 +26,11 @@ export const Scenario = z.strictObject({
   tenant: TenantId,
   /** The tenant's hook entry (a folder with index.ts, or a file), relative to the scenario file. Without it the store's active bundle runs. */
   hook: z.string().min(1).optional(),
+  /**
+   * The hook folder `hook` may draw files from, relative to the scenario file: needed only when the hook
+   * shares code with sibling folders inside it. Default: the hook's own folder.
+   */
+  root: z.string().min(1).optional(),
   /** `ctx.config` for the hook entry's bundle. */
   config: JsonValue.optional(),
   /** Version number reported for the hook entry's bundle (a store bundle has its own). */
@@ -66,6 +71,8 @@ export interface LoadedScenario {
   readonly file: string;
   /** `hook` resolved against the scenario's folder. */
   readonly hookEntry: string | undefined;
+  /** `root` resolved against the scenario's folder. */
+  readonly hookRoot: string | undefined;
 }
 
 /** Reads and validates a scenario file; throws `ScenarioError` naming the file and the field. */
@@ -88,6 +95,7 @@ export async function loadScenario(file: string, signal?: AbortSignal): Promise<
     scenario,
     file,
     hookEntry: scenario.hook === undefined ? undefined : resolve(dirname(file), scenario.hook),
+    hookRoot: scenario.root === undefined ? undefined : resolve(dirname(file), scenario.root),
   };
 }
 

@@ -1,8 +1,11 @@
+import { printable } from "../terminal/index.js";
+
 /** Why a hook could not be bundled or described. The first problem's kind is the error's `code`. */
 export type BundleErrorCode =
   | "entry_not_found"
   | "node_builtin"
   | "outside_root"
+  | "unsafe_file"
   | "dynamic_import"
   | "dynamic_require"
   | "top_level_await"
@@ -42,21 +45,12 @@ export class BundleError extends Error {
  * `file:line:column: message`, leaving out what is unknown, safe to print: handler names and sandbox
  * messages come from tenant code, so terminal control and bidi characters are shown escaped.
  */
-export function formatProblem(problem: BundleProblem): string {
+function formatProblem(problem: BundleProblem): string {
   if (problem.file === undefined) return printable(problem.message);
   let where = problem.file;
   if (problem.line !== undefined) where += `:${problem.line}`;
   if (problem.line !== undefined && problem.column !== undefined) where += `:${problem.column}`;
   return printable(`${where}: ${problem.message}`);
-}
-
-// C0/C1 controls (ANSI escapes, CR), zero-width and bidi overrides (a "Trojan Source" reorder).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
-
-/** `text` with every control, zero-width or bidi character written as `\u{…}`. */
-export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
 }
 
 /** What a code means, as the second half of "Cannot bundle <entry>: …". */
@@ -67,7 +61,9 @@ export function headlineOf(code: BundleErrorCode): string {
     case "node_builtin":
       return "it imports a Node built-in";
     case "outside_root":
-      return "it imports a file outside its root";
+      return "it imports a file outside its hook folder";
+    case "unsafe_file":
+      return "it includes a file isohook will not read";
     case "dynamic_import":
       return "it uses import()";
     case "dynamic_require":

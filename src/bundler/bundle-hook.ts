@@ -1,15 +1,17 @@
 import { createHash } from "node:crypto";
-import { realpath } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Message, type Metafile, type Plugin } from "esbuild";
 import { BundleHash, DEFAULT_LIMITS } from "../protocol/index.js";
 import { BundleError, type BundleErrorCode, type BundleProblem, headlineOf } from "./bundle-error.js";
 import { findComputedLoads } from "./computed-loads.js";
-import { containmentPlugin, defaultRoot, isInside } from "./containment.js";
-import { type ResolvedEntry, resolveEntry, toPosix } from "./entry.js";
+import { containmentPlugin, MAX_SOURCE_BYTES } from "./containment.js";
+import { resolveEntry, toPosix } from "./entry.js";
 import { mapEsbuildErrors } from "./esbuild-messages.js";
+import { scanHookFolder } from "./folder-scan.js";
 import { guardPlugin } from "./guard-plugin.js";
+import { type FolderBounds, HookFileError, readHookFile } from "./hook-file.js";
 
 /** The global the bundle script leaves its module namespace in (contracts §1); the prelude deletes it. */
 export const BUNDLE_GLOBAL = "__isohook_bundle";
@@ -27,9 +29,10 @@ export interface BundleOptions {
   /** Where a relative `entry` is resolved from and problems' file names are relative to. Default: `process.cwd()`. */
   readonly cwd?: string | undefined;
   /**
-   * Every file the bundle includes must resolve (symlinks followed) under `root` or inside a node_modules
-   * folder, so tenant source cannot pull host files into its bundle. Relative to `cwd`. Default: the nearest
-   * folder above the entry that holds a package.json, else the entry's folder.
+   * The hook folder: every file the bundle includes must resolve (symlinks followed) inside it, its own
+   * node_modules included, so tenant source cannot pull host files into its bundle. Relative to `cwd`.
+   * Default: the entry's folder (the entry itself when it is a folder), never a folder above it. Give a
+   * wider one only when the whole of it is the tenant's (hooks that share code with sibling folders).
    */
   readonly root?: string | undefined;
   readonly signal?: AbortSignal | undefined;
@@ -66,9 +69,8 @@ export async function bundleHook(entry: string, options: BundleOptions = {}): Pr
   if (!Number.isInteger(maxBundleBytes) || maxBundleBytes < 1) {
     throw new RangeError(`Expected \`maxBundleBytes\` to be an integer from 1 and up, got \`${maxBundleBytes}\``);
   }
-  const resolved = await resolveEntry(entry, options.cwd ?? process.cwd());
+  const resolved = await resolveEntry(entry, options.cwd ?? process.cwd(), options.root);
   const workDir = dirname(resolved.file);
-  const root = await rootOf(options.root, resolved);
   const entryFile = toPosix(relative(resolved.cwd, resolved.file));
   const context = { workDir, cwd: resolved.cwd, wrapperFile: WRAPPER_FILE, entryFile };
   const failed = (code: BundleErrorCode, problems: BundleProblem[]): BundleError =>
@@ -76,8 +78,14 @@ export async function bundleHook(entry: string, options: BundleOptions = {}): Pr
 
   let result: Awaited<ReturnType<typeof runEsbuild>>;
   try {
-    result = await runEsbuild(resolved.file, workDir, [guardPlugin(SDK_FILE), containmentPlugin(root, resolved.cwd)]);
+    await scanHookFolder(resolved.folder, resolved.cwd);
+    const tsconfig = await tsconfigOf(resolved.folder, resolved.cwd);
+    const plugins = [guardPlugin(SDK_FILE), containmentPlugin(resolved.folder, resolved.cwd)];
+    result = await runEsbuild(resolved.file, workDir, tsconfig, plugins);
   } catch (error) {
+    if (error instanceof HookFileError) {
+      throw failed(error.code === "outside_folder" ? "outside_root" : "unsafe_file", [{ message: error.message }]);
+    }
     if (!isBuildFailure(error)) throw error;
     const { code, problems } = mapEsbuildErrors(error.errors, context);
     throw failed(code, problems);
@@ -106,19 +114,29 @@ export async function bundleHook(entry: string, options: BundleOptions = {}): Pr
   return { code, sourceMap, hash, bytes, entry: resolved.display };
 }
 
-async function rootOf(option: string | undefined, entry: ResolvedEntry): Promise<string> {
-  if (option === undefined) return defaultRoot(dirname(entry.file));
-  const root = await realpath(resolve(entry.cwd, option)).catch(() => resolve(entry.cwd, option));
-  if (!isInside(root, entry.file)) {
-    throw new BundleError("outside_root", `Cannot bundle ${entry.display}: ${headlineOf("outside_root")}`, [
-      { message: `The entry is not under the root ${option}. Pass a root that contains the hook.` },
-    ]);
-  }
-  return root;
+/**
+ * The hook folder's own tsconfig.json, checked like any file of it; without one, none: esbuild would
+ * otherwise use the nearest tsconfig.json above the folder (its `paths` and compiler options).
+ */
+async function tsconfigOf(folder: FolderBounds, cwd: string): Promise<{ tsconfig: string } | { tsconfigRaw: object }> {
+  const file = join(folder.root, "tsconfig.json");
+  const exists = await access(file).then(
+    () => true,
+    () => false,
+  );
+  if (!exists) return { tsconfigRaw: {} };
+  await readHookFile(file, { shown: toPosix(relative(cwd, file)), maxBytes: MAX_SOURCE_BYTES, folder });
+  return { tsconfig: file };
 }
 
-function runEsbuild(file: string, workDir: string, plugins: Plugin[]) {
+function runEsbuild(
+  file: string,
+  workDir: string,
+  tsconfig: { tsconfig: string } | { tsconfigRaw: object },
+  plugins: Plugin[],
+) {
   return build({
+    ...tsconfig,
     stdin: {
       contents: `export { default } from ${JSON.stringify(`./${basename(file)}`)};\n`,
       resolveDir: workDir,

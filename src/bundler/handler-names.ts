@@ -1,4 +1,4 @@
-import { HOOK_POINT_NAMES, type HookPoint, handlerOf, hookPointOfHandler } from "../protocol/index.js";
+import { closestName, HOOK_POINT_NAMES, type HookPoint, handlerOf, hookPointOfHandler } from "../protocol/index.js";
 import type { BundleProblem } from "./bundle-error.js";
 
 export interface CheckedHandlers {
@@ -33,35 +33,10 @@ export function checkHandlers(keys: readonly string[]): CheckedHandlers {
 
 /** The valid handler name `key` most likely meant, if any is close. */
 export function suggestHandler(key: string): string | undefined {
-  const wanted = normalize(key);
-  let best: { name: string; distance: number } | undefined;
-  for (const name of VALID) {
-    const distance = editDistance(wanted, normalize(name), 2);
-    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name, distance };
-  }
-  return best?.name;
+  return closestName(key, VALID, { normalize });
 }
 
 /** Case and separators do not count: `Tool.Call`, `tool_call` and `toolcall` all become `toolcall`. */
 function normalize(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9]/g, "");
-}
-
-/** Levenshtein distance, giving up (returning `max + 1`) once it must exceed `max`. */
-function editDistance(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      const value = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-      current.push(value);
-      rowMin = Math.min(rowMin, value);
-    }
-    if (rowMin > max) return max + 1;
-    previous = current;
-  }
-  return previous[b.length] ?? max + 1;
 }

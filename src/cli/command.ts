@@ -1,4 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { closestName } from "../protocol/index.js";
+import { printableJson } from "../terminal/index.js";
 
 /** Where a command writes and what it may read of its environment: tests pass their own. */
 export interface CliIO {
@@ -38,12 +40,17 @@ export class UsageError extends Error {
   readonly code = "usage";
 }
 
-/** A failure the user can act on: printed as is, exit 1. The message says what to do next. */
+/**
+ * A failure the user can act on: printed as is, exit 1. The message says what to do next. `details` are
+ * extra fields of the `--json` error object (`problems`, `report`, …), next to `code` and `message`.
+ */
 export class CliError extends Error {
   readonly code: string;
-  constructor(message: string, code = "failed") {
+  readonly details: Readonly<Record<string, unknown>>;
+  constructor(message: string, code = "failed", details: Readonly<Record<string, unknown>> = {}) {
     super(message);
     this.code = code;
+    this.details = details;
   }
 }
 
@@ -52,16 +59,16 @@ const COMMON_OPTIONS: OptionSpec = {
   json: { type: "boolean" },
 };
 
-/** Parses a command's argv strictly: unknown flags and stray positionals are usage errors. */
+/**
+ * Parses a command's argv strictly: unknown flags (with a did-you-mean), a single-value flag given twice
+ * and stray positionals are usage errors.
+ */
 export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs & { help: boolean } {
+  const options = { ...COMMON_OPTIONS, ...command.options };
+  checkFlags(options, argv);
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: { ...COMMON_OPTIONS, ...command.options },
-      allowPositionals: command.allowPositionals,
-      strict: true,
-    });
+    parsed = parseArgs({ args: argv, options, allowPositionals: command.allowPositionals, strict: true });
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
@@ -71,6 +78,30 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs &
     json: parsed.values.json === true,
     help: parsed.values.help === true,
   };
+}
+
+function checkFlags(options: OptionSpec, argv: string[]): void {
+  const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const spec = options[token.name];
+    if (spec === undefined) {
+      const guess = closestName(token.name, Object.keys(options));
+      const hint = guess === undefined ? "" : ` (did you mean --${guess}?)`;
+      throw new UsageError(`Unknown option ${token.rawName}${hint}`);
+    }
+    if (seen.has(token.name) && spec.multiple !== true) {
+      throw new UsageError(`--${token.name} was given more than once: give it once`);
+    }
+    seen.add(token.name);
+  }
+}
+
+/** Whether argv asks for `--json` (before a `--`), known before the arguments are parsed. */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
 }
 
 /** Reads a string flag; `required` makes its absence a usage error naming the flag. */
@@ -94,7 +125,20 @@ export function integerFlag(args: ParsedArgs, name: string, min: number, max: nu
   return value;
 }
 
-/** Writes one JSON value as a line (the `--json` output convention). */
+/**
+ * Writes one JSON value as a line on stdout (the `--json` output convention, docs/cli-output.schema.json):
+ * tenant text in it stays exact, with the characters a terminal would act on JSON-escaped.
+ */
 export function writeJson(io: CliIO, value: unknown): void {
-  io.stdout(`${JSON.stringify(value)}\n`);
+  io.stdout(`${printableJson(value)}\n`);
+}
+
+/** The `--json` error object: `{"error": {"code", "message", …details}}` on stdout, the same for every command. */
+export function writeJsonError(
+  io: CliIO,
+  code: string,
+  message: string,
+  details: Readonly<Record<string, unknown>> = {},
+) {
+  writeJson(io, { error: { ...details, code, message } });
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -10,11 +10,4 @@ function packageRootAbove(start: string): string {
     if (existsSync(join(dir, "package.json"))) return dir;
     if (dirname(dir) === dir) throw new Error(`No package.json above ${start}: reinstall isohook`);
   }
-}
-
-/** isohook's version, from its package.json. */
-export function packageVersion(): string {
-  const manifest: unknown = JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8"));
-  const version = typeof manifest === "object" && manifest !== null && "version" in manifest ? manifest.version : "";
-  return typeof version === "string" ? version : "";
 }

@@ -1,21 +1,31 @@
+import { userInfo } from "node:os";
 import { resolve } from "node:path";
 import { TenantId } from "../protocol/index.js";
-import { SqliteBundleStore, StoreError } from "../store/index.js";
+import { type BundleStore, type OpenedStore, openStore, StoreError, storeLocation } from "../store/index.js";
 import { CliError, type CliIO, type OptionSpec, type ParsedArgs, stringFlag, UsageError } from "./command.js";
 
 /** Where the store lives unless `--store` or `ISOHOOK_STORE` says otherwise (relative to the working directory). */
 export const DEFAULT_STORE_PATH = ".isohook/store.db";
 
-/** `--store <path>`, shared by every command that reads or writes the bundle store. */
+/** `--store <path|url>`, shared by every command that reads or writes the bundle store. */
 export const STORE_OPTION: OptionSpec = { store: { type: "string" } };
 
-export const STORE_HELP = `  --store <path>     The bundle store (default: $ISOHOOK_STORE, else ${DEFAULT_STORE_PATH})`;
+export const STORE_HELP = `  --store <path|url> The bundle store: a SQLite file, or postgres://… (default: $ISOHOOK_STORE, else ${DEFAULT_STORE_PATH})`;
 
-/** The store path: `--store`, then `ISOHOOK_STORE`, then `.isohook/store.db`, resolved against the working directory. */
-export function storePathOf(args: ParsedArgs, io: CliIO): string {
+/**
+ * The store location: `--store`, then `ISOHOOK_STORE`, then `.isohook/store.db`. A `postgres://` URL is
+ * kept as is; a path is resolved against the working directory.
+ */
+export function storeLocationOf(args: ParsedArgs, io: CliIO): string {
   const chosen = stringFlag(args, "store") ?? io.env.ISOHOOK_STORE ?? DEFAULT_STORE_PATH;
-  if (chosen === "") throw new UsageError("Expected --store to be a file path, got an empty string");
-  return resolve(io.cwd, chosen);
+  if (chosen === "")
+    throw new UsageError("Expected --store to be a file path or a postgres:// URL, got an empty string");
+  return isPostgres(chosen) ? chosen : resolve(io.cwd, chosen);
+}
+
+/** True for a PostgreSQL store location (`postgres://…`, `postgresql://…`). */
+export function isPostgres(location: string): boolean {
+  return storeLocation(location).kind === "postgres";
 }
 
 /**
@@ -27,19 +37,24 @@ export async function withStore<T>(
   args: ParsedArgs,
   io: CliIO,
   options: { readonly create: boolean },
-  fn: (store: SqliteBundleStore) => Promise<T>,
+  fn: (store: OpenedStore) => Promise<T>,
 ): Promise<T> {
-  const path = storePathOf(args, io);
-  let store: SqliteBundleStore | undefined;
+  const location = storeLocationOf(args, io);
+  let store: BundleStore | undefined;
   try {
-    store = await SqliteBundleStore.open(path, { create: options.create });
-    return await fn(store);
+    const opened = await openStore(location, { create: options.create });
+    store = opened;
+    return await fn(opened);
   } catch (error) {
-    if (error instanceof StoreError) throw new CliError(error.message, error.code);
-    throw error;
+    throw cliStoreError(error);
   } finally {
     await store?.close();
   }
+}
+
+/** A StoreError as the CliError (exit 1) that carries its message and code; anything else unchanged. */
+export function cliStoreError(error: unknown): unknown {
+  return error instanceof StoreError ? new CliError(error.message, error.code) : error;
 }
 
 /** `--tenant <id>`, validated: a bad id is a usage error that says what ids look like. */
@@ -55,14 +70,27 @@ export function tenantFlag(args: ParsedArgs, required: boolean): TenantId | unde
   );
 }
 
-/** Who is acting, for the audit log: `--by`, else $USER, else $LOGNAME. */
+/**
+ * Who is acting, for the audit log: `--by`, else $USER, else $LOGNAME, else the OS user name (containers
+ * and CI often set no $USER).
+ */
 export function uploaderOf(args: ParsedArgs, io: CliIO): string {
-  const by = stringFlag(args, "by") ?? io.env.USER ?? io.env.LOGNAME;
+  const flag = stringFlag(args, "by");
+  const by = flag ?? (io.env.USER || io.env.LOGNAME || osUserName());
   if (by === undefined || by === "") {
     throw new UsageError("Pass --by <name> (or set $USER): every change to the store is audited with who made it");
   }
   return by;
 }
 
+function osUserName(): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    return undefined; // no passwd entry for this uid (some containers)
+  }
+}
+
 export const BY_OPTION: OptionSpec = { by: { type: "string" } };
-export const BY_HELP = "  --by <name>        Who is making the change, for the audit log (default: $USER)";
+export const BY_HELP =
+  "  --by <name>        Who is making the change, for the audit log (default: $USER, else the OS user)";

@@ -1,5 +1,11 @@
-/** Left-aligned columns separated by two spaces, with a header row; for human output (`--json` is for machines). */
-export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+import { printable } from "../terminal/index.js";
+
+/**
+ * Left-aligned columns separated by two spaces, with a header row; for human output (`--json` is for
+ * machines). Every cell passes through `printable`: stored text (an uploader name) cannot break a row.
+ */
+export function textTable(header: readonly string[], rawRows: readonly (readonly string[])[]): string {
+  const rows = rawRows.map((row) => row.map((cell) => printable(cell)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) =>
     cells

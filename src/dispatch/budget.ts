@@ -2,7 +2,7 @@
  * Sandbox hook time of one run (DESIGN §4): a per-turn and a per-run budget beside the per-call timeout.
  * A call that would start with either spent fails `timeout` without running; a call that starts gets what
  * is left as its timeout when that is shorter than the per-call one. Each call is charged its own run time
- * in the sandbox (`ExecutionCost.durationMs`), never time it queued behind other tenants' calls nor a
+ * in the sandbox (`SandboxCost.runMs`), never time it queued behind other tenants' calls nor a
  * cold isolate's bundle load (bounded apart by the load timeout).
  */
 export class HookBudget {

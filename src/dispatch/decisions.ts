@@ -1,5 +1,6 @@
 import type {
   AssistantMessage,
+  BundleRef,
   Failure,
   FailureCode,
   HookId,
@@ -7,11 +8,12 @@ import type {
   HookResult,
   JsonObject,
   Message,
+  SandboxCost,
   ToolChoice,
   ToolResult,
   ToolSpec,
 } from "../protocol/index.js";
-import type { BundleRef, FailurePolicy, HookSource } from "./registration.js";
+import type { FailurePolicy, HookSource } from "./registration.js";
 
 /**
  * What the stack of hooks decided at one point, combined by the stacking rules of DESIGN §3. The agent
@@ -158,10 +160,13 @@ export type RecordedOutcome<P extends HookPoint = HookPoint> =
   | { readonly type: "failed"; readonly failure: Failure };
 
 /**
- * One hook call at one point, in stack order: also the rewrites a later block overrode. Hooks that never
+ * The provenance record of one hook call at one point, in stack order (also the rewrites a later block
+ * overrode): who ran (hook, source, bundle), under which policy, what it ended in, and what it cost (the
+ * `SandboxCost` fields: `runMs` is what hook time budgets charge; a platform hook's wall time stands in for
+ * run and CPU time). Built once per call; `hook.called` and `hooks.decided` reference it. Hooks that never
  * ran (the point is not exported, or an earlier hook's decision ended the point) have no record.
  */
-export interface HookRecord<P extends HookPoint = HookPoint> {
+export interface HookRecord<P extends HookPoint = HookPoint> extends Readonly<SandboxCost> {
   readonly point: P;
   readonly hookId: HookId;
   readonly source: HookSource;
@@ -170,13 +175,6 @@ export interface HookRecord<P extends HookPoint = HookPoint> {
   readonly outcome: RecordedOutcome<P>;
   /** The effective policy of this registration at this point (after the platform floor). */
   readonly policy: FailurePolicy;
-  /** The call's own run time (for a tenant hook, in the sandbox); this is what hook time budgets charge. */
-  readonly durationMs: number;
-  /** For a tenant hook in process mode: time it waited in the sandbox without running (not charged). */
-  readonly queuedMs?: number | undefined;
-  /** For a tenant hook's cold call: time spent loading its bundle into a fresh isolate (not charged). */
-  readonly loadMs?: number | undefined;
-  readonly cpuMs: number;
   /** Lines the hook logged (capped by the prelude for tenant hooks). */
   readonly logs: readonly string[];
 }

@@ -1,8 +1,7 @@
-import type { BundleHash, TenantId } from "../protocol/index.js";
+import { type BundleHash, notifier, type TenantId } from "../protocol/index.js";
 import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
 import { DispatchError } from "./errors.js";
-import type { Emit } from "./events.js";
 import {
   type DispatcherOptionsInput,
   PolicyMapInput,
@@ -39,7 +38,8 @@ class HookDispatcher implements Dispatcher {
   #platform: readonly PlatformRegistration[] = [];
 
   constructor(options: ResolvedDispatcherOptions) {
-    this.#options = { ...options, emit: guarded(options.emit) };
+    // A throwing `emit` must not undo a decision already taken: provenance is reported, never load-bearing.
+    this.#options = { ...options, emit: options.emit === undefined ? undefined : notifier(options.emit) };
     this.#book = new QuarantineBook(options.quarantine, this.#options.emit);
   }
 
@@ -105,18 +105,6 @@ class HookDispatcher implements Dispatcher {
     }
     return parsed.data;
   }
-}
-
-/** A throwing `emit` must not undo a decision already taken: provenance is reported, never load-bearing. */
-function guarded(emit: Emit | undefined): Emit | undefined {
-  if (emit === undefined) return undefined;
-  return (event) => {
-    try {
-      emit(event);
-    } catch {
-      // Ignored on purpose: see above.
-    }
-  };
 }
 
 function isList(hooks: PlatformHooks | readonly PlatformHooks[]): hooks is readonly PlatformHooks[] {

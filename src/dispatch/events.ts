@@ -1,5 +1,5 @@
-import type { BundleHash, FailureCode, HookId, HookPoint, RunId, TenantId } from "../protocol/index.js";
-import type { BundleRef, FailurePolicy, HookSource } from "./registration.js";
+import type { BundleHash, FailureCode, RunId, TenantId } from "../protocol/index.js";
+import type { HookRecord } from "./decisions.js";
 
 /**
  * Runtime events of the dispatcher, all through the one `emit` of its options. One `hook.called` per hook
@@ -8,6 +8,7 @@ import type { BundleRef, FailurePolicy, HookSource } from "./registration.js";
  */
 export type DispatchEvent = HookCalledEvent | QuarantineEnteredEvent | QuarantineExitedEvent;
 
+/** One hook call ended: its provenance record, the same object `hooks.decided` lists. */
 export interface HookCalledEvent {
   readonly type: "hook.called";
   /** Clock time (ms) when the call ended. */
@@ -15,32 +16,7 @@ export interface HookCalledEvent {
   readonly tenantId: TenantId;
   readonly runId: RunId;
   readonly turn: number;
-  readonly point: HookPoint;
-  readonly hookId: HookId;
-  readonly source: HookSource;
-  /** The tenant bundle's version and hash; undefined for platform hooks. */
-  readonly bundle: BundleRef | undefined;
-  /** The result type the hook returned (`null` for the no-op), or its failure code and message. */
-  readonly outcome:
-    | { readonly type: "decided"; readonly result: string | null }
-    | {
-        readonly type: "failed";
-        readonly code: FailureCode;
-        readonly message: string;
-        /** Set when the call only failed because another call crashed its worker (not counted by quarantine). */
-        readonly bystander?: true;
-      };
-  /** The registration's effective policy at this point (after the platform floor). */
-  readonly policy: FailurePolicy;
-  /** The call's own run time (for a tenant hook, in the sandbox): what hook time budgets charge. */
-  readonly durationMs: number;
-  /** For a tenant hook in process mode: time it waited in the sandbox without running, e.g. behind other tenants' calls on its worker. */
-  readonly queuedMs?: number | undefined;
-  /** For a tenant hook's cold call: time spent loading its bundle into a fresh isolate before the handler (not charged). */
-  readonly loadMs?: number | undefined;
-  readonly cpuMs: number;
-  /** How many log lines the hook wrote. */
-  readonly logs: number;
+  readonly record: HookRecord;
 }
 
 export interface QuarantineEnteredEvent {

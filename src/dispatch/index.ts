@@ -39,7 +39,6 @@ export type {
 export { type InvokedHook, invokeHook } from "./invoke-hook.js";
 export { type DispatcherOptionsInput, parseDispatcherOptions } from "./options.js";
 export {
-  type BundleRef,
   DEFAULT_POLICY,
   type FailurePolicy,
   type HookSource,
@@ -50,3 +49,4 @@ export {
   type PlatformReturn,
   type PolicyMap,
 } from "./registration.js";
+export { mapStack, withSourceStack } from "./stack-map.js";

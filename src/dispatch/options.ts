@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   DEFAULT_LIMITS,
+  describeValue,
   HOOK_POINT_NAMES,
   type HookExecutor,
   type HookPoint,
@@ -13,19 +14,21 @@ import type { PolicyMap } from "./registration.js";
 
 const int = (name: string, min: number, max: number, fallback: number) =>
   z
-    .number({ error: (issue) => `Expected \`${name}\` to be a number, got \`${show(issue.input)}\`` })
-    .int({ error: (issue) => `Expected \`${name}\` to be an integer, got \`${show(issue.input)}\`` })
+    .number({ error: (issue) => `Expected \`${name}\` to be a number, got \`${describeValue(issue.input)}\`` })
+    .int({ error: (issue) => `Expected \`${name}\` to be an integer, got \`${describeValue(issue.input)}\`` })
     .min(min, {
-      error: (issue) => `Expected \`${name}\` to be an integer from ${min} to ${max}, got \`${show(issue.input)}\``,
+      error: (issue) =>
+        `Expected \`${name}\` to be an integer from ${min} to ${max}, got \`${describeValue(issue.input)}\``,
     })
     .max(max, {
-      error: (issue) => `Expected \`${name}\` to be an integer from ${min} to ${max}, got \`${show(issue.input)}\``,
+      error: (issue) =>
+        `Expected \`${name}\` to be an integer from ${min} to ${max}, got \`${describeValue(issue.input)}\``,
     })
     .default(fallback);
 
 const fn = <T>(name: string) =>
   z.custom<T>((v) => typeof v === "function", {
-    error: (issue) => `Expected \`${name}\` to be a function, got \`${show(issue.input)}\``,
+    error: (issue) => `Expected \`${name}\` to be a function, got \`${describeValue(issue.input)}\``,
   });
 
 const Policy = z.enum(["closed", "open"]);
@@ -95,14 +98,4 @@ export function parseDispatcherOptions(input: unknown): ResolvedDispatcherOption
     return issue.message.includes("`") || path === "" ? issue.message : `\`${path}\`: ${issue.message}`;
   });
   throw new DispatchError("invalid_options", `Invalid dispatcher options: ${lines.join("; ")}`);
-}
-
-function show(value: unknown): string {
-  if (typeof value === "function") return "function";
-  if (typeof value === "string") return JSON.stringify(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

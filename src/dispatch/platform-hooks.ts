@@ -1,4 +1,5 @@
 import {
+  type BundleRef,
   HOOK_POINT_NAMES,
   HOOK_POINTS,
   type HookEvent,
@@ -13,10 +14,11 @@ import {
   type TenantId,
 } from "../protocol/index.js";
 import { DispatchError } from "./errors.js";
+import type { InvokedHook } from "./invoke-hook.js";
 import { PolicyMapInput } from "./options.js";
 import { effectivePolicy } from "./policy.js";
-import type { BundleRef, FailurePolicy, PlatformHookContext, PlatformHooks } from "./registration.js";
-import type { CallScope, HookCallResult, StackedHook } from "./stacked-hook.js";
+import type { FailurePolicy, PlatformHookContext, PlatformHooks } from "./registration.js";
+import type { CallScope, StackedHook } from "./stacked-hook.js";
 
 type AnyHandler = (event: unknown, ctx: PlatformHookContext) => unknown;
 
@@ -117,9 +119,10 @@ export class PlatformHook implements StackedHook {
     event: HookEvent<P>,
     _eventJson: () => string,
     scope: CallScope,
-  ): Promise<HookCallResult<P>> {
+  ): Promise<InvokedHook<P>> {
     const handler = this.#registration.handlers.get(point);
-    if (handler === undefined) return { outcome: { type: "decided", result: null }, durationMs: 0, cpuMs: 0, logs: [] };
+    if (handler === undefined)
+      return { outcome: { type: "decided", result: null, state: undefined, logs: [] }, cost: NOT_RUN };
     const ctx: PlatformHookContext = {
       tenantId: this.#tenantId,
       runId: this.#runId,
@@ -140,13 +143,18 @@ export class PlatformHook implements StackedHook {
       thrown = { error };
     }
     // Wall time stands in for CPU time: process.cpuUsage() costs ~1 µs a read and counts every thread of the host.
-    const durationMs = performance.now() - started;
-    const cost = { durationMs, cpuMs: durationMs, logs: [] };
+    const runMs = performance.now() - started;
+    const cost = { cpuMs: runMs, runMs };
     if (thrown !== undefined) {
       const message = thrown.error instanceof Error ? thrown.error.message : String(thrown.error);
-      return { outcome: { type: "failed", failure: { code: "threw", message: message.slice(0, 4_096) } }, ...cost };
+      return {
+        outcome: { type: "failed", failure: { code: "threw", message: message.slice(0, 4_096) }, logs: [] },
+        cost,
+      };
     }
-    if (value === undefined || value === null) return { outcome: { type: "decided", result: null }, ...cost };
+    if (value === undefined || value === null) {
+      return { outcome: { type: "decided", result: null, state: undefined, logs: [] }, cost };
+    }
     const parsed = HOOK_POINTS[point].result.safeParse(value);
     if (!parsed.success) {
       const issues: ResultIssue[] = parsed.error.issues.slice(0, 20).map((issue) => ({
@@ -158,10 +166,10 @@ export class PlatformHook implements StackedHook {
         message: `The hook returned a result that ${point} does not accept`,
         issues,
       };
-      return { outcome: { type: "failed", failure }, ...cost };
+      return { outcome: { type: "failed", failure, logs: [] }, cost };
     }
     // The cast only re-links the generic: `parsed` is the output of P's own schema.
-    return { outcome: { type: "decided", result: parsed.data as HookResult<P> }, ...cost };
+    return { outcome: { type: "decided", result: parsed.data as HookResult<P>, state: undefined, logs: [] }, cost };
   }
 }
 
@@ -184,3 +192,5 @@ function settle(value: unknown, signal: AbortSignal | undefined): Promise<unknow
     );
   });
 }
+
+const NOT_RUN = { cpuMs: 0, runMs: 0 };

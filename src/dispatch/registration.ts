@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type {
-  BundleHash,
+  BundleRef,
   HOOK_POINTS,
   HookEvent,
   HookId,
@@ -37,12 +37,6 @@ export const DEFAULT_POLICY: Readonly<Record<HookPoint, FailurePolicy>> = {
 };
 
 export type HookSource = "platform" | "tenant";
-
-/** Which bundle version a tenant hook ran on. */
-export interface BundleRef {
-  readonly version: number;
-  readonly hash: BundleHash;
-}
 
 /** The `ctx` a platform hook receives: the tenant hook's ctx, plus the run's signal; `bundle` is the tenant's, if any. */
 export interface PlatformHookContext {

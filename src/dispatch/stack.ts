@@ -1,6 +1,6 @@
-import type { Failure, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { Failure, HookEvent, HookOutcome, HookPoint, RunId, TenantId } from "../protocol/index.js";
 import type { DecidedBy, Dispatched, HookRecord, RecordedOutcome } from "./decisions.js";
-import type { Emit, HookCalledEvent } from "./events.js";
+import type { Emit } from "./events.js";
 import type { PointRule } from "./rule.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
 
@@ -41,12 +41,13 @@ export async function runStack<P extends HookPoint, A>(
       return json;
     };
     const called = await hook.call(point, current, eventJson, scope);
-    let outcome: RecordedOutcome<P> = called.outcome;
+    let outcome = recorded(called.outcome);
     if (outcome.type === "decided" && outcome.result !== null) {
       const problem = rule.check(acc, outcome.result);
       if (problem !== undefined) outcome = { type: "failed", failure: { code: "invalid_result", message: problem } };
     }
     const policy = hook.policy[point];
+    const { cost } = called;
     const record: HookRecord<P> = {
       point,
       hookId: hook.hookId,
@@ -54,14 +55,15 @@ export async function runStack<P extends HookPoint, A>(
       bundle: hook.bundle,
       outcome,
       policy,
-      durationMs: called.durationMs,
-      queuedMs: called.queuedMs,
-      loadMs: called.loadMs,
-      cpuMs: called.cpuMs,
-      logs: called.logs,
+      cpuMs: cost.cpuMs,
+      runMs: cost.runMs,
+      queuedMs: cost.queuedMs,
+      loadMs: cost.loadMs,
+      logs: called.outcome.logs,
     };
     records.push(record);
-    scope.emit?.(calledEvent(record, scope));
+    const { tenantId, runId, turn, emit } = scope;
+    emit?.({ type: "hook.called", at: scope.clock(), tenantId, runId, turn, record });
     if (outcome.type === "decided") {
       if (outcome.result !== null) acc = rule.apply(acc, outcome.result, { hookId: hook.hookId, source: hook.source });
     } else if (policy === "closed") {
@@ -76,34 +78,9 @@ function failedBy(hook: StackedHook, failure: Failure): DecidedBy {
   return { hookId: hook.hookId, source: hook.source, failure: failure.code };
 }
 
-function calledEvent<P extends HookPoint>(record: HookRecord<P>, scope: StackScope): HookCalledEvent {
-  return {
-    type: "hook.called",
-    at: scope.clock(),
-    tenantId: scope.tenantId,
-    runId: scope.runId,
-    turn: scope.turn,
-    point: record.point,
-    hookId: record.hookId,
-    source: record.source,
-    bundle: record.bundle,
-    outcome: calledOutcome(record.outcome),
-    policy: record.policy,
-    durationMs: record.durationMs,
-    queuedMs: record.queuedMs,
-    loadMs: record.loadMs,
-    cpuMs: record.cpuMs,
-    logs: record.logs.length,
-  };
-}
-
-function calledOutcome<P extends HookPoint>(outcome: RecordedOutcome<P>): HookCalledEvent["outcome"] {
-  if (outcome.type === "decided") return { type: "decided", result: resultType(outcome.result) };
-  const { code, message, bystander } = outcome.failure;
-  return bystander === true ? { type: "failed", code, message, bystander } : { type: "failed", code, message };
-}
-
-function resultType(result: unknown): string | null {
-  if (typeof result !== "object" || result === null || !("type" in result)) return null;
-  return typeof result.type === "string" ? result.type : null;
+/** The outcome as the record keeps it: the hook's `state` stays with the hook, its logs go on the record. */
+function recorded<P extends HookPoint>(outcome: HookOutcome<P>): RecordedOutcome<P> {
+  return outcome.type === "decided"
+    ? { type: "decided", result: outcome.result }
+    : { type: "failed", failure: outcome.failure };
 }

@@ -1,19 +1,6 @@
-import type { HookEvent, HookId, HookPoint } from "../protocol/index.js";
-import type { RecordedOutcome } from "./decisions.js";
-import type { BundleRef, FailurePolicy, HookSource } from "./registration.js";
-
-/** What one hook call cost and ended in, before the stacking rule looks at it. */
-export interface HookCallResult<P extends HookPoint> {
-  readonly outcome: RecordedOutcome<P>;
-  /** The hook's own run time; for a tenant hook, its time in the sandbox, never time queued there. */
-  readonly durationMs: number;
-  /** For a tenant hook: time it waited in the sandbox without running (other calls ahead on its worker). */
-  readonly queuedMs?: number | undefined;
-  /** For a tenant hook's cold call: time spent loading its bundle into a fresh isolate (not charged). */
-  readonly loadMs?: number | undefined;
-  readonly cpuMs: number;
-  readonly logs: readonly string[];
-}
+import type { BundleRef, HookEvent, HookId, HookPoint } from "../protocol/index.js";
+import type { InvokedHook } from "./invoke-hook.js";
+import type { FailurePolicy, HookSource } from "./registration.js";
 
 /** What a call needs from its run. */
 export interface CallScope {
@@ -38,5 +25,5 @@ export interface StackedHook {
     event: HookEvent<P>,
     eventJson: () => string,
     scope: CallScope,
-  ): Promise<HookCallResult<P>>;
+  ): Promise<InvokedHook<P>>;
 }

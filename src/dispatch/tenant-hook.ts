@@ -1,9 +1,9 @@
 import {
   type ActiveBundle,
+  type BundleRef,
   countsTowardsQuarantine,
   type Failure,
   type FailureCode,
-  type HookCall,
   type HookEvent,
   type HookExecutor,
   HookId,
@@ -11,13 +11,16 @@ import {
   type Limits,
   type RunId,
   type SandboxBundle,
+  type SandboxCall,
+  type SandboxCost,
   type TenantId,
 } from "../protocol/index.js";
 import type { HookBudget } from "./budget.js";
-import { invokeHook } from "./invoke-hook.js";
+import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook } from "./quarantine.js";
-import type { BundleRef, FailurePolicy } from "./registration.js";
-import type { CallScope, HookCallResult, StackedHook } from "./stacked-hook.js";
+import type { FailurePolicy } from "./registration.js";
+import { withSourceStack } from "./stack-map.js";
+import type { CallScope, StackedHook } from "./stacked-hook.js";
 
 export interface TenantHookDeps {
   readonly executor: HookExecutor;
@@ -39,6 +42,7 @@ export class TenantHook implements StackedHook {
   readonly #tenantId: TenantId;
   readonly #key: BundleKey;
   readonly #sandboxBundle: SandboxBundle;
+  readonly #sourceMap: string | undefined;
   readonly #exported: ReadonlySet<HookPoint>;
   readonly #ctxPrefix: string;
   readonly #deps: TenantHookDeps;
@@ -56,6 +60,7 @@ export class TenantHook implements StackedHook {
     this.bundle = { version: active.version, hash: active.manifest.hash };
     this.policy = policy;
     this.#sandboxBundle = { hash: active.manifest.hash, code: active.code };
+    this.#sourceMap = active.sourceMap;
     this.#exported = new Set(active.manifest.hookPoints);
     this.#deps = deps;
     this.#ctxPrefix =
@@ -73,7 +78,7 @@ export class TenantHook implements StackedHook {
     _event: HookEvent<P>,
     eventJson: () => string,
     scope: CallScope,
-  ): Promise<HookCallResult<P>> {
+  ): Promise<InvokedHook<P>> {
     const { executor, limits, book, budget, clock } = this.#deps;
     const hash = this.bundle.hash;
     const quarantine = book.status(this.#key, clock());
@@ -87,56 +92,52 @@ export class TenantHook implements StackedHook {
     const denial = budget.denial();
     if (denial !== undefined) return notRun("timeout", denial);
 
-    const timeoutMs = budget.timeoutFor(limits.timeoutMs);
+    const timeoutMs = budget.timeoutFor(limits.timeoutMs) ?? limits.timeoutMs;
     const ctxJson = `${this.#ctxPrefix}${scope.turn},"state":${this.#stateJson}}`;
-    const base = { tenantId: this.#tenantId, bundle: this.#sandboxBundle, point, eventJson: eventJson(), ctxJson };
-    const call: HookCall & { point: P } = timeoutMs === undefined ? base : { ...base, timeoutMs };
-    let invoked: Awaited<ReturnType<typeof invokeHook<P>>>;
+    const call: SandboxCall & { point: P } = {
+      tenantId: this.#tenantId,
+      point,
+      eventJson: eventJson(),
+      ctxJson,
+      timeoutMs,
+    };
+    let invoked: InvokedHook<P>;
     try {
-      invoked = await invokeHook(executor, call, limits, scope.signal);
+      invoked = await invokeHook(executor, this.#sandboxBundle, call, limits, scope.signal);
     } catch (error) {
       // The executor rejects only on abort or once closed: the latter is a failure like any other.
       scope.signal?.throwIfAborted();
       const reason = error instanceof Error ? error.message : String(error);
       return notRun("unavailable", `The sandbox did not take the call: ${reason}`);
     }
+    const { outcome, cost } = invoked;
     // Only the handler's own time in the sandbox: never time queued behind other tenants' calls, nor the
-    // bundle load of a cold isolate (ExecutionCost).
-    budget.charge(invoked.durationMs);
-    const { outcome, durationMs, queuedMs, loadMs, cpuMs } = invoked;
+    // bundle load of a cold isolate (SandboxCost).
+    budget.charge(cost.runMs);
     if (outcome.type === "failed") {
       // A bystander's call was only pending on a worker another call crashed: no strike (DESIGN §1).
       if (countsTowardsQuarantine(outcome.failure)) book.strike(this.#key, outcome.failure.code, clock());
       return {
-        outcome: { type: "failed", failure: outcome.failure },
-        durationMs,
-        queuedMs,
-        loadMs,
-        cpuMs,
-        logs: outcome.logs,
+        outcome: { type: "failed", failure: withSourceStack(outcome.failure, this.#sourceMap), logs: outcome.logs },
+        cost,
       };
     }
     if (outcome.state !== undefined) {
       const stateJson = JSON.stringify(outcome.state);
-      if (stateJson.length > limits.maxStateBytes) {
-        const failure = stateTooLarge(stateJson.length, limits.maxStateBytes);
-        return { outcome: { type: "failed", failure }, durationMs, queuedMs, loadMs, cpuMs, logs: outcome.logs };
+      if (stateJson.length > limits.maxStateChars) {
+        const failure = stateTooLarge(stateJson.length, limits.maxStateChars);
+        return { outcome: { type: "failed", failure, logs: outcome.logs }, cost };
       }
       this.#stateJson = stateJson;
     }
-    return {
-      outcome: { type: "decided", result: outcome.result },
-      durationMs,
-      queuedMs,
-      loadMs,
-      cpuMs,
-      logs: outcome.logs,
-    };
+    return invoked;
   }
 }
 
-function notRun<P extends HookPoint>(code: FailureCode, message: string): HookCallResult<P> {
-  return { outcome: { type: "failed", failure: { code, message } }, durationMs: 0, cpuMs: 0, logs: [] };
+const NOT_RUN: SandboxCost = { cpuMs: 0, runMs: 0 };
+
+function notRun<P extends HookPoint>(code: FailureCode, message: string): InvokedHook<P> {
+  return { outcome: { type: "failed", failure: { code, message }, logs: [] }, cost: NOT_RUN };
 }
 
 function stateTooLarge(chars: number, max: number): Failure {

@@ -1,9 +1,17 @@
-import { readFile, stat } from "node:fs/promises";
-import { dirname, join, relative, resolve } from "node:path";
-import { type BuiltBundle, BundleError, bundleHook, describeBundle } from "../bundler/index.js";
-import { type Fixture, FixtureError, type FixtureReport, parseFixtures, runFixtures } from "../fixtures/index.js";
+import { join, relative, resolve } from "node:path";
+import {
+  type BuiltBundle,
+  BundleError,
+  bundleHook,
+  describeBundle,
+  HookFileError,
+  type ResolvedEntry,
+  resolveEntry,
+} from "../bundler/index.js";
+import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../fixtures/index.js";
 import {
   type BundleManifest,
+  failureText,
   type HookExecutor,
   type HookPoint,
   hookPointOfHandler,
@@ -13,6 +21,7 @@ import {
   SDK_VERSION,
   type TenantId,
 } from "../protocol/index.js";
+import { printable } from "../terminal/index.js";
 import { fuzzHookPoint } from "./fuzz-hook-point.js";
 import type { FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
 
@@ -33,6 +42,11 @@ export interface DeployGateOptions {
   readonly fuzz?: { readonly runs?: number; readonly timeMs?: number; readonly seed?: number };
   /** Where a relative entry is resolved from. Default: process.cwd(). */
   readonly cwd?: string;
+  /**
+   * The hook folder, relative to `cwd`: the bundle and fixtures.jsonl may only use files inside it.
+   * Default: the entry's folder (never one above it); wider only when all of it is the tenant's.
+   */
+  readonly root?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -63,9 +77,10 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const cwd = options.cwd ?? process.cwd();
   const reasons: GateReason[] = [];
   const warnings: string[] = [];
+  let shownEntry = options.entry;
   const report = (fields: Partial<GateReport>): GateReport => ({
     type: reasons.length === 0 ? "passed" : "rejected",
-    entry: options.entry,
+    entry: shownEntry,
     hash: null,
     bytes: null,
     hookPoints: [],
@@ -77,13 +92,37 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     durationMs: Math.round(performance.now() - started),
   });
 
-  let built: BuiltBundle;
-  try {
-    built = await bundleHook(options.entry, { cwd, maxBundleBytes: BUILD_CAP_BYTES, ...(signal ? { signal } : {}) });
-  } catch (error) {
+  // Every file of the tenant's folder is read and checked before the sandbox is first used; a fixtures
+  // file that may not be read at all (a symlink out, a FIFO, a device) stops the gate there.
+  const bundleFailed = (error: unknown): GateResult => {
     if (!(error instanceof BundleError)) throw error;
     reasons.push({ code: "bundle_failed", message: error.message, problems: error.problems });
     return { type: "rejected", report: report({}) };
+  };
+  let hook: ResolvedEntry;
+  try {
+    hook = await resolveEntry(options.entry, cwd, options.root);
+  } catch (error) {
+    return bundleFailed(error);
+  }
+  // Everything the report names is relative to the hook's folder: it is stored, and an uploader's paths
+  // (their home folder, their checkout) are not the platform's business.
+  const named = resolve(cwd, options.entry);
+  shownEntry = named === hook.dir ? "index.ts" : relative(hook.dir, named);
+  const fixtureFile = join(hook.dir, FIXTURES_FILE);
+  const shownFile = FIXTURES_FILE;
+  const loaded = await loadFixtures(fixtureFile, shownFile, hook, reasons);
+  if (loaded === "refused") return { type: "rejected", report: report({}) };
+  let built: BuiltBundle;
+  try {
+    built = await bundleHook(named === hook.dir ? "." : shownEntry, {
+      cwd: hook.dir,
+      root: options.root === undefined ? undefined : resolve(cwd, options.root),
+      maxBundleBytes: BUILD_CAP_BYTES,
+      ...(signal ? { signal } : {}),
+    });
+  } catch (error) {
+    return bundleFailed(error);
   }
   const base = { hash: built.hash, bytes: built.bytes };
   if (built.bytes > limits.maxBundleBytes) {
@@ -102,7 +141,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     bytes: built.bytes,
     hookPoints,
     sdkVersion: SDK_VERSION,
-    entry: built.entry,
+    entry: shownEntry,
   };
   if (hookPoints.length === 0 && !reasons.some((r) => r.code === "unknown_exports")) {
     reasons.push({
@@ -112,10 +151,15 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   }
 
   const sandboxBundle = { hash: built.hash, code: built.code };
-  const fixtureFile = await fixturesFileOf(options.entry, cwd);
-  const shownFile = relative(cwd, fixtureFile) || fixtureFile;
-  const { summary: fixtures, dictionary } = await checkFixtures(fixtureFile, shownFile, reasons, async (fixtures) =>
-    runFixtures({ executor, bundle: sandboxBundle, tenantId, fixtures, limits, ...(signal ? { signal } : {}) }),
+  const { summary: fixtures, dictionary } = await checkFixtures(loaded, shownFile, reasons, async (fixtures) =>
+    runFixtures({
+      executor,
+      bundle: { code: built.code, manifest: { hash: built.hash, hookPoints }, sourceMap: built.sourceMap },
+      tenantId,
+      fixtures,
+      limits,
+      ...(signal ? { signal } : {}),
+    }),
   );
   for (const point of hookPoints) {
     if (fixtures && !dictionary.points.has(point))
@@ -144,7 +188,10 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
       const { failure, event } = result.failed;
       reasons.push({
         code: "fuzz_failed",
-        message: `${point} failed with ${failure.code} (${failure.message}) on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
+        // The failure message is the tenant's (a thrown message): escaped, so it stays on this reason's line.
+        message: printable(
+          `${point} failed with ${failureText(failure)} on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
+        ),
         point,
         failure: failure.code,
         event,
@@ -182,54 +229,58 @@ async function exportedPoints(
   }
 }
 
-async function fixturesFileOf(entry: string, cwd: string): Promise<string> {
-  const absolute = resolve(cwd, entry);
-  const isFolder = await stat(absolute).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  return join(isFolder ? absolute : dirname(absolute), "fixtures.jsonl");
-}
+const FIXTURES_FILE = "fixtures.jsonl";
 
 interface Dictionary {
   readonly strings: string[];
   readonly points: Set<string>;
 }
 
-async function checkFixtures(
+/**
+ * The hook's fixtures; or, after pushing the reason, undefined when they are missing or wrong (the gate
+ * goes on, to list every reason) or "refused" when the file may not be read at all (the gate stops).
+ */
+async function loadFixtures(
   file: string,
   shownFile: string,
+  hook: ResolvedEntry,
   reasons: GateReason[],
-  run: (fixtures: Fixture[]) => Promise<FixtureReport[]>,
-): Promise<{ summary: FixtureSummary | null; dictionary: Dictionary }> {
-  const dictionary: Dictionary = { strings: [], points: new Set() };
-  let text: string;
+): Promise<Fixture[] | undefined | "refused"> {
   try {
-    text = await readFile(file, "utf8");
-  } catch {
-    reasons.push({
-      code: "no_fixtures",
-      message: `No ${shownFile}: add one JSON line per case ({"point", "event", "expect"}).`,
-      file: shownFile,
-    });
-    return { summary: null, dictionary };
-  }
-  let fixtures: Fixture[];
-  try {
-    fixtures = parseFixtures(text, shownFile);
-  } catch (error) {
-    if (!(error instanceof FixtureError)) throw error;
-    reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
-    return { summary: null, dictionary };
-  }
-  if (fixtures.length === 0) {
+    const fixtures = await readFixtures(file, { shown: shownFile, folder: hook.folder });
+    if (fixtures.length > 0) return fixtures;
     reasons.push({
       code: "no_fixtures",
       message: `${shownFile} has no fixtures: add at least one case per exported hook point.`,
       file: shownFile,
     });
-    return { summary: null, dictionary };
+  } catch (error) {
+    if (error instanceof HookFileError && error.code === "file_not_found") {
+      reasons.push({
+        code: "no_fixtures",
+        message: `No ${shownFile}: add one JSON line per case ({"point", "event", "expect"}).`,
+        file: shownFile,
+      });
+    } else if (error instanceof HookFileError) {
+      reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
+      return "refused";
+    } else if (error instanceof FixtureError) {
+      reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
+    } else {
+      throw error;
+    }
   }
+  return undefined;
+}
+
+async function checkFixtures(
+  fixtures: Fixture[] | undefined,
+  shownFile: string,
+  reasons: GateReason[],
+  run: (fixtures: Fixture[]) => Promise<FixtureReport[]>,
+): Promise<{ summary: FixtureSummary | null; dictionary: Dictionary }> {
+  const dictionary: Dictionary = { strings: [], points: new Set() };
+  if (fixtures === undefined) return { summary: null, dictionary };
   for (const fixture of fixtures) {
     dictionary.points.add(fixture.point);
     collectStrings(fixture.event, dictionary.strings);
@@ -243,13 +294,10 @@ async function checkFixtures(
       continue;
     }
     const why =
-      result.mismatch ??
-      (result.outcome.type === "failed"
-        ? `${result.outcome.failure.code}: ${result.outcome.failure.message}`
-        : "no match");
+      result.mismatch ?? (result.outcome.type === "failed" ? failureText(result.outcome.failure) : "no match");
     reasons.push({
       code: "fixture_failed",
-      message: `${shownFile}:${result.line} (${result.point}): ${why}`,
+      message: printable(`${shownFile}:${result.line} (${result.point}): ${why}`),
       line: result.line,
       point: result.point,
     });

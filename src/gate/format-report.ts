@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { JsonValue } from "../protocol/index.js";
+import { printable } from "../terminal/index.js";
 import type { GateReport } from "./gate-report.js";
 
 /** Enough of a stored report to show it; older or newer reports with extra fields still read. */
@@ -15,7 +16,9 @@ type ReportView = z.infer<typeof StoredReport>;
 
 /**
  * A gate report as lines for people: the verdict, fixtures, fuzz per point, then every reason and warning.
- * Accepts the report as stored (JSON) or as returned by the gate.
+ * Accepts the report as stored (JSON) or as returned by the gate. Every line is `printable`; a reason whose
+ * message lists problems gives one line each, indented under the reason (the gate escapes tenant text where
+ * it builds a message, so only its own line breaks remain; a stored message with a raw one stays indented).
  */
 export function formatGateReport(report: GateReport | JsonValue | null): string[] {
   const parsed = StoredReport.safeParse(report);
@@ -27,7 +30,13 @@ export function formatGateReport(report: GateReport | JsonValue | null): string[
     const events = `${f.runs} event${f.runs === 1 ? "" : "s"}`;
     lines.push(`fuzz ${f.point}: ${f.passed ? `${events}, all valid` : `failed at event ${f.runs}`} (seed ${f.seed})`);
   }
-  for (const reason of r.reasons) lines.push(`✗ [${reason.code}] ${reason.message}`);
-  for (const warning of r.warnings) lines.push(`! ${warning}`);
-  return lines;
+  for (const reason of r.reasons) lines.push(...framed(`✗ [${reason.code}] `, reason.message));
+  for (const warning of r.warnings) lines.push(...framed("! ", warning));
+  return lines.map((line) => printable(line));
+}
+
+/** `mark` then the message's first line; its further lines (a list of problems) indented under it. */
+function framed(mark: string, message: string): string[] {
+  const [first, ...rest] = message.split("\n");
+  return [`${mark}${first ?? ""}`, ...rest.map((line) => `  ${line}`)];
 }

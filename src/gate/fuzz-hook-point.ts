@@ -54,7 +54,8 @@ export async function fuzzHookPoint(options: FuzzPointOptions): Promise<FuzzPoin
   const property = fc.asyncProperty(eventArbitrary(point, options.dictionary), async (event) => {
     signal?.throwIfAborted();
     const eventJson = JSON.stringify(event);
-    const { outcome } = await invokeHook(executor, { tenantId, bundle, point, eventJson, ctxJson }, limits, signal);
+    const call = { tenantId, point, eventJson, ctxJson, timeoutMs: limits.timeoutMs };
+    const { outcome } = await invokeHook(executor, bundle, call, limits, signal);
     if (outcome.type === "decided") return true;
     failed = { failure: outcome.failure, event: JSON.parse(eventJson) as JsonValue };
     return false;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { BundleHash, HookId, RunId, TenantId } from "./ids.js";
+import { BundleRef } from "./bundle-ref.js";
+import { HookId, RunId, TenantId } from "./ids.js";
 import { JsonObject, JsonValue } from "./json.js";
 
 /** The `ctx` a handler receives beside the event. `state` is run-scoped scratch the hook may mutate. */
@@ -8,7 +9,7 @@ export const HookContext = z.strictObject({
   runId: RunId,
   turn: z.number().int().nonnegative(),
   hookId: HookId,
-  bundle: z.strictObject({ version: z.number().int().nonnegative(), hash: BundleHash }),
+  bundle: BundleRef,
   config: JsonValue,
   state: JsonObject,
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { DescribeOutcome, SandboxCost } from "./executor.js";
 import type { Failure } from "./outcome.js";
 
 /** The guest prelude's answer to `describe`: the keys of the bundle's default export and their `typeof`. */
@@ -17,7 +18,7 @@ export const DescribeReply = z.discriminatedUnion("kind", [
 export type DescribeReply = z.infer<typeof DescribeReply>;
 
 /** The longest describe reply the host parses: 64 keys of 128 characters, escaped, plus envelope. */
-export const MAX_DESCRIBE_REPLY_CHARS = 64 * 1024;
+const MAX_DESCRIBE_REPLY_CHARS = 64 * 1024;
 
 export type ParsedDescribe = { type: "described"; handlers: string[] } | { type: "failed"; failure: Failure };
 
@@ -54,4 +55,10 @@ export function parseDescribeReply(reply: unknown): ParsedDescribe {
 
 function invalid(message: string): ParsedDescribe {
   return { type: "failed", failure: { code: "invalid_result", message } };
+}
+
+/** A describe's reply (untrusted) as a `DescribeOutcome` with its cost: what both executors resolve with. */
+export function describeOutcomeOf(reply: string, cost: SandboxCost): DescribeOutcome {
+  const { cpuMs, runMs, queuedMs } = cost;
+  return { ...parseDescribeReply(reply), cpuMs, runMs, queuedMs };
 }

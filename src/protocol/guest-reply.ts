@@ -2,7 +2,7 @@ import { z } from "zod";
 import { HOOK_POINTS, type HookPoint, type HookResult } from "./hook-points.js";
 import { JsonObject } from "./json.js";
 import type { Limits } from "./limits.js";
-import type { Failure, HookOutcome, ResultIssue } from "./outcome.js";
+import { type Failure, type HookOutcome, MAX_STACK_FRAMES, type ResultIssue, type StackFrame } from "./outcome.js";
 
 /**
  * The one JSON string the guest prelude returns per call. The prelude builds it with `JSON.stringify`
@@ -20,6 +20,8 @@ export const GuestReply = z.discriminatedUnion("kind", [
     kind: z.literal("failed"),
     code: z.enum(["threw", "pending", "result_too_large", "invalid_result"]),
     message: z.string().max(4_096),
+    /** The thrown error's `stack` as the guest saw it (capped there): parsed here for bundle positions only. */
+    stack: z.string().max(4_096).optional(),
     logs: z.array(z.string()),
   }),
 ]);
@@ -29,8 +31,8 @@ export type GuestReply = z.infer<typeof GuestReply>;
 const REPLY_OVERHEAD = 1_024;
 
 /** The longest reply string the host will parse under these limits. */
-export function maxReplyChars(limits: Pick<Limits, "maxResultBytes" | "maxStateBytes" | "maxLogBytes">): number {
-  return limits.maxResultBytes + limits.maxStateBytes + limits.maxLogBytes + REPLY_OVERHEAD;
+export function maxReplyChars(limits: Pick<Limits, "maxResultChars" | "maxStateChars" | "maxLogChars">): number {
+  return limits.maxResultChars + limits.maxStateChars + limits.maxLogChars + REPLY_OVERHEAD;
 }
 
 /**
@@ -69,7 +71,12 @@ function validateReply<P extends HookPoint>(point: P, raw: unknown): HookOutcome
   if (!envelope.success)
     return failed("invalid_result", "The hook's reply envelope is malformed", [], envelope.error.issues);
   const guest = envelope.data;
-  if (guest.kind === "failed") return failed(guest.code, guest.message, guest.logs);
+  if (guest.kind === "failed") {
+    const outcome = failed<P>(guest.code, guest.message, guest.logs);
+    const stack = guest.stack === undefined ? [] : bundleFrames(guest.stack);
+    if (outcome.type === "failed" && stack.length > 0) outcome.failure.stack = stack;
+    return outcome;
+  }
   if (guest.result === null) return { type: "decided", result: null, state: guest.state, logs: guest.logs };
   const parsed = HOOK_POINTS[point].result.safeParse(guest.result);
   if (!parsed.success) {
@@ -116,6 +123,28 @@ function failed<P extends HookPoint>(
   const failure: Failure = { code, message };
   if (issues) failure.issues = issues.slice(0, 20).map(toResultIssue);
   return { type: "failed", failure, logs };
+}
+
+/** `    at toolCall (bundle:sha256-…:12:7)` or `    at bundle:sha256-…:3:1`: a frame in the tenant's bundle. */
+const BUNDLE_FRAME = /^\s*at (?:(.{1,200}?) \()?bundle:[^\s():]{0,80}:(\d{1,7}):(\d{1,7})\)?$/;
+
+/**
+ * The frames of a guest stack that point into the bundle (the isolate names its script `bundle:<hash>`),
+ * at most MAX_STACK_FRAMES. Anything else (the prelude, native frames, text a hook forged) is dropped: a
+ * frame can only ever name a position in the tenant's own bundle.
+ */
+function bundleFrames(stack: string): StackFrame[] {
+  const frames: StackFrame[] = [];
+  for (const line of stack.split("\n", 64)) {
+    const match = BUNDLE_FRAME.exec(line);
+    if (match === null) continue;
+    const frame: StackFrame = { file: "bundle", line: Number(match[2]), column: Number(match[3]) };
+    // A function name is the tenant's text: printable ASCII only (it may reach a terminal).
+    if (match[1] !== undefined) frame.name = match[1].replace(/[^\x20-\x7e]/g, "?");
+    frames.push(frame);
+    if (frames.length === MAX_STACK_FRAMES) break;
+  }
+  return frames;
 }
 
 function toResultIssue(issue: z.core.$ZodIssue): ResultIssue {

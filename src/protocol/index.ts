@@ -1,20 +1,26 @@
 export { type ActiveBundle, BundleManifest, type BundleSource } from "./bundle.js";
+export { BundleRef } from "./bundle-ref.js";
+export { closestName } from "./closest-name.js";
 export { HookContext } from "./context.js";
 export {
   DescribeReply,
-  MAX_DESCRIBE_REPLY_CHARS,
+  describeOutcomeOf,
   type ParsedDescribe,
   parseDescribeReply,
 } from "./describe-reply.js";
 export * as events from "./events.js";
-export type {
-  DescribeOutcome,
-  ExecutionCost,
-  ExecutionOutcome,
-  HookCall,
-  HookExecutor,
-  SandboxBundle,
+export {
+  admitCall,
+  type DescribeOutcome,
+  ExecutorClosedError,
+  type HookExecutor,
+  isRefused,
+  type SandboxBundle,
+  type SandboxCall,
+  type SandboxCost,
+  type SandboxResult,
 } from "./executor.js";
+export { failureText } from "./failure-text.js";
 export { GuestReply, maxReplyChars, parseGuestReply } from "./guest-reply.js";
 export {
   type HandlerName,
@@ -27,8 +33,9 @@ export {
   hookPointOfHandler,
   isHookPoint,
 } from "./hook-points.js";
+export { hookSchema } from "./hook-schema.js";
 export { BundleHash, HookId, RunId, TenantId } from "./ids.js";
-export { isJsonValue, JsonObject, JsonValue, MAX_JSON_DEPTH, toJsonSchema } from "./json.js";
+export { isJsonValue, JsonObject, type JsonSchema, JsonValue, MAX_JSON_DEPTH, toJsonSchema } from "./json.js";
 export { DEFAULT_LIMITS, Limits, type LimitsInput, loadTimeoutOf } from "./limits.js";
 export {
   AssistantMessage,
@@ -42,13 +49,16 @@ export {
   ToolSpec,
   Usage,
 } from "./messages.js";
+export { describeValue, notifier, notify, parseLimits } from "./option-errors.js";
 export {
   countsTowardsQuarantine,
   Failure,
   FailureCode,
   type HookOutcome,
+  MAX_STACK_FRAMES,
   QUARANTINE_CODES,
   ResultIssue,
+  StackFrame,
 } from "./outcome.js";
 export * as results from "./results.js";
 export {
@@ -61,5 +71,5 @@ export {
   writeRunningMark,
 } from "./running-mark.js";
 export { SDK_VERSION } from "./version.js";
-export { SandboxLimits, WorkerRequest, WorkerResponse } from "./wire.js";
+export { SandboxLimits, WorkerFailureCode, WorkerRequest, WorkerResponse } from "./wire.js";
 export { isWorkerRequest, isWorkerResponse } from "./wire-guard.js";

@@ -70,6 +70,9 @@ function kindOf(value: unknown): string {
   return typeof value === "object" ? "an object that is not JSON" : typeof value;
 }
 
+/** A JSON Schema document (draft 2020-12), as plain data. */
+export type JsonSchema = { readonly [key: string]: unknown };
+
 /**
  * JSON Schema for any schema built from these: `JsonValue` is `{}` (JSON Schema only ever sees JSON) and
  * `JsonObject` is `{"type": "object"}`. Every `z.toJSONSchema` of protocol schemas goes through here.

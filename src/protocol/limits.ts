@@ -1,8 +1,9 @@
 import { z } from "zod";
 
 /**
- * Sandbox limits (DESIGN §5). All configurable, all validated at construction. Sizes are in UTF-16 code
- * units where they are checked on strings (what `string.length` counts), which bounds bytes to 3× that.
+ * Sandbox limits (DESIGN §5). All configurable, all validated at construction. Each is named for what it
+ * counts: `*Chars` limits count UTF-16 code units of JSON text (what `string.length` counts, so at most 3×
+ * that in UTF-8 bytes), `maxBundleBytes` counts UTF-8 bytes of the bundle script.
  */
 export const Limits = z.strictObject({
   /** Per-call CPU/wall timeout in ms of the handler, enforced by `applySync` and by the host's deadline. */
@@ -15,31 +16,36 @@ export const Limits = z.strictObject({
   loadTimeoutMs: z.number().int().min(1).max(60_000).optional(),
   /** Isolate heap in MB; isolated-vm's minimum is 8. */
   memoryMb: z.number().int().min(8).max(2_048).default(32),
-  maxEventBytes: z
+  /** Longest event JSON a hook is handed; a longer one fails the call as `event_too_large`. */
+  maxEventChars: z
     .number()
     .int()
     .min(1_024)
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
-  maxResultBytes: z
+  /** Longest JSON of a hook's result; checked in the isolate and again by the host. */
+  maxResultChars: z
     .number()
     .int()
     .min(256)
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
-  maxStateBytes: z
+  /** Longest JSON of the run-scoped `ctx.state` a hook hands back. */
+  maxStateChars: z
     .number()
     .int()
     .min(2)
     .max(1024 * 1024)
     .default(16 * 1024),
   maxLogLines: z.number().int().min(0).max(10_000).default(50),
-  maxLogBytes: z
+  /** Budget for the JSON of all log lines of one call (past it, lines are dropped). */
+  maxLogChars: z
     .number()
     .int()
     .min(0)
     .max(1024 * 1024)
     .default(8 * 1024),
+  /** Largest bundle script, in UTF-8 bytes. */
   maxBundleBytes: z
     .number()
     .int()
@@ -58,3 +64,11 @@ const DEFAULT_LOAD_TIMEOUT_MS = 1_000;
 export function loadTimeoutOf(limits: Pick<Limits, "timeoutMs" | "loadTimeoutMs">): number {
   return limits.loadTimeoutMs ?? Math.max(limits.timeoutMs, DEFAULT_LOAD_TIMEOUT_MS);
 }
+
+/** Limits that had names saying bytes while they counted UTF-16 code units, and their names now. */
+export const RENAMED_LIMITS: Readonly<Record<string, string>> = {
+  maxEventBytes: "maxEventChars",
+  maxResultBytes: "maxResultChars",
+  maxStateBytes: "maxStateChars",
+  maxLogBytes: "maxLogChars",
+};

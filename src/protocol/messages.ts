@@ -6,7 +6,7 @@ import { JsonObject, JsonValue } from "./json.js";
  * isohook unifies key them that way; hook authors read and write them as they know them.
  */
 
-/** Caps on strings a guest may hand back; whole results are capped separately (limits.maxResultBytes). */
+/** Caps on strings a guest may hand back; whole results are capped separately (limits.maxResultChars). */
 export const MAX_REASON_CHARS = 2_000;
 export const MAX_TEXT_CHARS = 60_000;
 export const MAX_NAME_CHARS = 128;

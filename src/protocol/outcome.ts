@@ -21,6 +21,21 @@ export type FailureCode = z.infer<typeof FailureCode>;
 export const ResultIssue = z.strictObject({ path: z.array(z.union([z.string(), z.number()])), message: z.string() });
 export type ResultIssue = z.infer<typeof ResultIssue>;
 
+/** Frames kept of a failure's stack. */
+export const MAX_STACK_FRAMES = 10;
+
+/**
+ * One frame of a guest stack: `file` is `bundle` (a position in the bundle script, as the host received it)
+ * until mapped through the bundle's source map to the author's file (`index.ts`, relative to the hook).
+ */
+export const StackFrame = z.strictObject({
+  name: z.string().max(200).optional(),
+  file: z.string().max(500),
+  line: z.int().positive(),
+  column: z.int().positive(),
+});
+export type StackFrame = z.infer<typeof StackFrame>;
+
 /**
  * A failed hook call. `bystander: true` marks a call that failed only because its sandbox worker died while
  * running ANOTHER call (queued behind it, or answered but not yet delivered): the supervisor sets it, never
@@ -30,12 +45,11 @@ export const Failure = z.strictObject({
   code: FailureCode,
   message: z.string(),
   issues: z.array(ResultIssue).optional(),
+  /** Where a `threw` failure was thrown: frames in the tenant's own code only, innermost first. */
+  stack: z.array(StackFrame).max(MAX_STACK_FRAMES).optional(),
   bystander: z.literal(true).optional(),
 });
 export type Failure = z.infer<typeof Failure>;
-
-/** Guest `console.*` lines captured by the prelude (capped there). */
-export const GuestLogs = z.array(z.string());
 
 /**
  * What one hook call ended in. `result: null` is the no-op (the handler returned nothing or the bundle

@@ -30,39 +30,45 @@ const isHash = (v: unknown): boolean => typeof v === "string" && HASH.test(v);
 
 const LIMIT_KEYS = new Set([
   "memoryMb",
-  "maxResultBytes",
-  "maxStateBytes",
+  "maxResultChars",
+  "maxStateChars",
   "maxLogLines",
-  "maxLogBytes",
+  "maxLogChars",
   "loadTimeoutMs",
 ]);
 const LOAD_KEYS = new Set(["kind", "bundleHash", "code", "limits"]);
-const CALL_KEYS = new Set(["kind", "id", "tenantId", "bundleHash", "point", "eventJson", "ctxJson", "timeoutMs"]);
+const CALL_KEYS = new Set(["kind", "id", "bundleHash", "call"]);
+const SANDBOX_CALL_KEYS = new Set(["tenantId", "point", "eventJson", "ctxJson", "timeoutMs"]);
 const DESCRIBE_KEYS = new Set(["kind", "id", "tenantId", "bundleHash"]);
 const UNLOAD_KEYS = new Set(["kind", "bundleHash"]);
 const READY_KEYS = new Set(["kind", "pid"]);
-const REPLIED_KEYS = new Set(["kind", "id", "reply", "cpuMs", "wallMs", "loadMs"]);
-const FAILED_KEYS = new Set(["kind", "id", "code", "message", "cpuMs", "wallMs", "loadMs"]);
+const RESULT_KEYS = new Set(["kind", "id", "result"]);
+const REPLIED_KEYS = new Set(["type", "reply", "cpuMs", "runMs", "loadMs"]);
+const FAILED_KEYS = new Set(["type", "failure", "cpuMs", "runMs", "loadMs"]);
+const FAILURE_KEYS = new Set(["code", "message"]);
 const FAILED_CODES = new Set(["timeout", "memory_limit", "unavailable", "threw"]);
 
 const has = (keys: ReadonlySet<string>) => (key: string) => keys.has(key);
 const inLimits = has(LIMIT_KEYS);
 const inLoad = has(LOAD_KEYS);
 const inCall = has(CALL_KEYS);
+const inSandboxCall = has(SANDBOX_CALL_KEYS);
 const inDescribe = has(DESCRIBE_KEYS);
 const inUnload = has(UNLOAD_KEYS);
 const inReady = has(READY_KEYS);
+const inResult = has(RESULT_KEYS);
 const inReplied = has(REPLIED_KEYS);
 const inFailed = has(FAILED_KEYS);
+const inFailure = has(FAILURE_KEYS);
 
 function isSandboxLimits(v: unknown): v is SandboxLimits {
   return (
     isRecord(v) &&
     isInt(v.memoryMb, 8) &&
-    isInt(v.maxResultBytes, 1) &&
-    isInt(v.maxStateBytes, 1) &&
+    isInt(v.maxResultChars, 1) &&
+    isInt(v.maxStateChars, 1) &&
     isInt(v.maxLogLines, 0) &&
-    isInt(v.maxLogBytes, 0) &&
+    isInt(v.maxLogChars, 0) &&
     (v.loadTimeoutMs === undefined || isInt(v.loadTimeoutMs, 1)) &&
     hasOnlyKeys(v, inLimits)
   );
@@ -73,16 +79,7 @@ export function isWorkerRequest(value: unknown): value is WorkerRequest {
   if (!isRecord(value)) return false;
   switch (value.kind) {
     case "call":
-      return (
-        isInt(value.id, 0) &&
-        isTenantId(value.tenantId) &&
-        isHash(value.bundleHash) &&
-        typeof value.point === "string" &&
-        typeof value.eventJson === "string" &&
-        typeof value.ctxJson === "string" &&
-        isInt(value.timeoutMs, 1) &&
-        hasOnlyKeys(value, inCall)
-      );
+      return isInt(value.id, 0) && isHash(value.bundleHash) && isSandboxCall(value.call) && hasOnlyKeys(value, inCall);
     case "load":
       return (
         isHash(value.bundleHash) &&
@@ -104,30 +101,45 @@ export function isWorkerRequest(value: unknown): value is WorkerRequest {
 const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isOptionalFinite = (v: unknown): boolean => v === undefined || isFiniteNumber(v);
 
+function isSandboxCall(v: unknown): boolean {
+  return (
+    isRecord(v) &&
+    isTenantId(v.tenantId) &&
+    typeof v.point === "string" &&
+    typeof v.eventJson === "string" &&
+    typeof v.ctxJson === "string" &&
+    isInt(v.timeoutMs, 1) &&
+    hasOnlyKeys(v, inSandboxCall)
+  );
+}
+
+function isWireResult(v: unknown): boolean {
+  if (!isRecord(v) || !isFiniteNumber(v.cpuMs) || !isFiniteNumber(v.runMs) || !isOptionalFinite(v.loadMs)) return false;
+  switch (v.type) {
+    case "replied":
+      return typeof v.reply === "string" && hasOnlyKeys(v, inReplied);
+    case "failed": {
+      const failure = v.failure;
+      return (
+        isRecord(failure) &&
+        typeof failure.code === "string" &&
+        FAILED_CODES.has(failure.code) &&
+        typeof failure.message === "string" &&
+        hasOnlyKeys(failure, inFailure) &&
+        hasOnlyKeys(v, inFailed)
+      );
+    }
+    default:
+      return false;
+  }
+}
+
 /** True exactly when `WorkerResponse.safeParse(value).success`. */
 export function isWorkerResponse(value: unknown): value is WorkerResponse {
   if (!isRecord(value)) return false;
   switch (value.kind) {
-    case "replied":
-      return (
-        isInt(value.id, 0) &&
-        typeof value.reply === "string" &&
-        isFiniteNumber(value.cpuMs) &&
-        isFiniteNumber(value.wallMs) &&
-        isOptionalFinite(value.loadMs) &&
-        hasOnlyKeys(value, inReplied)
-      );
-    case "failed":
-      return (
-        isInt(value.id, 0) &&
-        typeof value.code === "string" &&
-        FAILED_CODES.has(value.code) &&
-        typeof value.message === "string" &&
-        isFiniteNumber(value.cpuMs) &&
-        isFiniteNumber(value.wallMs) &&
-        isOptionalFinite(value.loadMs) &&
-        hasOnlyKeys(value, inFailed)
-      );
+    case "result":
+      return isInt(value.id, 0) && isWireResult(value.result) && hasOnlyKeys(value, inResult);
     case "ready":
       return isInt(value.pid, Number.MIN_SAFE_INTEGER) && hasOnlyKeys(value, inReady);
     default:

@@ -9,14 +9,23 @@ import { BundleHash, TenantId } from "./ids.js";
 
 export const SandboxLimits = z.strictObject({
   memoryMb: z.number().int().min(8),
-  maxResultBytes: z.number().int().positive(),
-  maxStateBytes: z.number().int().positive(),
+  maxResultChars: z.number().int().positive(),
+  maxStateChars: z.number().int().positive(),
   maxLogLines: z.number().int().nonnegative(),
-  maxLogBytes: z.number().int().nonnegative(),
+  maxLogChars: z.number().int().nonnegative(),
   /** Bound on evaluating the bundle in a fresh isolate (`loadTimeoutOf`); the worker's default when absent. */
   loadTimeoutMs: z.number().int().positive().optional(),
 });
 export type SandboxLimits = z.infer<typeof SandboxLimits>;
+
+/** The `SandboxCall` (executor.ts) as the wire checks it; the worker hands it to the pool unchanged. */
+export const WireCall = z.strictObject({
+  tenantId: TenantId,
+  point: z.string(),
+  eventJson: z.string(),
+  ctxJson: z.string(),
+  timeoutMs: z.number().int().positive(),
+});
 
 export const WorkerRequest = z.discriminatedUnion("kind", [
   /** Make a bundle's code known to the worker; sent once per (worker, bundle hash) before its first call. */
@@ -24,12 +33,8 @@ export const WorkerRequest = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("call"),
     id: z.number().int().nonnegative(),
-    tenantId: TenantId,
     bundleHash: BundleHash,
-    point: z.string(),
-    eventJson: z.string(),
-    ctxJson: z.string(),
-    timeoutMs: z.number().int().positive(),
+    call: WireCall,
   }),
   z.strictObject({
     kind: z.literal("describe"),
@@ -41,25 +46,24 @@ export const WorkerRequest = z.discriminatedUnion("kind", [
 ]);
 export type WorkerRequest = z.infer<typeof WorkerRequest>;
 
+/** The failures a worker reports itself; the host adds the rest (crashes, deadlines, refusals). */
+export const WorkerFailureCode = z.enum(["timeout", "memory_limit", "unavailable", "threw"]);
+export type WorkerFailureCode = z.infer<typeof WorkerFailureCode>;
+
+const cost = { cpuMs: z.number(), runMs: z.number(), loadMs: z.number().optional() };
+
+/** The `SandboxResult` (executor.ts) as a worker sends it: the pool's result, unchanged, under its request id. */
+export const WireResult = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("replied"), reply: z.string(), ...cost }),
+  z.strictObject({
+    type: z.literal("failed"),
+    failure: z.strictObject({ code: WorkerFailureCode, message: z.string() }),
+    ...cost,
+  }),
+]);
+
 export const WorkerResponse = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("ready"), pid: z.number().int() }),
-  /** `wallMs`: the handler's run time in the worker; `loadMs`: isolate creation and bundle evaluation before it (cold calls only). */
-  z.strictObject({
-    kind: z.literal("replied"),
-    id: z.number().int().nonnegative(),
-    reply: z.string(),
-    cpuMs: z.number(),
-    wallMs: z.number(),
-    loadMs: z.number().optional(),
-  }),
-  z.strictObject({
-    kind: z.literal("failed"),
-    id: z.number().int().nonnegative(),
-    code: z.enum(["timeout", "memory_limit", "unavailable", "threw"]),
-    message: z.string(),
-    cpuMs: z.number(),
-    wallMs: z.number(),
-    loadMs: z.number().optional(),
-  }),
+  z.strictObject({ kind: z.literal("result"), id: z.number().int().nonnegative(), result: WireResult }),
 ]);
 export type WorkerResponse = z.infer<typeof WorkerResponse>;

@@ -28,6 +28,8 @@ export interface EntryBundleOptions {
   readonly version?: number;
   /** `ctx.config`; default `null`. */
   readonly config?: JsonValue;
+  /** The hook folder the entry may draw files from (default: the entry's folder): see `BundleOptions.root`. */
+  readonly root?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -42,6 +44,7 @@ export async function bundleFromEntry(entry: string, options: EntryBundleOptions
   }
   const built = await buildBundle(entry, {
     executor: options.executor,
+    ...(options.root !== undefined ? { root: options.root } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   return {

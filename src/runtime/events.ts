@@ -1,13 +1,13 @@
 import type { SupervisorEvent } from "../../sandbox/supervisor/index.js";
 import type { AgentEvent } from "../agent/index.js";
 import type {
-  BundleRef,
   DispatchEvent,
   HookCalledEvent,
   QuarantineEnteredEvent,
   QuarantineExitedEvent,
 } from "../dispatch/index.js";
-import type { RunId, TenantId } from "../protocol/index.js";
+import type { BundleRef, RunId, TenantId } from "../protocol/index.js";
+import type { StoreEvent } from "../store/index.js";
 
 /** The first event of every run: which tenant, which bundle version it resolved (and keeps). */
 export interface RunStartedEvent {
@@ -18,12 +18,34 @@ export interface RunStartedEvent {
   readonly bundle: BundleRef | undefined;
 }
 
+/** Something the platform should notice about a run that still goes on, e.g. no tenant bundle guards it. */
+export interface RunWarning {
+  readonly code: "no_active_bundle";
+  readonly message: string;
+}
+
+/** Emitted right after `run.started` for each of the run's warnings (also in the run's result). */
+export interface RunWarningEvent extends RunWarning {
+  readonly type: "run.warning";
+  readonly runId: RunId;
+  readonly tenantId: TenantId;
+}
+
 /**
  * What one run reports to its `onEvent`, in order: `run.started`, the loop's events (`hooks.decided`
  * carries each point's decision with the hook calls behind it), one `hook.called` per hook call, and the
  * quarantine changes of its tenant's bundle; `run.finished` last.
  */
-export type RunEvent = RunStartedEvent | AgentEvent | HookCalledEvent | QuarantineEnteredEvent | QuarantineExitedEvent;
+export type RunEvent =
+  | RunStartedEvent
+  | RunWarningEvent
+  | AgentEvent
+  | HookCalledEvent
+  | QuarantineEnteredEvent
+  | QuarantineExitedEvent;
 
-/** What the runtime reports to its own `onEvent`: every dispatcher event and the sandbox workers' lifecycle. */
-export type RuntimeEvent = DispatchEvent | SupervisorEvent;
+/**
+ * What the runtime reports to its own `onEvent`: every dispatcher event, the sandbox workers' lifecycle,
+ * and the reachability of a store the runtime opened from a location (`store.unreachable`, `store.reachable`).
+ */
+export type RuntimeEvent = DispatchEvent | SupervisorEvent | StoreEvent;

@@ -1,19 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { createHookExecutor, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
 import { type AgentLoopOptions, type AgentRunResult, type Model, runAgentLoop, type Tool } from "../agent/index.js";
-import {
-  type BundleRef,
-  createDispatcher,
-  type DispatchEvent,
-  type PlatformHooks,
-  type PolicyMap,
-} from "../dispatch/index.js";
-import type { BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
-import { RunId, TenantId } from "../protocol/index.js";
-import { type BundleStore, SqliteBundleStore } from "../store/index.js";
+import { createDispatcher, type DispatchEvent, type PlatformHooks, type PolicyMap } from "../dispatch/index.js";
+import type { BundleRef, BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
+import { notify, RunId, TenantId } from "../protocol/index.js";
+import { type BundleStore, openStore, StoreError, storeLocation } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
-import type { RunEvent } from "./events.js";
-import { checkRuntimeOptions, dispatcherFields, type HookRuntimeOptions } from "./options.js";
+import type { RunEvent, RunWarning } from "./events.js";
+import {
+  checkRuntimeOptions,
+  dispatcherOptions,
+  executorOptions,
+  type HookRuntimeOptions,
+  isExecutor,
+} from "./options.js";
 
 export interface RunAgentOptions {
   readonly tenantId: string;
@@ -42,6 +42,8 @@ export interface RunAgentResult extends AgentRunResult {
   readonly tenantId: TenantId;
   /** The bundle version the run used from start to end; undefined when the tenant had none. */
   readonly bundle: BundleRef | undefined;
+  /** What the platform should notice, e.g. `no_active_bundle`: the tenant's hooks did not guard this run. */
+  readonly warnings: readonly RunWarning[];
 }
 
 export interface HookRuntime {
@@ -73,7 +75,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   options.signal?.throwIfAborted();
   const listeners = new Map<string, (event: DispatchEvent) => void>();
   const emit = (event: DispatchEvent) => {
-    safely(options.onEvent, event);
+    notify(options.onEvent, event);
     if (event.type === "hook.called") {
       listeners.get(event.runId)?.(event);
       return;
@@ -82,16 +84,16 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   };
 
   const ownsStore = typeof options.store === "string";
-  const store = typeof options.store === "string" ? await SqliteBundleStore.open(options.store) : options.store;
+  const store = typeof options.store === "string" ? await openRuntimeStore(options.store, options) : options.store;
   let executor: HookExecutor;
   try {
-    executor = options.executor ?? (await createHookExecutor(executorFields(options)));
+    executor = isExecutor(options.executor) ? options.executor : await createHookExecutor(executorOptions(options));
   } catch (error) {
     if (ownsStore) await store?.close();
     if (error instanceof ExecutorOptionsError) throw new RuntimeError("invalid_options", error.message);
     throw error;
   }
-  const dispatcher = createDispatcher({ ...dispatcherFields(options, executor), emit });
+  const dispatcher = createDispatcher({ ...dispatcherOptions(options, executor), emit });
   const bundles: BundleSource | undefined = options.bundles ?? store;
   const inFlight = new Set<{ controller: AbortController; done: Promise<unknown> }>();
   let closed = false;
@@ -121,7 +123,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     else run.signal?.addEventListener("abort", onAbort, { once: true });
     const entry = { controller, done: Promise.resolve() as Promise<unknown> };
     inFlight.add(entry);
-    const forward = (event: RunEvent) => safely(run.onEvent, event);
+    const forward = (event: RunEvent) => notify(run.onEvent, event);
     try {
       const bundle = await bundles?.active(tenantId, controller.signal);
       const ref = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
@@ -130,10 +132,13 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
         if (event.type === "hook.called" || event.tenantId === tenantId) forward(event);
       });
       forward({ type: "run.started", runId, tenantId, bundle: ref });
+      const warnings: RunWarning[] = [];
+      if (bundle === undefined) warnings.push(noBundleWarning(tenantId, bundles !== undefined));
+      for (const warning of warnings) forward({ type: "run.warning", runId, tenantId, ...warning });
       const loop = runAgentLoop({ ...loopFields(run), hooks, model, signal: controller.signal, onEvent: forward });
       entry.done = loop;
       const result = await loop;
-      return { ...result, runId, tenantId, bundle: ref };
+      return { ...result, runId, tenantId, bundle: ref, warnings };
     } finally {
       listeners.delete(runId);
       inFlight.delete(entry);
@@ -152,10 +157,38 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
       const running = [...inFlight];
       for (const run of running) run.controller.abort(new RuntimeError("closed", "The hook runtime is closing"));
       await Promise.allSettled(running.map((r) => r.done));
-      if (!options.executor) await executor.close();
+      if (!isExecutor(options.executor)) await executor.close();
       if (ownsStore) await store?.close();
     },
   };
+}
+
+/** Opens the store at a location; a missing one is refused unless `createStore` (a typo must not run every tenant unguarded). */
+async function openRuntimeStore(location: string, options: HookRuntimeOptions): Promise<BundleStore> {
+  try {
+    return await openStore(location, {
+      create: options.createStore === true,
+      onEvent: (event) => notify(options.onEvent, event),
+    });
+  } catch (error) {
+    if (!(error instanceof StoreError) || error.code !== "missing") throw error;
+    throw new RuntimeError(
+      "invalid_options",
+      `No store at ${shownLocation(location)}: pass the location of an existing store, \`createStore: true\` to create an empty one, or create it first with \`isohook migrate --store …\``,
+    );
+  }
+}
+
+function shownLocation(location: string): string {
+  const parsed = storeLocation(location);
+  return parsed.kind === "postgres" ? parsed.display : parsed.path;
+}
+
+function noBundleWarning(tenantId: TenantId, hasSource: boolean): RunWarning {
+  const why = hasSource
+    ? `tenant ${tenantId} has no active bundle`
+    : "the runtime has no bundle source (pass `store` or `bundles` to createHookRuntime)";
+  return { code: "no_active_bundle", message: `No tenant hooks guard this run: ${why}; only platform hooks run.` };
 }
 
 /** The run's own fields that the loop trusts: a wrong one is the caller's mistake, named. */
@@ -179,18 +212,6 @@ function checkRun(run: RunAgentOptions): void {
   }
 }
 
-function executorFields(options: HookRuntimeOptions) {
-  return {
-    ...(options.mode !== undefined ? { mode: options.mode } : {}),
-    ...(options.workers !== undefined ? { workers: options.workers } : {}),
-    ...(options.limits !== undefined ? { limits: options.limits } : {}),
-    ...(options.rssCapMb !== undefined ? { rssCapMb: options.rssCapMb } : {}),
-    ...(options.spareWorker !== undefined ? { spareWorker: options.spareWorker } : {}),
-    ...(options.onEvent !== undefined ? { onEvent: options.onEvent } : {}),
-    ...(options.signal !== undefined ? { signal: options.signal } : {}),
-  };
-}
-
 function loopFields(run: RunAgentOptions): Omit<AgentLoopOptions, "hooks" | "model"> {
   const { input, tools, system, settings, maxTurns, parallelToolCalls, steering, followUp } = run;
   return {
@@ -203,13 +224,4 @@ function loopFields(run: RunAgentOptions): Omit<AgentLoopOptions, "hooks" | "mod
     ...(steering !== undefined ? { steering } : {}),
     ...(followUp !== undefined ? { followUp } : {}),
   };
-}
-
-function safely<E>(listener: ((event: E) => void) | undefined, event: E): void {
-  if (!listener) return;
-  try {
-    listener(event);
-  } catch {
-    // A listener's bug is not the run's failure.
-  }
 }

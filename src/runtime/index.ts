@@ -1,7 +1,7 @@
 /** The library entry: `createHookRuntime` wires the sandbox executor, the dispatcher, bundles and the agent loop. */
 export { bundleFromEntry, type EntryBundleOptions, fixedBundleSource } from "./entry-source.js";
 export { RuntimeError, type RuntimeErrorCode } from "./errors.js";
-export type { RunEvent, RunStartedEvent, RuntimeEvent } from "./events.js";
+export type { RunEvent, RunStartedEvent, RuntimeEvent, RunWarning, RunWarningEvent } from "./events.js";
 export { createHookRuntime, type HookRuntime, type RunAgentOptions, type RunAgentResult } from "./hook-runtime.js";
-export type { HookRuntimeOptions } from "./options.js";
+export type { HookRuntimeOptions, RuntimeDispatchOptions, RuntimeExecutorOptions } from "./options.js";
 export { formatRunEvent, runTrace, type TraceOptions } from "./trace.js";

@@ -1,59 +1,68 @@
 import { z } from "zod";
+import { checkExecutorOptions, type ExecutorOptions, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
 import type { Model } from "../agent/index.js";
-import type { PolicyMap } from "../dispatch/index.js";
-import { parseDispatcherOptions } from "../dispatch/index.js";
-import { type BundleSource, type HookExecutor, Limits, type LimitsInput, type TenantId } from "../protocol/index.js";
+import { type DispatcherOptionsInput, parseDispatcherOptions } from "../dispatch/index.js";
+import {
+  type BundleSource,
+  describeValue,
+  type HookExecutor,
+  type LimitsInput,
+  parseLimits,
+} from "../protocol/index.js";
 import type { BundleStore } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
 import type { RuntimeEvent } from "./events.js";
 
+/** Options of the executor the runtime starts (and closes): everything `createHookExecutor` takes but the limits, events and signal, which are the runtime's. */
+export type RuntimeExecutorOptions = Omit<ExecutorOptions, "limits" | "onEvent" | "signal">;
+
+/** Options of the runtime's dispatcher: budgets, quarantine, the platform's policy floor, the clock. */
+export type RuntimeDispatchOptions = Omit<DispatcherOptionsInput, "executor" | "emit" | "limits">;
+
 /**
  * Options of `createHookRuntime`. Every field is checked before anything starts; a wrong one throws a
  * `RuntimeError` (`invalid_options`) naming it, what it must be and what it got.
+ *
+ * ```ts
+ * createHookRuntime({
+ *   store: ".isohook/store.db",
+ *   limits: { timeoutMs: 50 },
+ *   executor: { workers: 4, killGraceMs: 500, maxPendingPerWorker: 1_000 },
+ *   dispatch: { budgets: { turnMs: 250, runMs: 5_000 }, floor: { "tool.call": "closed" } },
+ * });
+ * ```
  */
 export interface HookRuntimeOptions {
-  /** Bring your own executor (the runtime then does not close it). Default: `createHookExecutor` from the options below. */
-  readonly executor?: HookExecutor;
-  /** `process` (default): isolates in supervised worker processes; `inline` is for tests and benchmarks only. */
-  readonly mode?: "process" | "inline";
-  /** Sandbox worker processes; default the CPU count. */
-  readonly workers?: number;
-  /** Sandbox limits (DESIGN §5), for the executor and the dispatcher's checks. */
+  /**
+   * Your executor (the runtime then does not close it), or the options of the one the runtime starts and
+   * closes (`createHookExecutor`: mode, workers, RSS cap and check, kill grace, queue depth, spare).
+   * Default: a process executor with default options.
+   */
+  readonly executor?: HookExecutor | RuntimeExecutorOptions;
+  /** Sandbox limits (DESIGN §5): of the executor the runtime starts, and of the dispatcher's checks. */
   readonly limits?: LimitsInput;
-  /** A worker above this resident size is recycled. Default 1024. */
-  readonly rssCapMb?: number;
-  /** Keep a booted spare worker. Default true. */
-  readonly spareWorker?: boolean;
+  /** The dispatcher: budgets (default 250 / 5000 ms), quarantine, the policy floor, the clock (`Date.now`). */
+  readonly dispatch?: RuntimeDispatchOptions;
   /**
    * Where tenants' active bundles come from. Default: the `store`. A run resolves its tenant's bundle once,
    * at its start, and keeps that version.
    */
   readonly bundles?: BundleSource;
-  /** A bundle store, or the path of a SQLite store file to open (then the runtime closes it). */
+  /**
+   * A bundle store, or a location to open (then the runtime closes it): the path of a SQLite file, or a
+   * `postgres://…` URL for a store shared by many hosts (see `openStore`). A SQLite path with no store file
+   * is refused (a mistyped path must not serve every tenant unguarded) unless `createStore`.
+   */
   readonly store?: BundleStore | string;
+  /** When `store` is a path: create an empty store there if there is none. Default false. */
+  readonly createStore?: boolean;
   /** The model `runAgent` uses when a run names none. */
   readonly model?: Model;
-  /** Hook time per turn and per run (ms); default 250 / 5000. */
-  readonly budgets?: { readonly turnMs?: number | undefined; readonly runMs?: number | undefined };
-  /** Quarantine of failing (tenant, bundle) pairs; default 5 failures in 60 s → 30 s, doubling. */
-  readonly quarantine?: {
-    readonly failures?: number;
-    readonly windowMs?: number;
-    readonly cooldownMs?: number;
-    readonly maxCooldownMs?: number;
-    readonly forgetAfterMs?: number;
-  };
-  /** The platform's failure-policy floor for tenant hooks: a point set to `closed` stays closed. */
-  readonly floor?: PolicyMap | ((tenantId: TenantId) => PolicyMap | undefined);
   /** Every dispatcher event (one per hook call, quarantine changes) and worker lifecycle events. */
   readonly onEvent?: (event: RuntimeEvent) => void;
-  /** Milliseconds since the epoch, for quarantine and event times. Default `Date.now`. */
-  readonly clock?: () => number;
   /** Aborts start-up (opening the store, starting the sandbox workers). */
   readonly signal?: AbortSignal;
 }
-
-const EXECUTOR_FIELDS = ["mode", "workers", "limits", "rssCapMb", "spareWorker"] as const;
 
 const objectWith = (name: string, methods: string[], what: string) =>
   z.custom<object>(
@@ -61,55 +70,45 @@ const objectWith = (name: string, methods: string[], what: string) =>
       typeof v === "object" &&
       v !== null &&
       methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function"),
-    { error: (issue) => `Expected \`${name}\` to be ${what}, got \`${show(issue.input)}\`` },
+    { error: (issue) => `Expected \`${name}\` to be ${what}, got \`${describeValue(issue.input)}\`` },
   );
 
-function positiveInteger(name: string) {
-  return z.custom<number>((v) => typeof v === "number" && Number.isInteger(v) && v >= 1, {
-    error: (issue) => `Expected \`${name}\` to be an integer from 1 and up, got \`${show(issue.input)}\``,
+const anObject = (name: string, what: string) =>
+  z.custom<object>((v) => typeof v === "object" && v !== null && !Array.isArray(v), {
+    error: (issue) => `Expected \`${name}\` to be ${what}, got \`${describeValue(issue.input)}\``,
   });
-}
 
 const Schema = z.strictObject({
-  executor: objectWith("executor", ["execute", "describe", "close"], "a HookExecutor").optional(),
-  mode: z
-    .enum(["process", "inline"], {
-      error: (issue) => `Expected \`mode\` to be "process" or "inline", got \`${show(issue.input)}\``,
-    })
-    .optional(),
-  workers: positiveInteger("workers").optional(),
+  executor: anObject("executor", "a HookExecutor or executor options").optional(),
   limits: z.unknown().optional(),
-  rssCapMb: positiveInteger("rssCapMb").optional(),
-  spareWorker: z
-    .boolean({ error: (issue) => `Expected \`spareWorker\` to be a boolean, got \`${show(issue.input)}\`` })
-    .optional(),
+  dispatch: anObject("dispatch", "an object of dispatcher options").optional(),
   bundles: objectWith("bundles", ["active"], "a BundleSource (an object with `active(tenantId)`)").optional(),
   store: z
     .union([z.string().min(1), objectWith("store", ["active", "upload", "close"], "a BundleStore")], {
       error: (issue) =>
-        `Expected \`store\` to be a BundleStore or the path of a store file, got \`${show(issue.input)}\``,
+        `Expected \`store\` to be a BundleStore or the path of a store file, got \`${describeValue(issue.input)}\``,
     })
     .optional(),
+  createStore: z
+    .boolean({ error: (issue) => `Expected \`createStore\` to be a boolean, got \`${describeValue(issue.input)}\`` })
+    .optional(),
   model: objectWith("model", ["complete"], "a Model (an object with `id` and `complete`)").optional(),
-  budgets: z.unknown().optional(),
-  quarantine: z.unknown().optional(),
-  floor: z.unknown().optional(),
   onEvent: z
     .custom<(event: RuntimeEvent) => void>((v) => typeof v === "function", {
-      error: (issue) => `Expected \`onEvent\` to be a function, got \`${show(issue.input)}\``,
+      error: (issue) => `Expected \`onEvent\` to be a function, got \`${describeValue(issue.input)}\``,
     })
     .optional(),
   signal: z
     .custom<AbortSignal>((v) => v instanceof AbortSignal, {
-      error: (issue) => `Expected \`signal\` to be an AbortSignal, got \`${show(issue.input)}\``,
-    })
-    .optional(),
-  clock: z
-    .custom<() => number>((v) => typeof v === "function", {
-      error: (issue) => `Expected \`clock\` to be a function, got \`${show(issue.input)}\``,
+      error: (issue) => `Expected \`signal\` to be an AbortSignal, got \`${describeValue(issue.input)}\``,
     })
     .optional(),
 });
+
+/** Whether `executor` is an executor (rather than options for one). */
+export function isExecutor(executor: HookRuntimeOptions["executor"]): executor is HookExecutor {
+  return typeof (executor as { execute?: unknown } | undefined)?.execute === "function";
+}
 
 /** A stand-in so the dispatcher's own checks (budgets, quarantine, floor) run before any worker starts. */
 const PROBE_EXECUTOR: HookExecutor = {
@@ -119,72 +118,59 @@ const PROBE_EXECUTOR: HookExecutor = {
   close: () => Promise.resolve(),
 };
 
+const invalid = (message: string) => new RuntimeError("invalid_options", message);
+
 /** Checks every option; throws `RuntimeError` `invalid_options`. */
 export function checkRuntimeOptions(options: HookRuntimeOptions): void {
   if (typeof options !== "object" || options === null) {
-    throw new RuntimeError("invalid_options", `Expected runtime options to be an object, got \`${show(options)}\``);
+    throw invalid(`Expected runtime options to be an object, got \`${describeValue(options)}\``);
   }
   const parsed = Schema.safeParse(options);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const message =
+    throw invalid(
       issue?.code === "unrecognized_keys"
         ? `Unknown option \`${issue.keys[0]}\`. Known options: ${Object.keys(Schema.shape).join(", ")}`
-        : (issue?.message ?? "invalid options");
-    throw new RuntimeError("invalid_options", message);
-  }
-  if (options.executor !== undefined) {
-    const stray = EXECUTOR_FIELDS.find((key) => options[key] !== undefined && key !== "limits");
-    if (stray !== undefined) {
-      throw new RuntimeError(
-        "invalid_options",
-        `\`${stray}\` configures the runtime's own executor; remove it or remove \`executor\``,
-      );
-    }
-  }
-  if (options.bundles !== undefined && options.store !== undefined) {
-    throw new RuntimeError(
-      "invalid_options",
-      "Pass `bundles` or `store`, not both: the store is a bundle source already",
+        : (issue?.message ?? "invalid options"),
     );
   }
-  if (options.limits !== undefined) {
-    const limits = Limits.safeParse(options.limits);
-    if (!limits.success) {
-      const issue = limits.error.issues[0];
-      const path = issue && issue.path.length > 0 ? `.${issue.path.map(String).join(".")}` : "";
-      throw new RuntimeError(
-        "invalid_options",
-        `Invalid \`limits${path}\`: ${issue?.message ?? "not a limits object"}`,
-      );
+  if (options.bundles !== undefined && options.store !== undefined) {
+    throw invalid("Pass `bundles` or `store`, not both: the store is a bundle source already");
+  }
+  if (options.limits !== undefined) parseLimits(options.limits, invalid);
+  const { executor } = options;
+  if (executor !== undefined && !isExecutor(executor)) {
+    if ("limits" in executor)
+      throw invalid("Set `limits` at the top level: they apply to the executor and the dispatcher");
+    try {
+      checkExecutorOptions(executor);
+    } catch (error) {
+      if (error instanceof ExecutorOptionsError) throw invalid(`In \`executor\`: ${error.message}`);
+      throw error;
     }
   }
   try {
-    parseDispatcherOptions(dispatcherFields(options, PROBE_EXECUTOR));
+    parseDispatcherOptions(dispatcherOptions(options, PROBE_EXECUTOR));
   } catch (error) {
-    throw new RuntimeError(
-      "invalid_options",
-      error instanceof Error ? error.message.replace(/^Invalid dispatcher options: /, "") : String(error),
-    );
+    const message = error instanceof Error ? error.message.replace(/^Invalid dispatcher options: /, "") : String(error);
+    throw invalid(`In \`dispatch\`: ${message}`);
   }
 }
 
-/** The dispatcher's share of the options. */
-export function dispatcherFields(options: HookRuntimeOptions, executor: HookExecutor) {
+/** The options of the executor the runtime starts: its own, the shared limits, the runtime's events and signal. */
+export function executorOptions(options: HookRuntimeOptions): ExecutorOptions {
+  const own = isExecutor(options.executor) ? {} : (options.executor ?? {});
+  const { limits, onEvent, signal } = options;
   return {
-    executor,
-    ...(options.limits !== undefined ? { limits: options.limits } : {}),
-    ...(options.budgets !== undefined ? { budgets: options.budgets } : {}),
-    ...(options.quarantine !== undefined ? { quarantine: options.quarantine } : {}),
-    ...(options.floor !== undefined ? { floor: options.floor } : {}),
-    ...(options.clock !== undefined ? { clock: options.clock } : {}),
+    ...own,
+    ...(limits !== undefined ? { limits } : {}),
+    ...(onEvent !== undefined ? { onEvent } : {}),
+    ...(signal !== undefined ? { signal } : {}),
   };
 }
 
-function show(value: unknown): string {
-  if (typeof value === "function") return "a function";
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "number" || typeof value === "boolean" || value === null || value === undefined)
-    return String(value);
-  return Array.isArray(value) ? "an array" : "an object";
+/** The dispatcher's options: its own, the shared limits, and the executor. */
+export function dispatcherOptions(options: HookRuntimeOptions, executor: HookExecutor): DispatcherOptionsInput {
+  const { limits } = options;
+  return { ...options.dispatch, executor, ...(limits !== undefined ? { limits } : {}) };
 }

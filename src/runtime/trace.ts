@@ -1,5 +1,6 @@
 import type { HookRecord } from "../dispatch/index.js";
-import type { HookPoint, JsonValue, ToolCall } from "../protocol/index.js";
+import { failureText, type HookPoint, type JsonValue, type ToolCall } from "../protocol/index.js";
+import { printable } from "../terminal/index.js";
 import type { RunEvent } from "./events.js";
 
 /** Options of the readable trace. */
@@ -12,16 +13,28 @@ export interface TraceOptions {
  * One run event as readable trace lines (without trailing newline), or undefined for events the trace
  * leaves out (messages entering the transcript, raw `hook.called` duplicates of `hooks.decided`). Every
  * hook call shows its point, hook id (which carries the bundle version), what it decided and how long it took.
+ * Text from tenants, models and tools (reasons, messages, names, run ids) is `printable` and kept on its
+ * line: a reason cannot move the cursor or erase a line to change which tenant a decision is shown under.
  */
 export function formatRunEvent(event: RunEvent, options: TraceOptions = {}): string | undefined {
+  const text = eventText(event, options);
+  return text
+    ?.split("\n")
+    .map((line) => printable(line))
+    .join("\n");
+}
+
+function eventText(event: RunEvent, options: TraceOptions): string | undefined {
   const width = options.width ?? 72;
   switch (event.type) {
     case "run.started": {
       const bundle = event.bundle
         ? `bundle v${event.bundle.version} (${short(event.bundle.hash)})`
         : "no tenant bundle";
-      return `▶ ${event.tenantId} · ${event.runId} · ${bundle}`;
+      return `▶ ${event.tenantId} · ${printable(event.runId)} · ${bundle}`;
     }
+    case "run.warning":
+      return `  ⚠ ${event.code}: ${event.message}`;
     case "turn.started":
       return `  turn ${event.turn}`;
     case "hooks.decided": {
@@ -40,7 +53,7 @@ export function formatRunEvent(event: RunEvent, options: TraceOptions = {}): str
       return `    ${pad(event.byHook ? "hook reply" : "model", 16)}${said}`;
     }
     case "tool.finished":
-      return `    ${pad(`⇒ ${event.call.name}`, 16)}${event.result.isError ? "✗" : "✓"} ${clip(event.result.content, width)}`;
+      return `    ${pad(`⇒ ${printable(event.call.name)}`, 16)}${event.result.isError ? "✗" : "✓"} ${clip(event.result.content, width)}`;
     case "inbound.dropped":
       return `    ${pad("inbound", 16)}dropped (${clip(event.reason, width)})`;
     case "quarantine.entered":
@@ -63,10 +76,10 @@ export function formatRunEvent(event: RunEvent, options: TraceOptions = {}): str
 }
 
 function recordLine(record: HookRecord, width: number): string {
-  const ms = `${record.durationMs.toFixed(2)} ms`;
+  const ms = `${record.runMs.toFixed(2)} ms`;
   const outcome =
     record.outcome.type === "failed"
-      ? `FAILED ${record.outcome.failure.code}: ${clip(record.outcome.failure.message, width)}`
+      ? `FAILED ${clip(failureText(record.outcome.failure), width * 3)}`
       : record.outcome.result === null
         ? "no-op"
         : resultText(record.point, record.outcome.result as Record<string, JsonValue | undefined>, width);
@@ -86,19 +99,19 @@ function resultText(point: HookPoint, result: Record<string, JsonValue | undefin
     case "patch": {
       if (point === "tool.result") {
         const fields = Object.keys(result).filter((k) => k !== "type");
-        return `patch ${fields.join(", ")}${text("content")}`;
+        return `patch ${printable(fields.join(", "))}${text("content")}`;
       }
       const { type: _, ...fields } = result;
       return `patch ${clip(JSON.stringify(fields), width)}`;
     }
     case "restrict":
-      return `restrict → [${Array.isArray(result.allow) ? result.allow.join(", ") : ""}]`;
+      return `restrict → [${Array.isArray(result.allow) ? printable(result.allow.join(", ")) : ""}]`;
     case "replace":
       return point === "context.prepare"
         ? `replace (${Array.isArray(result.messages) ? result.messages.length : 0} messages)`
         : "replace message";
     case "repair":
-      return `repair → ${String(result.name)}`;
+      return `repair → ${printable(String(result.name))}`;
     case "continue":
       return `continue${text("message")}`;
     case "retry":
@@ -109,12 +122,13 @@ function resultText(point: HookPoint, result: Record<string, JsonValue | undefin
 }
 
 function callText(call: ToolCall, width: number): string {
-  return `${call.name}(${clip(JSON.stringify(call.args), width)})`;
+  return `${printable(call.name)}(${clip(JSON.stringify(call.args), width)})`;
 }
 
+/** One line of at most `width` characters of `text` (before escaping), whitespace runs as one space. */
 function clip(text: string, width: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+  return printable(flat.length > width ? `${flat.slice(0, width - 1)}…` : flat);
 }
 
 function pad(text: string, size: number): string {

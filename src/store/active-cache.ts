@@ -1,5 +1,6 @@
 import type { ActiveBundle, BundleHash, BundleManifest, JsonValue, TenantId } from "../protocol/index.js";
 import { StoreError } from "./errors.js";
+import { type StoreEvent, StoreHealth } from "./store-health.js";
 
 /** A tenant's active version as the store records it, without the bundle's code. */
 export interface ActiveHead {
@@ -14,70 +15,159 @@ export interface CachedCode {
   readonly bytes: number;
 }
 
-/** The reads the cache needs from a store. All synchronous: both stores answer from memory or SQLite. */
+type MaybePromise<T> = T | Promise<T>;
+
+/** The reads the cache needs from a store: synchronous for memory and SQLite, asynchronous for PostgreSQL. */
 export interface ActiveReader {
-  /** A value that changes whenever another process may have committed to the store. */
-  changeToken(): number;
-  head(tenantId: TenantId): ActiveHead | undefined;
-  code(hash: BundleHash): CachedCode | undefined;
+  /**
+   * A cheap value that changes whenever another process may have committed to the store (SQLite's
+   * `data_version`), checked at most every `refreshMs`. Stores that are told of changes (PostgreSQL's
+   * LISTEN/NOTIFY) have none and call `invalidate` instead.
+   */
+  readonly changeToken?: () => number;
+  head(tenantId: TenantId): MaybePromise<ActiveHead | undefined>;
+  code(hash: BundleHash): MaybePromise<CachedCode | undefined>;
 }
 
 export interface ActiveCacheOptions {
-  /** How stale an answer may be when another process activates or rolls back: default 500 ms. */
+  /**
+   * How stale an answer may be when another process activates or rolls back: default 500 ms. SQLite
+   * checks for changes this often; PostgreSQL is notified at once and polls this often only while its
+   * notification connection is down.
+   */
   readonly refreshMs?: number;
   /** Bundle code kept by hash, in bytes: default 64 MiB (least recently used beyond). */
   readonly maxCachedBytes?: number;
+  /** The store's reachability changes (`store.unreachable`, `store.reachable`). */
+  readonly onEvent?: (event: StoreEvent) => void;
   readonly now?: () => number;
 }
 
+interface Head {
+  readonly bundle: ActiveBundle | undefined;
+  stale: boolean;
+}
+
+interface Loading {
+  promise?: Promise<ActiveBundle | undefined>;
+  /** Set when the head is invalidated while being read: the answer is served but stored stale. */
+  invalidated: boolean;
+}
+
 /**
- * Serves `BundleSource.active` from memory. Heads (tenant → version, hash, config) are trusted until the
- * reader's change token moves, which is checked at most every `refreshMs`; the store's own writes call
- * `invalidate()` so they show at once. Code is cached by hash and never goes stale: bundles are immutable.
+ * Serves `BundleSource.active` from memory, the one pick-up mechanism of every store. A head (tenant →
+ * version, hash, config) is served until it is invalidated: by the store's own writes, by a change
+ * notification (PostgreSQL), or when the reader's change token moves (SQLite, checked at most every
+ * `refreshMs`). An invalidated head is kept, marked stale, and re-read on its next use; while the store
+ * is unreachable the stale head is served instead (and re-read in the background at most every
+ * `refreshMs`; the first read that succeeds makes the store reachable again), so a run never fails for a
+ * bundle the host already knew. Code is cached by hash and never goes stale: bundles are immutable.
  */
 export class ActiveBundleCache {
+  readonly health: StoreHealth;
+  readonly refreshMs: number;
   readonly #reader: ActiveReader;
-  readonly #refreshMs: number;
   readonly #maxCachedBytes: number;
   readonly #now: () => number;
-  readonly #heads = new Map<TenantId, ActiveBundle | undefined>();
+  readonly #heads = new Map<TenantId, Head>();
+  readonly #loading = new Map<TenantId, Loading>();
   readonly #code = new Map<BundleHash, CachedCode>();
   #cachedBytes = 0;
   #checkedAt = Number.NEGATIVE_INFINITY;
+  #retriedAt = Number.NEGATIVE_INFINITY;
   #token: number | undefined;
 
   constructor(reader: ActiveReader, options: ActiveCacheOptions = {}) {
     this.#reader = reader;
-    this.#refreshMs = integerOption("refreshMs", options.refreshMs ?? 500, 0, 3_600_000);
+    this.refreshMs = integerOption("refreshMs", options.refreshMs ?? 500, 0, 3_600_000);
     this.#maxCachedBytes = integerOption("maxCachedBytes", options.maxCachedBytes ?? 64 * 1024 * 1024, 0, 2 ** 40);
     this.#now = options.now ?? (() => performance.now());
+    this.health = new StoreHealth(options.onEvent);
   }
 
-  get(tenantId: TenantId): ActiveBundle | undefined {
-    const now = this.#now();
-    if (now - this.#checkedAt >= this.#refreshMs) {
-      this.#checkedAt = now;
-      const token = this.#reader.changeToken();
-      if (token !== this.#token) {
-        this.#token = token;
-        this.#heads.clear();
+  /** The tenant's active bundle: synchronous when cached and fresh (the hot path), else one read. */
+  get(tenantId: TenantId): ActiveBundle | undefined | Promise<ActiveBundle | undefined> {
+    this.#checkToken();
+    const head = this.#heads.get(tenantId);
+    if (head && !head.stale) return head.bundle;
+    if (head && !this.health.reachable) {
+      // Serve the last known version at once; try the store again in the background, once per refreshMs.
+      const now = this.#now();
+      if (now - this.#retriedAt >= this.refreshMs) {
+        this.#retriedAt = now;
+        this.#read(tenantId, head).catch(() => undefined);
       }
+      return head.bundle;
     }
-    if (this.#heads.has(tenantId)) return this.#heads.get(tenantId);
-    const active = this.#load(tenantId);
-    this.#heads.set(tenantId, active);
-    return active;
+    return this.#read(tenantId, head);
   }
 
-  /** Forgets every head (not code: code by hash cannot change). Called after the store's own writes. */
-  invalidate(): void {
-    this.#heads.clear();
+  /** Marks one tenant's head stale, or every head (not code: code by hash cannot change). */
+  invalidate(tenantId?: TenantId): void {
+    if (tenantId === undefined) {
+      for (const head of this.#heads.values()) head.stale = true;
+      for (const loading of this.#loading.values()) loading.invalidated = true;
+      return;
+    }
+    const head = this.#heads.get(tenantId);
+    if (head) head.stale = true;
+    const loading = this.#loading.get(tenantId);
+    if (loading) loading.invalidated = true;
   }
 
-  #load(tenantId: TenantId): ActiveBundle | undefined {
-    const head = this.#reader.head(tenantId);
-    if (!head) return undefined;
-    const cached = this.#codeOf(head.hash);
+  /**
+   * Marks the tenant's head stale and, when this host has served the tenant before, re-reads it at once,
+   * so the next run finds it fresh. A failed re-read is left for the next `get` to handle.
+   */
+  refresh(tenantId: TenantId): void {
+    this.invalidate(tenantId);
+    if (!this.#heads.has(tenantId)) return;
+    const served = this.get(tenantId);
+    if (served instanceof Promise) served.catch(() => undefined);
+  }
+
+  #read(tenantId: TenantId, head: Head | undefined): Promise<ActiveBundle | undefined> {
+    const loading = this.#loading.get(tenantId);
+    if (loading?.promise) return loading.promise;
+    const entry: Loading = { invalidated: false };
+    this.#loading.set(tenantId, entry);
+    entry.promise = this.#load(tenantId, head, entry);
+    return entry.promise;
+  }
+
+  #checkToken(): void {
+    const changeToken = this.#reader.changeToken;
+    if (!changeToken) return;
+    const now = this.#now();
+    if (now - this.#checkedAt < this.refreshMs) return;
+    this.#checkedAt = now;
+    const token = changeToken();
+    if (token !== this.#token) {
+      this.#token = token;
+      this.invalidate();
+    }
+  }
+
+  async #load(tenantId: TenantId, previous: Head | undefined, entry: Loading): Promise<ActiveBundle | undefined> {
+    try {
+      const head = await this.#reader.head(tenantId);
+      const bundle = head && (await this.#bundleOf(tenantId, head));
+      this.#heads.set(tenantId, { bundle, stale: entry.invalidated });
+      this.health.restored();
+      return bundle;
+    } catch (error) {
+      if (!(error instanceof StoreError && error.code === "unavailable")) throw error;
+      this.health.lost(error.message);
+      this.#retriedAt = this.#now();
+      if (previous) return previous.bundle;
+      throw error;
+    } finally {
+      if (this.#loading.get(tenantId) === entry) this.#loading.delete(tenantId);
+    }
+  }
+
+  async #bundleOf(tenantId: TenantId, head: ActiveHead): Promise<ActiveBundle | undefined> {
+    const cached = await this.#codeOf(head.hash);
     if (!cached) return undefined;
     return Object.freeze({
       tenantId,
@@ -88,7 +178,7 @@ export class ActiveBundleCache {
     });
   }
 
-  #codeOf(hash: BundleHash): CachedCode | undefined {
+  async #codeOf(hash: BundleHash): Promise<CachedCode | undefined> {
     const hit = this.#code.get(hash);
     if (hit) {
       // Re-insert: Map order is the LRU order.
@@ -96,8 +186,8 @@ export class ActiveBundleCache {
       this.#code.set(hash, hit);
       return hit;
     }
-    const loaded = this.#reader.code(hash);
-    if (!loaded) return undefined;
+    const loaded = await this.#reader.code(hash);
+    if (!loaded || this.#code.has(hash)) return loaded;
     this.#code.set(hash, loaded);
     this.#cachedBytes += loaded.bytes;
     for (const [oldHash, old] of this.#code) {

@@ -8,16 +8,19 @@ import type { BundleHash, BundleManifest, BundleSource, HookPoint, JsonValue, Te
  * Every method validates its input (tenant ids with `TenantId`, versions as positive integers) and
  * rejects with a `StoreError` whose `code` says what went wrong. `active` is the runtime's
  * `BundleSource`: cached by bundle hash, and it sees activations made by other processes within the
- * store's refresh interval. A run resolves its bundle once and keeps that version.
+ * store's refresh interval (SQLite) or as soon as they are notified (PostgreSQL); while a PostgreSQL
+ * store is unreachable it serves the last known active versions. A run resolves its bundle once and
+ * keeps that version. Three implementations: `MemoryBundleStore`, `SqliteBundleStore` (one machine),
+ * `PostgresBundleStore` (many hosts); `openStore(location)` picks one from a path or a URL.
  *
  * ```ts
- * const store = await SqliteBundleStore.open(".isohook/store.db");
+ * const store = await openStore(process.env.ISOHOOK_STORE ?? ".isohook/store.db");
  * const { version } = await store.upload({ tenantId, code, sourceMap, manifest, by: "ops", activate: true });
  * await store.rollback({ tenantId, by: "ops" });
  * ```
  */
 export interface BundleStore extends BundleSource {
-  readonly kind: "sqlite" | "memory";
+  readonly kind: "sqlite" | "postgres" | "memory";
   /**
    * Stores a new version in one transaction: the bundle (kept once per hash; `manifest.hash` must be
    * the SHA-256 of `code`), a new version number allocated inside the transaction, the config (the

@@ -12,12 +12,14 @@ export type StoreErrorCode =
   | "no_previous"
   /** Deleting the version that is active. */
   | "active_version"
-  /** No store file at the path and creating one was not asked for. */
+  /** No store at the location (no file, no schema) and creating one was not asked for. */
   | "missing"
-  /** The file is not an isohook store (not SQLite, or another application's SQLite file). */
+  /** Not an isohook store: not SQLite, another application's SQLite file, or a PostgreSQL schema holding other tables. */
   | "foreign"
   /** An isohook store that fails its integrity check or holds rows that do not validate. */
   | "corrupt"
+  /** The store's -wal, -shm or -journal file is a symbolic link or not a regular file: SQLite would write through it. */
+  | "unsafe_companion"
   /** A store written by a newer isohook: its schema is unknown to this version. */
   | "newer_schema"
   /** The store's path or file cannot be written. */
@@ -26,6 +28,8 @@ export type StoreErrorCode =
   | "full"
   /** Another process held the store's write lock for longer than the busy timeout. */
   | "busy"
+  /** The database server cannot be reached (PostgreSQL): down, refusing connections, or the connection dropped. */
+  | "unavailable"
   /** The store was closed. */
   | "closed"
   /** Any other I/O failure. */

@@ -1,6 +1,5 @@
 import {
   type ActiveBundle,
-  BundleHash,
   type BundleHash as BundleHashType,
   type BundleManifest,
   DEFAULT_LIMITS,
@@ -24,7 +23,15 @@ import type {
   VersionRecord,
 } from "./bundle-store.js";
 import { StoreError } from "./errors.js";
-import { checkAuditLimit, checkBy, checkTenantId, checkUpload, checkVersion } from "./store-inputs.js";
+import {
+  checkAuditLimit,
+  checkHash,
+  checkTenantAction,
+  checkTenantId,
+  checkUpload,
+  checkVersion,
+  checkVersionAction,
+} from "./store-inputs.js";
 import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
 
 export interface MemoryStoreOptions extends ActiveCacheOptions {
@@ -81,7 +88,6 @@ export class MemoryBundleStore implements BundleStore {
     this.#clock = options.clock ?? Date.now;
     this.#cache = new ActiveBundleCache(
       {
-        changeToken: () => 0,
         head: (tenantId) => {
           const tenant = this.#tenants.get(tenantId);
           const version = tenant?.active == null ? undefined : tenant.versions.get(tenant.active);
@@ -130,9 +136,7 @@ export class MemoryBundleStore implements BundleStore {
   }
 
   async activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     this.#open(signal);
     const result = this.#activate(tenantId, version, by, this.#clock());
     this.#cache.invalidate();
@@ -140,8 +144,7 @@ export class MemoryBundleStore implements BundleStore {
   }
 
   async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const by = checkBy(input.by);
+    const { tenantId, by } = checkTenantAction(input);
     this.#open(signal);
     const tenant = this.#tenant(tenantId);
     const current = tenant.active;
@@ -159,9 +162,7 @@ export class MemoryBundleStore implements BundleStore {
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     this.#open(signal);
     const tenant = this.#tenant(tenantId);
     const { hash } = this.#version(tenantId, tenant, version);
@@ -214,17 +215,12 @@ export class MemoryBundleStore implements BundleStore {
   }
 
   async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
-    const parsed = BundleHash.safeParse(hash);
-    if (!parsed.success)
-      throw new StoreError(
-        "invalid_input",
-        `Invalid bundle hash ${JSON.stringify(hash)}: expected sha256-<64 hex digits>.`,
-      );
+    const checked = checkHash(hash);
     this.#open(signal);
-    const b = this.#bundles.get(parsed.data);
+    const b = this.#bundles.get(checked);
     if (!b) return undefined;
     return {
-      hash: parsed.data,
+      hash: checked,
       code: b.code,
       sourceMap: b.sourceMap,
       manifest: b.manifest,

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError } from "./errors.js";
@@ -22,7 +22,10 @@ const SQLITE_MAGIC = "SQLite format 3\0";
  * before anything is written to it: the SQLite header and `application_id` (foreign files), the integrity
  * check (damage) and the schema version (newer stores). Only then is WAL turned on and a migration run.
  */
-export function openDatabase(path: string, options: OpenDatabaseOptions): SqliteDatabase {
+export function openDatabase(
+  path: string,
+  options: OpenDatabaseOptions,
+): { db: SqliteDatabase; migration: { from: number; to: number } } {
   const existing = inspectFile(path);
   if (existing === "missing") {
     if (!options.create) {
@@ -37,6 +40,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
       throw toStoreError(error, path, options.busyTimeoutMs);
     }
   }
+  if (existing !== "missing") checkCompanions(path);
   let db: SqliteDatabase;
   try {
     db = new Database(path, { fileMustExist: !options.create, timeout: options.busyTimeoutMs });
@@ -63,8 +67,8 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
       const pageSize = Number(db.pragma("page_size", { simple: true }));
       db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxSizeBytes / pageSize))}`);
     }
-    migrate(db, path);
-    return db;
+    const from = migrate(db, path);
+    return { db, migration: { from, to: SCHEMA_VERSION } };
   } catch (error) {
     db.close();
     throw toStoreError(error, path, options.busyTimeoutMs);
@@ -96,6 +100,31 @@ function inspectFile(path: string): "missing" | "empty" | "sqlite" {
   }
   if (String.fromCharCode(...header) !== SQLITE_MAGIC) throw foreign(path, "not an SQLite database");
   return "sqlite";
+}
+
+/**
+ * SQLite opens `<file>-wal`, `-shm` and `-journal` beside the store's real path following symlinks, and
+ * writes to them: a symlink there (or a FIFO, a device) would make it write a file elsewhere or hang. They
+ * are checked when the store is opened; one created later needs write access to the store's folder, which
+ * must be the operator's alone.
+ */
+function checkCompanions(path: string): void {
+  const real = realpathSync(path);
+  for (const suffix of ["-wal", "-shm", "-journal"]) {
+    const companion = `${real}${suffix}`;
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(companion);
+    } catch {
+      continue;
+    }
+    if (stat.isFile()) continue;
+    const what = stat.isSymbolicLink() ? "a symbolic link" : "not a regular file";
+    throw new StoreError(
+      "unsafe_companion",
+      `The store's ${suffix} file ${companion} is ${what}: SQLite would write through it. Nothing was opened. Remove it (no isohook process may be using the store), and keep the store's folder writable by the operator only.`,
+    );
+  }
 }
 
 function checkIntegrity(db: SqliteDatabase, path: string): void {
@@ -134,9 +163,12 @@ function newerSchema(path: string, version: number): StoreError {
   );
 }
 
-/** Brings a new or older store to SCHEMA_VERSION in one immediate transaction (safe against a concurrent opener). */
-function migrate(db: SqliteDatabase, path: string): void {
-  const apply = db.transaction(() => {
+/**
+ * Brings a new or older store to SCHEMA_VERSION in one immediate transaction (safe against a concurrent
+ * opener); returns the version it found.
+ */
+function migrate(db: SqliteDatabase, path: string): number {
+  const apply = db.transaction((): number => {
     const applicationId = Number(db.pragma("application_id", { simple: true }));
     let current = 0;
     if (applicationId === APPLICATION_ID) {
@@ -152,8 +184,10 @@ function migrate(db: SqliteDatabase, path: string): void {
       db.exec(migration.sql);
       db.prepare("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)").run(migration.version, Date.now());
     }
+    return current;
   });
-  if (schemaVersionOrZero(db) < SCHEMA_VERSION) apply.immediate();
+  const found = schemaVersionOrZero(db);
+  return found < SCHEMA_VERSION ? apply.immediate() : found;
 }
 
 function schemaVersionOrZero(db: SqliteDatabase): number {

@@ -9,23 +9,22 @@ import type {
   VersionRecord,
 } from "./bundle-store.js";
 import type { SqliteDatabase, Statement } from "./open-database.js";
-import type { CheckedUpload } from "./store-inputs.js";
-import { readJson, readManifest } from "./store-inputs.js";
+import type { CheckedUpload, UploadStep } from "./store-inputs.js";
+import {
+  type AuditRow,
+  type BundleRow,
+  type CodeRow,
+  type HeadRow,
+  type TenantRow,
+  toAuditEntry,
+  toStoredBundle,
+  toTenantSummary,
+  toVersionDetail,
+  toVersionRecord,
+  type VersionDetailRow,
+  type VersionRow,
+} from "./store-rows.js";
 import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
-
-/** Where an upload transaction is when `onUploadStep` is called. */
-export type UploadStep = "tenant" | "bundle" | "version" | "activation";
-
-interface VersionRow {
-  tenant_id: TenantId;
-  version: number;
-  bundle_hash: BundleHash;
-  uploaded_by: string;
-  uploaded_at: number;
-  manifest: string;
-  bytes: number;
-  active: number;
-}
 
 const VERSION_SELECT = `
   SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, v.uploaded_at, b.manifest, b.bytes,
@@ -34,7 +33,7 @@ const VERSION_SELECT = `
 
 const VERSION_DETAIL_SELECT = `
   SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, v.uploaded_at, b.manifest, b.bytes,
-         (t.active_version IS v.version) AS active, v.config, v.gate_report, length(b.source_map) AS source_map_bytes
+         (t.active_version IS v.version) AS active, v.config, v.gate_report, length(CAST(b.source_map AS BLOB)) AS source_map_bytes
   FROM versions v JOIN bundles b ON b.hash = v.bundle_hash JOIN tenants t ON t.id = v.tenant_id`;
 
 /**
@@ -152,24 +151,8 @@ export class SqliteQueries {
                 (SELECT count(*) FROM versions WHERE tenant_id = t.id) AS count
          FROM tenants t LEFT JOIN versions v ON v.tenant_id = t.id AND v.version = t.active_version
          WHERE @only IS NULL OR t.id = @only ORDER BY t.id`,
-    ).all({ only: only ?? null }) as {
-      id: TenantId;
-      created_at: number;
-      updated_at: number;
-      active_version: number | null;
-      active_hash: BundleHash | null;
-      latest: number | null;
-      count: number;
-    }[];
-    return rows.map((r) => ({
-      tenantId: r.id,
-      activeVersion: r.active_version,
-      activeHash: r.active_hash,
-      latestVersion: r.latest,
-      versionCount: r.count,
-      createdAt: new Date(r.created_at).toISOString(),
-      updatedAt: new Date(r.updated_at).toISOString(),
-    }));
+    ).all({ only: only ?? null }) as TenantRow[];
+    return rows.map(toTenantSummary);
   }
 
   versions(tenantId: TenantId): VersionRecord[] {
@@ -189,83 +172,34 @@ export class SqliteQueries {
     const row = this.#one(
       `${VERSION_DETAIL_SELECT}
          WHERE v.tenant_id = @tenant AND v.version = coalesce(@version, t.active_version)`,
-    ).get({ tenant: tenantId, version: version ?? null }) as
-      | (VersionRow & { config: string; gate_report: string | null; source_map_bytes: number | null })
-      | undefined;
-    if (!row) return undefined;
-    const record = toVersionRecord(row);
-    return {
-      ...record,
-      manifest: readManifest(row.manifest, row.bundle_hash),
-      config: readJson(row.config, "config"),
-      gateReport: row.gate_report === null ? null : readJson(row.gate_report, "gate report"),
-      sourceMapBytes: row.source_map_bytes ?? 0,
-    };
+    ).get({ tenant: tenantId, version: version ?? null }) as VersionDetailRow | undefined;
+    return row && toVersionDetail(row);
   }
 
   bundle(hash: BundleHash): StoredBundle | undefined {
     const row = this.#one(
       "SELECT hash, code, source_map, manifest, bytes, uploaded_by, uploaded_at FROM bundles WHERE hash = ?",
-    ).get(hash) as
-      | {
-          hash: BundleHash;
-          code: string;
-          source_map: string | null;
-          manifest: string;
-          bytes: number;
-          uploaded_by: string;
-          uploaded_at: number;
-        }
-      | undefined;
-    if (!row) return undefined;
-    return {
-      hash: row.hash,
-      code: row.code,
-      sourceMap: row.source_map,
-      manifest: readManifest(row.manifest, row.hash),
-      bytes: row.bytes,
-      uploadedBy: row.uploaded_by,
-      uploadedAt: new Date(row.uploaded_at).toISOString(),
-    };
+    ).get(hash) as BundleRow | undefined;
+    return row && toStoredBundle(row);
   }
 
   audit(tenantId: TenantId | undefined, limit: number): AuditEntry[] {
     const rows = this.#one(
       `SELECT * FROM (SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by FROM audit
                         WHERE @tenant IS NULL OR tenant_id = @tenant ORDER BY id DESC LIMIT @limit) ORDER BY id`,
-    ).all({ tenant: tenantId ?? null, limit }) as {
-      id: number;
-      at: number;
-      tenant_id: TenantId;
-      type: AuditType;
-      version: number;
-      from_version: number | null;
-      bundle_hash: BundleHash | null;
-      by: string;
-    }[];
-    return rows.map((r) => ({
-      id: r.id,
-      at: new Date(r.at).toISOString(),
-      tenantId: r.tenant_id,
-      type: r.type,
-      version: r.version,
-      fromVersion: r.from_version,
-      hash: r.bundle_hash,
-      by: r.by,
-    }));
+    ).all({ tenant: tenantId ?? null, limit }) as AuditRow[];
+    return rows.map(toAuditEntry);
   }
 
-  head(tenantId: TenantId): { version: number; hash: BundleHash; config: string } | undefined {
+  head(tenantId: TenantId): HeadRow | undefined {
     return this.#one(
       `SELECT v.version, v.bundle_hash AS hash, v.config FROM tenants t
          JOIN versions v ON v.tenant_id = t.id AND v.version = t.active_version WHERE t.id = ?`,
-    ).get(tenantId) as { version: number; hash: BundleHash; config: string } | undefined;
+    ).get(tenantId) as HeadRow | undefined;
   }
 
-  code(hash: BundleHash): { code: string; manifest: string; bytes: number } | undefined {
-    return this.#one("SELECT code, manifest, bytes FROM bundles WHERE hash = ?").get(hash) as
-      | { code: string; manifest: string; bytes: number }
-      | undefined;
+  code(hash: BundleHash): CodeRow | undefined {
+    return this.#one("SELECT code, manifest, bytes FROM bundles WHERE hash = ?").get(hash) as CodeRow | undefined;
   }
 
   /** One prepared statement per SQL text (and pluck mode), prepared on first use. */
@@ -324,18 +258,4 @@ export class SqliteQueries {
       "INSERT INTO audit (at, tenant_id, type, version, from_version, bundle_hash, by) VALUES (?, ?, ?, ?, ?, ?, ?)",
     ).run(at, tenantId, type, version, fromVersion, hash, by);
   }
-}
-
-function toVersionRecord(row: VersionRow): VersionRecord {
-  const manifest = readManifest(row.manifest, row.bundle_hash);
-  return {
-    tenantId: row.tenant_id,
-    version: row.version,
-    hash: row.bundle_hash,
-    bytes: row.bytes,
-    hookPoints: manifest.hookPoints,
-    uploadedBy: row.uploaded_by,
-    uploadedAt: new Date(row.uploaded_at).toISOString(),
-    active: row.active === 1,
-  };
 }

@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import {
   type ActiveBundle,
-  BundleHash,
   type BundleHash as BundleHashType,
   DEFAULT_LIMITS,
   type TenantId,
@@ -30,18 +29,18 @@ import type {
 import { StoreError } from "./errors.js";
 import { openDatabase, type SqliteDatabase } from "./open-database.js";
 import { toStoreError } from "./sqlite-errors.js";
-import { SqliteQueries, type UploadStep } from "./sqlite-queries.js";
+import { SqliteQueries } from "./sqlite-queries.js";
 import {
   checkAuditLimit,
-  checkBy,
+  checkHash,
+  checkTenantAction,
   checkTenantId,
   checkUpload,
   checkVersion,
-  readJson,
-  readManifest,
+  checkVersionAction,
+  type UploadStep,
 } from "./store-inputs.js";
-
-export type { UploadStep } from "./sqlite-queries.js";
+import { toActiveHead, toCachedCode } from "./store-rows.js";
 
 export interface SqliteStoreOptions extends ActiveCacheOptions {
   /** Create the file (and its folder) when missing: default true. Read-only commands pass false. */
@@ -69,6 +68,8 @@ export interface SqliteStoreOptions extends ActiveCacheOptions {
 export class SqliteBundleStore implements BundleStore {
   readonly kind = "sqlite";
   readonly path: string;
+  /** The schema versions found and left by `open`. */
+  readonly migration: { readonly from: number; readonly to: number };
   readonly #db: SqliteDatabase;
   readonly #q: SqliteQueries;
   readonly #cache: ActiveBundleCache;
@@ -78,8 +79,15 @@ export class SqliteBundleStore implements BundleStore {
   readonly #onUploadStep: ((step: UploadStep) => void) | undefined;
   #closed = false;
 
-  private constructor(path: string, db: SqliteDatabase, options: SqliteStoreOptions, busyTimeoutMs: number) {
+  private constructor(
+    path: string,
+    db: SqliteDatabase,
+    migration: { from: number; to: number },
+    options: SqliteStoreOptions,
+    busyTimeoutMs: number,
+  ) {
     this.path = path;
+    this.migration = migration;
     this.#db = db;
     this.#busyTimeoutMs = busyTimeoutMs;
     this.#maxBundleBytes = integerOption(
@@ -107,14 +115,14 @@ export class SqliteBundleStore implements BundleStore {
     const absolute = resolve(path);
     const busyTimeoutMs = integerOption("busyTimeoutMs", options.busyTimeoutMs ?? 5_000, 0, 600_000);
     if (options.maxSizeBytes !== undefined) integerOption("maxSizeBytes", options.maxSizeBytes, 1, 2 ** 52);
-    const db = openDatabase(absolute, {
+    const { db, migration } = openDatabase(absolute, {
       create: options.create ?? true,
       busyTimeoutMs,
       integrityCheck: options.integrityCheck ?? true,
       maxSizeBytes: options.maxSizeBytes,
     });
     try {
-      return new SqliteBundleStore(absolute, db, options, busyTimeoutMs);
+      return new SqliteBundleStore(absolute, db, migration, options, busyTimeoutMs);
     } catch (error) {
       db.close();
       throw error;
@@ -133,22 +141,17 @@ export class SqliteBundleStore implements BundleStore {
   }
 
   async activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     return this.#write(signal, () => this.#q.activate(tenantId, version, by, this.#clock()));
   }
 
   async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
-    const tenantId = checkTenantId(input.tenantId);
-    const by = checkBy(input.by);
+    const { tenantId, by } = checkTenantAction(input);
     return this.#write(signal, () => this.#q.rollback(tenantId, by, this.#clock()));
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
-    const tenantId = checkTenantId(input.tenantId);
-    const version = checkVersion(input.version);
-    const by = checkBy(input.by);
+    const { tenantId, version, by } = checkVersionAction(input);
     this.#write(signal, () => this.#q.deleteVersion(tenantId, version, by, this.#clock()));
   }
 
@@ -173,13 +176,8 @@ export class SqliteBundleStore implements BundleStore {
   }
 
   async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
-    const parsed = BundleHash.safeParse(hash);
-    if (!parsed.success)
-      throw new StoreError(
-        "invalid_input",
-        `Invalid bundle hash ${JSON.stringify(hash)}: expected sha256-<64 hex digits>.`,
-      );
-    return this.#read(signal, () => this.#q.bundle(parsed.data));
+    const checked = checkHash(hash);
+    return this.#read(signal, () => this.#q.bundle(checked));
   }
 
   async audit(query?: AuditQuery, signal?: AbortSignal): Promise<AuditEntry[]> {
@@ -190,7 +188,13 @@ export class SqliteBundleStore implements BundleStore {
 
   async active(tenantId: TenantId, signal?: AbortSignal): Promise<ActiveBundle | undefined> {
     const id = checkTenantId(tenantId);
-    return this.#read(signal, () => this.#cache.get(id));
+    const served = this.#read(signal, () => this.#cache.get(id));
+    if (!(served instanceof Promise)) return served;
+    try {
+      return await served;
+    } catch (error) {
+      throw toStoreError(error, this.path, this.#busyTimeoutMs);
+    }
   }
 
   async close(): Promise<void> {
@@ -201,18 +205,12 @@ export class SqliteBundleStore implements BundleStore {
 
   #head(tenantId: TenantId): ActiveHead | undefined {
     const row = this.#q.head(tenantId);
-    if (!row) return undefined;
-    return {
-      version: row.version,
-      hash: row.hash,
-      config: readJson(row.config, `config of ${tenantId} v${row.version}`),
-    };
+    return row && toActiveHead(row, tenantId);
   }
 
   #code(hash: BundleHashType): CachedCode | undefined {
     const row = this.#q.code(hash);
-    if (!row) return undefined;
-    return { code: row.code, manifest: readManifest(row.manifest, hash), bytes: row.bytes };
+    return row && toCachedCode(row, hash);
   }
 
   #read<T>(signal: AbortSignal | undefined, fn: () => T): T {

@@ -7,7 +7,7 @@ import {
   TenantId,
   type TenantId as TenantIdType,
 } from "../protocol/index.js";
-import type { AuditQuery, UploadInput } from "./bundle-store.js";
+import type { AuditQuery, TenantAction, UploadInput, VersionAction } from "./bundle-store.js";
 import { StoreError } from "./errors.js";
 
 /** A tenant's config is sent with every hook call (as `ctx.config`): keep it small. */
@@ -17,6 +17,9 @@ export const MAX_GATE_REPORT_BYTES = 1024 * 1024;
 export const MAX_BY_CHARS = 128;
 export const DEFAULT_AUDIT_LIMIT = 100;
 export const MAX_AUDIT_LIMIT = 10_000;
+
+/** Where an upload transaction is when a store's `onUploadStep` is called (crash tests only). */
+export type UploadStep = "tenant" | "bundle" | "version" | "activation";
 
 /** An upload after validation: what both store implementations write. */
 export interface CheckedUpload {
@@ -59,6 +62,28 @@ export function checkBy(value: unknown): string {
     "invalid_input",
     `Invalid uploader ${JSON.stringify(value)}: pass an operator name of 1–${MAX_BY_CHARS} printable characters (--by or $USER).`,
   );
+}
+
+export function checkHash(value: unknown): BundleHash {
+  const parsed = BundleHash.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new StoreError(
+    "invalid_input",
+    `Invalid bundle hash ${JSON.stringify(value)}: expected sha256-<64 hex digits>.`,
+  );
+}
+
+/** A tenant action's input, validated: tenant id first, then who. */
+export function checkTenantAction(input: TenantAction): TenantAction {
+  const tenantId = checkTenantId(input.tenantId);
+  return { tenantId, by: checkBy(input.by) };
+}
+
+/** A version action's input, validated: tenant id, version, then who. */
+export function checkVersionAction(input: VersionAction): VersionAction {
+  const tenantId = checkTenantId(input.tenantId);
+  const version = checkVersion(input.version);
+  return { tenantId, version, by: checkBy(input.by) };
 }
 
 export function checkAuditLimit(query: AuditQuery | undefined): number {

@@ -77,7 +77,7 @@ function record<P extends HookPoint>(point: P): HookRecord<P> {
     bundle: undefined,
     outcome: { type: "decided", result: null },
     policy: "open",
-    durationMs: 0,
+    runMs: 0,
     cpuMs: 0,
     logs: [],
   };

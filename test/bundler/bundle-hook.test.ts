@@ -3,7 +3,7 @@ import { join, relative } from "node:path";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { BundleError, bundleHook } from "../../src/bundler/index.js";
-import { HOOK, tempHooks } from "./temp-hooks.js";
+import { HOOK, tempFiles, tempHooks } from "./temp-hooks.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -138,7 +138,7 @@ describe("bundleHook", () => {
     expect(error.problems).toEqual([
       {
         message:
-          "`../secret.json` resolves to secret.json, outside the hook's root hook: a bundle may only include files under its root or in node_modules. Move the file into the hook's folder or widen `root`.",
+          "`../secret.json` resolves to secret.json, outside the hook folder hook: a bundle may only include files inside it. Move the file into the hook folder, or pass a --root that holds both if all of it is the tenant's.",
         file: "hook/index.ts",
         line: 1,
         column: 20,
@@ -158,31 +158,46 @@ describe("bundleHook", () => {
     });
     await symlink(join(outside, "host-config.ts"), join(cwd, "hook/config.ts"));
     const error = await bundleHook("hook", { cwd }).catch((e: unknown) => e as BundleError);
-    expect(error).toMatchObject({ code: "outside_root", problems: [{ file: "hook/index.ts", line: 1 }] });
+    expect(error).toMatchObject({
+      code: "outside_root",
+      problems: [{ message: expect.stringContaining("hook/config.ts leads outside the hook folder hook") }],
+    });
   });
 
-  it("allows packages from node_modules above the root, and files under a wider root", async () => {
+  it("refuses packages from a node_modules above the hook folder, and allows the folder's own", async () => {
     const cwd = await project({
       "node_modules/left-pad/package.json": '{ "name": "left-pad", "main": "index.js" }\n',
       "node_modules/left-pad/index.js": 'module.exports = (s) => " " + s;\n',
-      "shared/words.ts": 'export const WORDS = ["rm"];\n',
-      "hook/index.ts": `import pad from "left-pad";\nimport { WORDS } from "../shared/words.ts";\n${HOOK}export const x = pad(WORDS[0]);\n`,
+      "hook/index.ts": `import pad from "left-pad";\n${HOOK}export const x = pad("rm");\n`,
     });
     await expect(bundleHook("hook", { cwd })).rejects.toMatchObject({
       code: "outside_root",
-      problems: [{ message: expect.stringContaining("`../shared/words.ts` resolves to shared/words.ts"), line: 2 }],
+      problems: [
+        {
+          message:
+            "`left-pad` resolves to node_modules/left-pad/index.js, outside the hook folder hook: a bundle may only include files inside it. Install the package in the hook folder's own node_modules.",
+          line: 1,
+        },
+      ],
     });
-    const built = await bundleHook("hook", { cwd, root: "." });
-    expect(built.code).toContain("left-pad");
+    await tempFiles(cwd, {
+      "hook/node_modules/left-pad/package.json": '{ "name": "left-pad", "main": "index.js" }\n',
+      "hook/node_modules/left-pad/index.js": 'module.exports = (s) => "own " + s;\n',
+    });
+    expect((await bundleHook("hook", { cwd })).code).toContain('"own "');
   });
 
-  it("takes the nearest package.json folder as the default root and refuses an entry outside an explicit root", async () => {
+  it("takes the entry's folder as the root, never a package.json folder above it; a wider root is explicit", async () => {
     const cwd = await project({
       "package.json": "{}\n",
       "shared/words.ts": 'export const WORDS = ["rm"];\n',
       "hooks/a/index.ts": `import { WORDS } from "../../shared/words.ts";\n${HOOK}export const n = WORDS.length;\n`,
     });
-    await expect(bundleHook("hooks/a", { cwd })).resolves.toMatchObject({ entry: "hooks/a" });
+    await expect(bundleHook("hooks/a", { cwd })).rejects.toMatchObject({
+      code: "outside_root",
+      problems: [{ message: expect.stringContaining("`../../shared/words.ts` resolves to shared/words.ts"), line: 1 }],
+    });
+    await expect(bundleHook("hooks/a", { cwd, root: "." })).resolves.toMatchObject({ entry: "hooks/a" });
     await expect(bundleHook("hooks/a", { cwd, root: "shared" })).rejects.toMatchObject({ code: "outside_root" });
   });
 

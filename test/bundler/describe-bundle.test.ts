@@ -107,7 +107,7 @@ describe("describeBundle", () => {
     ["invalid_result", "The default export's `toolCall` is a string, not a function", "invalid_export"],
     ["invalid_result", "The bundle has no default export object", "invalid_export"],
   ] as const)("turns a %s sandbox failure into %s keeping its message", async (failureCode, message, code) => {
-    const executor = fakeExecutor({ type: "failed", failure: { code: failureCode, message }, cpuMs: 0, durationMs: 1 });
+    const executor = fakeExecutor({ type: "failed", failure: { code: failureCode, message }, cpuMs: 0, runMs: 1 });
     const error = await describeBundle(built, executor).then(
       () => undefined,
       (e: unknown) => e as BundleError,
@@ -124,7 +124,7 @@ describe("describeBundle with hostile names from the sandbox", () => {
     const error = await describeError([key]);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting their absence.
     expect(error.message.replaceAll("\n", "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
-    expect(error.message).toContain("Unknown handler `\\u{1b}[2J\\u{1b}]8;;http://evil\\u{7}toolCall\\u{202e}\\u{d}`");
+    expect(error.message).toContain("Unknown handler `\\x1b[2J\\x1b]8;;http://evil\\x07toolCall\\u202e\\r`");
     expect(error.problems[0]?.message).toContain(key);
   });
 
@@ -133,7 +133,7 @@ describe("describeBundle with hostile names from the sandbox", () => {
       type: "failed",
       failure: { code: "threw", message: "Error: \u009b31mred\nline two" },
       cpuMs: 0,
-      durationMs: 1,
+      runMs: 1,
     });
     const error = await describeBundle(built, executor).then(
       () => undefined,
@@ -141,7 +141,7 @@ describe("describeBundle with hostile names from the sandbox", () => {
     );
     expect(error?.message.split("\n")).toEqual([
       "Cannot use hook: the sandbox could not load it",
-      "  Error: \\u{9b}31mred\\u{a}line two (threw)",
+      "  Error: \\x9b31mred\\nline two (threw)",
     ]);
   });
 });

@@ -23,5 +23,5 @@ export function fakeExecutor(outcome: DescribeOutcome): HookExecutor & {
 }
 
 export function described(handlers: string[]): DescribeOutcome {
-  return { type: "described", handlers, cpuMs: 1, durationMs: 2 };
+  return { type: "described", handlers, cpuMs: 1, runMs: 2 };
 }

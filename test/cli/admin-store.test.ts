@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/index.js";
@@ -95,7 +95,7 @@ describe("admin commands on the store", () => {
     );
     expect((await cli(["activate", "--tenant", "globex", "--version", "1"])).stdout).toContain("already active");
     const rolled = await cli(["rollback", "--tenant", "acme", "--json"]);
-    expect(rolled.json()).toEqual({ tenantId: "acme", version: 1, previous: 2, changed: true });
+    expect(rolled.json()).toEqual({ tenantId: "acme", version: 1, previousVersion: 2, changed: true });
     const audit = await cli(["audit", "--json"]);
     const entries = audit.json().entries as { tenantId: string; type: string; by: string }[];
     expect(entries.slice(-2).map((e) => [e.tenantId, e.type, e.by])).toEqual([
@@ -154,11 +154,12 @@ describe("admin commands on the store", () => {
     expect(fileDigest(join(dir, ".isohook/store.db"))).toBe(before);
   });
 
-  it("asks for --by when $USER is not set", async () => {
+  it("audits the OS user name when $USER is not set, and --by still wins", async () => {
     await seed();
-    const result = await cli(["rollback", "--tenant", "acme"], {});
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain("Pass --by <name>");
+    expect((await cli(["rollback", "--tenant", "acme"], {})).code).toBe(0);
+    expect((await cli(["activate", "--tenant", "acme", "--version", "2", "--by", "carol"], {})).code).toBe(0);
+    const entries = (await cli(["audit", "--json", "--limit", "2"])).json().entries as { by: string }[];
+    expect(entries.map((e) => e.by)).toEqual([userInfo().username, "carol"]);
   });
 
   it("does not create a store for read commands and says how to get one", async () => {

@@ -62,8 +62,7 @@ describe("isohook upload", () => {
     );
     const second = await cli(["upload", "--tenant", "acme", "policy2/index.ts", "--json"]);
     expect(second.code).toBe(0);
-    const deployed = JSON.parse(second.stdout) as { type: string; version: { version: number }; activated: boolean };
-    expect([deployed.type, deployed.version.version, deployed.activated]).toEqual(["deployed", 2, false]);
+    expect(JSON.parse(second.stdout)).toMatchObject({ tenantId: "acme", version: 2, activated: false });
 
     expect((await cli(["activate", "--tenant", "acme", "--version", "2"])).code).toBe(0);
     const inspected = await cli(["inspect", "--tenant", "acme"]);
@@ -97,12 +96,30 @@ describe("isohook upload", () => {
     expect(fileDigest(store)).toBe(before);
     const json = await cli(["upload", "--tenant", "acme", "broken", "--json"]);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ type: "rejected", report: { type: "rejected" } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: "gate_rejected", report: { type: "rejected" } } });
+  });
+
+  it("runs the gate under --timeout and --memory", async () => {
+    const slow = `export default { toolCall(event) {
+  if (event.call.args.command !== "slow") return undefined;
+  const end = Date.now() + 120;
+  while (Date.now() < end) {}
+  return undefined;
+} };
+`;
+    writeHook(dir, "slow", slow, toolCallFixture("shell", { command: "slow" }, { noop: true }));
+    const strict = await cli(["upload", "--tenant", "slowpoke", "slow", "--seed", "1"]);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain("[fixture_failed]");
+    expect(strict.stderr).toContain("timeout");
+    const roomy = await cli(["upload", "--tenant", "slowpoke", "slow", "--timeout", "2000", "--memory", "64"]);
+    expect([roomy.code, roomy.stderr]).toEqual([0, ""]);
+    expect((await cli(["upload", "--tenant", "slowpoke", "slow", "--memory", "4"])).code).toBe(2);
   });
 
   it("explains a missing entry, config file or malformed config", async () => {
     const missing = await cli(["upload", "--tenant", "acme", "nowhere"]);
-    expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining("[bundle_failed]")]);
+    expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining("There is no hook at nowhere")]);
     writeFileSync(join(dir, "bad.json"), "{mode: strict}");
     const bad = await cli(["upload", "--tenant", "acme", "policy", "--config", "bad.json"]);
     expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining("is not valid JSON")]);

@@ -30,6 +30,7 @@ const ROOMY = { limits: { timeoutMs: 250 }, budgets: { turnMs: 5_000, runMs: 30_
 async function roomy(name: string, change: (scenario: Record<string, unknown>) => void = () => {}) {
   const scenario = JSON.parse(await readFile(join(REPO, "scenarios", name), "utf8")) as Record<string, unknown>;
   if (typeof scenario.hook === "string") scenario.hook = join(REPO, "scenarios", scenario.hook);
+  if (typeof scenario.root === "string") scenario.root = join(REPO, "scenarios", scenario.root);
   Object.assign(scenario, ROOMY);
   change(scenario);
   const file = join(dir, name);

@@ -49,6 +49,7 @@ beforeAll(async () => {
     console.log("saw", command);
     ctx.state.seen = (ctx.state.seen ?? 0) + 1;
     if (command === "loop") for (;;) {}
+    if (command === "bad") return { type: "nope", reason: 7 };
     if (command.startsWith("rm")) return { type: "block", reason: "no rm" };
   },
 };
@@ -66,6 +67,7 @@ beforeAll(async () => {
     join(dir, "loop.jsonl"),
     jsonl({ point: "tool.call", event: EVENT("loop"), expect: { failure: "timeout" } }),
   );
+  await writeFile(join(dir, "badresult.jsonl"), jsonl({ point: "tool.call", event: EVENT("bad") }));
   await writeFile(
     join(dir, "bad.jsonl"),
     `${JSON.stringify({ point: "tool.call", event: EVENT("ls") })}\n{"point": 1}\n`,
@@ -88,13 +90,12 @@ describe("isohook test", () => {
     expect(stdout).toContain('ok   line 1 tool.call → block {"reason":"destructive shell command: rm -rf /"}');
   });
 
-  it("prints one JSON outcome per line with point, costs, logs and state, and exits 1 on a mismatch", async () => {
+  it("prints one JSON object with each outcome, its point, costs, logs and state, and exits 1 on a mismatch", async () => {
     const { code, stdout } = await run(["test", "policy.ts", "--events", "events.jsonl", "--json"], dir);
     expect(code).toBe(1);
-    const lines = stdout
-      .trimEnd()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const output = JSON.parse(stdout);
+    expect(output).toMatchObject({ file: "events.jsonl", passed: 1, failed: 1, unchecked: 1 });
+    const lines = output.results;
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatchObject({
       line: 1,
@@ -110,7 +111,7 @@ describe("isohook test", () => {
     expect(lines[2]).toMatchObject({ line: 3, type: "decided", result: null });
     expect(lines[2]).not.toHaveProperty("passed");
     for (const line of lines) {
-      expect(typeof line.durationMs).toBe("number");
+      expect(typeof line.runMs).toBe("number");
       expect(typeof line.cpuMs).toBe("number");
     }
   });
@@ -121,6 +122,46 @@ describe("isohook test", () => {
     expect(stdout).toContain("FAIL line 2 tool.call → no-op (");
     expect(stdout).toContain("       expected a `block` result, got the no-op\n       | saw ls\n");
     expect(stdout.trimEnd().split("\n").at(-1)).toBe("1 passed, 1 failed, 1 without expect — events.jsonl");
+  });
+
+  it("prints why a result is invalid and where: the zod issue with its path", async () => {
+    const { stdout } = await runInline(["policy.ts", "--events", "badresult.jsonl"], dir);
+    expect(stdout).toContain(
+      "line 1 tool.call → failed invalid_result: The hook returned a result that tool.call does not accept — result.type: ",
+    );
+    expect(stdout).toContain("result.type: Invalid discriminator value. Expected 'rewrite' | 'block' | 'stop'");
+  });
+
+  it("runs again on every save with --watch until stopped", { timeout: 30_000 }, async () => {
+    const watched = await mkdtemp(join(tmpdir(), "isohook-watch-"));
+    try {
+      await writeFile(join(watched, "index.ts"), "export default { toolCall() { return undefined; } };\n");
+      const fixture = { point: "tool.call", event: EVENT("rm -rf /"), expect: { type: "block" } };
+      await writeFile(join(watched, "fixtures.jsonl"), jsonl(fixture));
+      const controller = new AbortController();
+      const command = createTestCommand({
+        openExecutor: async (limits) => createInlineExecutor({ limits, quiet: true }),
+      });
+      const io = { ...fakeIO(watched), signal: controller.signal };
+      const running = command.run(parseCommandArgs(command, [".", "--watch"]), io);
+      const until = async (text: RegExp) => {
+        for (let i = 0; i < 200 && !text.test(io.out()); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(io.out()).toMatch(text);
+      };
+      await until(/0 passed, 1 failed[\s\S]*watching \. for changes/);
+      await writeFile(
+        join(watched, "index.ts"),
+        'export default { toolCall() { return { type: "block", reason: "no" }; } };\n',
+      );
+      await until(/1 passed, 0 failed — fixtures\.jsonl\n— watching/);
+      await writeFile(join(watched, "index.ts"), "export default { toolCall() { return {{ } };\n");
+      for (let i = 0; i < 200 && !io.err().includes("isohook test:"); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(io.err()).toContain("isohook test: Cannot bundle");
+      controller.abort();
+      expect(await running).toBe(0);
+    } finally {
+      await rm(watched, { recursive: true, force: true });
+    }
   });
 
   it("passes --timeout and --memory to the sandbox", async () => {

@@ -25,7 +25,8 @@ const executor: HookExecutor = {
 const event = toolCallEvent({ path: "/etc/passwd", command: "cat /etc/passwd | head -n 20", env: { LANG: "C" } });
 const unlimited = { turnMs: 3_600_000, runMs: 86_400_000 };
 
-const call = { tenantId: TENANT, bundle: { hash: HASH, code: "" }, point: "tool.call" as const, ctxJson: "{}" };
+const sandboxBundle = { hash: HASH, code: "" };
+const call = { tenantId: TENANT, point: "tool.call" as const, ctxJson: "{}", timeoutMs: DEFAULT_LIMITS.timeoutMs };
 const tenantRun = createDispatcher({ executor, budgets: unlimited, emit: () => {} }).openRun({
   tenantId: TENANT,
   runId: RUN,
@@ -43,7 +44,7 @@ const skipRun = createDispatcher({ executor }).openRun({
 const cases: [string, () => Promise<unknown>][] = [
   [
     "invokeHook alone (stringify event + parse reply)",
-    () => invokeHook(executor, { ...call, eventJson: JSON.stringify(event) }, DEFAULT_LIMITS),
+    () => invokeHook(executor, sandboxBundle, { ...call, eventJson: JSON.stringify(event) }, DEFAULT_LIMITS),
   ],
   ["dispatcher, tenant bundle", () => tenantRun.toolCall(event)],
   ["dispatcher, one platform hook, no bundle", () => platformRun.toolCall(event)],

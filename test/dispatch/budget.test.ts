@@ -6,7 +6,7 @@ describe("hook time budgets", () => {
   it("fails a call as timeout without running once the turn budget is spent, and refills next turn", async () => {
     const { run, executor } = setup({
       points: ["tool.call"],
-      respond: () => returned(undefined, { durationMs: 60 }),
+      respond: () => returned(undefined, { runMs: 60 }),
       options: { budgets: { turnMs: 100, runMs: 10_000 } },
     });
     run.beginTurn(1);
@@ -15,7 +15,7 @@ describe("hook time budgets", () => {
     const denied = await run.toolCall(toolCallEvent());
     expect(executor.seen).toHaveLength(2);
     expect(denied.decision).toMatchObject({ type: "block", reason: "timeout" });
-    expect(denied.records[0]).toMatchObject({ durationMs: 0, outcome: { failure: { code: "timeout" } } });
+    expect(denied.records[0]).toMatchObject({ runMs: 0, outcome: { failure: { code: "timeout" } } });
     expect(denied.records[0]?.outcome.type === "failed" && denied.records[0].outcome.failure.message).toContain(
       "turn's hook time budget of 100 ms",
     );
@@ -29,7 +29,7 @@ describe("hook time budgets", () => {
   it("fails calls once the run budget is spent, across turns", async () => {
     const { run, executor } = setup({
       points: ["tool.call"],
-      respond: () => returned(undefined, { durationMs: 80 }),
+      respond: () => returned(undefined, { runMs: 80 }),
       options: { budgets: { turnMs: 100, runMs: 150 } },
     });
     run.beginTurn(0);
@@ -47,12 +47,12 @@ describe("hook time budgets", () => {
   it("passes what is left of the budget down as the call's timeout when it is shorter", async () => {
     const { run, executor } = setup({
       points: ["tool.call"],
-      respond: () => returned(undefined, { durationMs: 70 }),
+      respond: () => returned(undefined, { runMs: 70 }),
       options: { budgets: { turnMs: 100, runMs: 10_000 }, limits: { timeoutMs: 50 } },
     });
     await run.toolCall(toolCallEvent());
     await run.toolCall(toolCallEvent());
-    expect(executor.seen.map((s) => s.call.timeoutMs)).toEqual([undefined, 30]);
+    expect(executor.seen.map((s) => s.call.timeoutMs)).toEqual([50, 30]);
   });
 
   it("does not charge platform hooks", async () => {

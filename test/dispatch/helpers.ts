@@ -1,13 +1,14 @@
 import {
   type ActiveBundle,
   BundleHash,
-  type ExecutionOutcome,
   type FailureCode,
-  type HookCall,
   type HookExecutor,
   type HookPoint,
   type JsonValue,
   RunId,
+  type SandboxBundle,
+  type SandboxCall,
+  type SandboxResult,
   TenantId,
 } from "../../src/protocol/index.js";
 
@@ -31,13 +32,14 @@ export function bundleOf(
 
 /** A sandbox call as the fake executor saw it, with event and ctx parsed back for assertions. */
 export interface SeenCall {
-  readonly call: HookCall;
+  readonly bundle: SandboxBundle;
+  readonly call: SandboxCall;
   readonly point: HookPoint;
   readonly event: Record<string, unknown>;
   readonly ctx: Record<string, unknown> & { state: Record<string, unknown> };
 }
 
-export type Respond = (seen: SeenCall, signal: AbortSignal | undefined) => ExecutionOutcome | Promise<ExecutionOutcome>;
+export type Respond = (seen: SeenCall, signal: AbortSignal | undefined) => SandboxResult | Promise<SandboxResult>;
 
 /** A HookExecutor that answers from a function: canned replies and failures, no sandbox. */
 export class FakeExecutor implements HookExecutor {
@@ -53,11 +55,12 @@ export class FakeExecutor implements HookExecutor {
     this.#respond = respond;
   }
 
-  async execute(call: HookCall, signal?: AbortSignal): Promise<ExecutionOutcome> {
+  async execute(bundle: SandboxBundle, call: SandboxCall, signal?: AbortSignal): Promise<SandboxResult> {
     signal?.throwIfAborted();
     const seen: SeenCall = {
+      bundle,
       call,
-      point: call.point,
+      point: call.point as HookPoint,
       event: JSON.parse(call.eventJson),
       ctx: JSON.parse(call.ctxJson),
     };
@@ -75,15 +78,15 @@ export class FakeExecutor implements HookExecutor {
 /** The guest reply for a handler that returned `result` (undefined = nothing). */
 export function returned(
   result: unknown,
-  extra: { state?: unknown; logs?: string[]; durationMs?: number; cpuMs?: number } = {},
-): ExecutionOutcome {
+  extra: { state?: unknown; logs?: string[]; runMs?: number; cpuMs?: number } = {},
+): SandboxResult {
   const reply: Record<string, unknown> = { kind: "returned", result: result ?? null, logs: extra.logs ?? [] };
   if (extra.state !== undefined) reply.state = extra.state;
   return {
     type: "replied",
     reply: JSON.stringify(reply),
     cpuMs: extra.cpuMs ?? 0.5,
-    durationMs: extra.durationMs ?? 1,
+    runMs: extra.runMs ?? 1,
   };
 }
 
@@ -91,18 +94,18 @@ export function returned(
 export function guestFailed(
   code: "threw" | "pending" | "result_too_large" | "invalid_result",
   message = "boom",
-): ExecutionOutcome {
+): SandboxResult {
   return {
     type: "replied",
     reply: JSON.stringify({ kind: "failed", code, message, logs: ["before the throw"] }),
     cpuMs: 1,
-    durationMs: 2,
+    runMs: 2,
   };
 }
 
 /** A sandbox-side failure (timeout, memory_limit, sandbox_crashed, unavailable …). */
-export function sandboxFailed(code: FailureCode, durationMs = 50): ExecutionOutcome {
-  return { type: "failed", failure: { code, message: `sandbox said ${code}` }, cpuMs: durationMs, durationMs };
+export function sandboxFailed(code: FailureCode, runMs = 50): SandboxResult {
+  return { type: "failed", failure: { code, message: `sandbox said ${code}` }, cpuMs: runMs, runMs };
 }
 
 export class FakeClock {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ExecutionOutcome } from "../../src/protocol/index.js";
+import type { SandboxResult } from "../../src/protocol/index.js";
 import { returned, sandboxFailed, toolCallEvent } from "./helpers.js";
 import { setup } from "./setup.js";
 
-const raw = (reply: string): ExecutionOutcome => ({ type: "replied", reply, cpuMs: 0, durationMs: 1 });
+const raw = (reply: string): SandboxResult => ({ type: "replied", reply, cpuMs: 0, runMs: 1 });
 
 describe("hostile guest replies", () => {
   it("cannot pollute prototypes through __proto__ keys in args or state", async () => {

@@ -70,10 +70,12 @@ describe("dispatch through the inline sandbox", () => {
     await run.toolCall(event({ command: "ls" }));
     const fourth = await run.toolCall(event({ command: "ls" }));
     expect(fourth.decision).toMatchObject({ type: "block", reason: "too many calls" });
-    expect(events.filter((e) => e.type === "hook.called" && e.source === "tenant")).toHaveLength(4);
+    expect(events.filter((e) => e.type === "hook.called" && e.record.source === "tenant")).toHaveLength(4);
     expect(events[0]).toMatchObject({
-      bundle: { version: 7, hash: bundle.manifest.hash },
-      outcome: { type: "decided", result: "rewrite" },
+      record: {
+        bundle: { version: 7, hash: bundle.manifest.hash },
+        outcome: { type: "decided", result: { type: "rewrite" } },
+      },
     });
   });
 
@@ -97,10 +99,10 @@ describe("dispatch through the inline sandbox", () => {
       const spun = await run.toolCall(event({ spin: true }));
       const outcome = spun.records[0]?.outcome;
       if (outcome?.type === "failed" && outcome.failure.message.includes("budget")) denied = spun;
-      else timeouts.push(spun.records[0]?.durationMs ?? 0);
+      else timeouts.push(spun.records[0]?.runMs ?? 0);
     }
     expect(timeouts.length).toBeGreaterThanOrEqual(2);
-    expect(denied?.records[0]).toMatchObject({ durationMs: 0, outcome: { failure: { code: "timeout" } } });
+    expect(denied?.records[0]).toMatchObject({ runMs: 0, outcome: { failure: { code: "timeout" } } });
     expect(denied?.decision).toMatchObject({ type: "block", reason: "timeout" });
     expect(run.spent().turnMs).toBeGreaterThanOrEqual(30);
   });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { HookPoint } from "../../src/protocol/index.js";
-import { type ExecutionOutcome, TenantId } from "../../src/protocol/index.js";
+import { type SandboxResult, TenantId } from "../../src/protocol/index.js";
 import { bundleOf, guestFailed, RUN, returned, sandboxFailed, toolCallEvent } from "./helpers.js";
 import { setup } from "./setup.js";
 
-const FAILURES: [string, () => ExecutionOutcome][] = [
+const FAILURES: [string, () => SandboxResult][] = [
   ["timeout", () => sandboxFailed("timeout")],
   ["memory_limit", () => sandboxFailed("memory_limit")],
   ["sandbox_crashed", () => sandboxFailed("sandbox_crashed")],
@@ -13,9 +13,9 @@ const FAILURES: [string, () => ExecutionOutcome][] = [
   ["pending", () => guestFailed("pending")],
   ["result_too_large", () => guestFailed("result_too_large")],
   ["invalid_result", () => guestFailed("invalid_result")],
-  ["invalid_result", () => ({ type: "replied", reply: "not json", cpuMs: 0, durationMs: 1 })],
+  ["invalid_result", () => ({ type: "replied", reply: "not json", cpuMs: 0, runMs: 1 })],
   ["invalid_result", () => returned({ type: "block" })],
-  ["result_too_large", () => ({ type: "replied", reply: "x".repeat(200_000), cpuMs: 0, durationMs: 1 })],
+  ["result_too_large", () => ({ type: "replied", reply: "x".repeat(200_000), cpuMs: 0, runMs: 1 })],
 ];
 
 describe("failure policy on tool.call", () => {
@@ -40,14 +40,14 @@ describe("failure policy on tool.call", () => {
   });
 
   it("fails an event over the size limit as event_too_large without calling the sandbox", async () => {
-    const closed = setup({ points: ["tool.call"], options: { limits: { maxEventBytes: 1_024 } } });
+    const closed = setup({ points: ["tool.call"], options: { limits: { maxEventChars: 1_024 } } });
     const big = toolCallEvent({ blob: "x".repeat(2_000) });
     expect((await closed.run.toolCall(big)).decision).toMatchObject({ type: "block", reason: "event_too_large" });
     expect(closed.executor.seen).toHaveLength(0);
     const open = setup({
       points: ["tool.call"],
       policy: { "tool.call": "open" },
-      options: { limits: { maxEventBytes: 1_024 } },
+      options: { limits: { maxEventChars: 1_024 } },
     });
     expect((await open.run.toolCall(big)).decision).toMatchObject({ type: "execute" });
   });
@@ -126,7 +126,7 @@ describe("platform floor", () => {
     const { decision, records } = await run.toolCall(toolCallEvent());
     expect(decision).toMatchObject({ type: "block", reason: "timeout" });
     expect(records[0]?.policy).toBe("closed");
-    expect(events[0]).toMatchObject({ type: "hook.called", policy: "closed" });
+    expect(events[0]).toMatchObject({ type: "hook.called", record: { policy: "closed" } });
   });
 
   it("never opens what the tenant closed", async () => {

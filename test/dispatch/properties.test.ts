@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type ExecutionOutcome, FailureCode, JsonObject, ToolResult } from "../../src/protocol/index.js";
+import { FailureCode, JsonObject, type SandboxResult, ToolResult } from "../../src/protocol/index.js";
 import { returned, toolCallEvent } from "./helpers.js";
 import { setup } from "./setup.js";
 
@@ -17,10 +17,10 @@ const resultLike = fc.record(
   },
   { requiredKeys: ["type"] },
 );
-const reply: fc.Arbitrary<ExecutionOutcome> = fc.oneof(
+const reply: fc.Arbitrary<SandboxResult> = fc.oneof(
   resultLike.map((r) => returned(r)),
   fc.jsonValue().map((r) => returned(r)),
-  fc.string().map((s) => ({ type: "replied" as const, reply: s, cpuMs: 0, durationMs: 0 })),
+  fc.string().map((s) => ({ type: "replied" as const, reply: s, cpuMs: 0, runMs: 0 })),
   fc.record({ state: fc.jsonValue() }).map(({ state }) => returned(undefined, { state })),
 );
 

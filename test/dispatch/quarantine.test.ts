@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DispatchEvent } from "../../src/dispatch/index.js";
 import { bundleKey, QuarantineBook } from "../../src/dispatch/quarantine.js";
-import type { ExecutionOutcome } from "../../src/protocol/index.js";
+import type { SandboxResult } from "../../src/protocol/index.js";
 import { HASH, returned, sandboxFailed, TENANT, toolCallEvent } from "./helpers.js";
 import { setup } from "./setup.js";
 
@@ -58,11 +58,11 @@ describe("quarantine through the dispatcher", () => {
   });
 
   it("does not count bystander failures (another call crashed the worker) but counts the culprit's", async () => {
-    const bystander = (): ExecutionOutcome => ({
+    const bystander = (): SandboxResult => ({
       type: "failed",
       failure: { code: "sandbox_crashed", message: "worker died running another call", bystander: true },
       cpuMs: 0,
-      durationMs: 0,
+      runMs: 0,
     });
     const { run, dispatcher, executor, events } = setup({
       points: ["tool.call"],
@@ -75,7 +75,10 @@ describe("quarantine through the dispatcher", () => {
       expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { bystander: true } });
     }
     expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeUndefined();
-    expect(events[0]).toMatchObject({ type: "hook.called", outcome: { code: "sandbox_crashed", bystander: true } });
+    expect(events[0]).toMatchObject({
+      type: "hook.called",
+      record: { outcome: { failure: { code: "sandbox_crashed", bystander: true } } },
+    });
     executor.respondWith(() => sandboxFailed("sandbox_crashed", 3));
     await run.toolCall(toolCallEvent());
     await run.toolCall(toolCallEvent());

@@ -45,7 +45,7 @@ describe("ctx and state", () => {
   it("fails a reply whose state is over the cap as result_too_large and keeps the old state", async () => {
     const { run, executor } = setup({
       points: ["tool.call"],
-      options: { limits: { maxStateBytes: 64 } },
+      options: { limits: { maxStateChars: 64 } },
       respond: (seen) =>
         seen.ctx.state.ok
           ? returned({ type: "block", reason: "x" }, { state: { big: "y".repeat(100) } })

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ProcessExecutor, startProcessExecutor } from "../../sandbox/supervisor/index.js";
+import { startProcessExecutor } from "../../sandbox/supervisor/create-executor.js";
+import type { ProcessExecutor } from "../../sandbox/supervisor/process-executor.js";
 import { createDispatcher } from "../../src/dispatch/index.js";
-import { type ActiveBundle, type HookCall, RunId, type SandboxBundle, TenantId } from "../../src/protocol/index.js";
+import { type ActiveBundle, RunId, type SandboxBundle, type SandboxCall, TenantId } from "../../src/protocol/index.js";
 import { ctxJson, hooksBundle } from "../sandbox/bundle-fixtures.js";
 
 /** A tenant id on the given shard (`shardOf`), so two tenants can be put on one worker. */
@@ -44,16 +45,16 @@ describe("tenants sharing a sandbox worker", () => {
     expect((await run.toolCall(TOOL_CALL)).decision.type).toBe("execute");
 
     // The neighbour keeps two calls that spin to their 50 ms timeout queued on the same worker meanwhile.
-    const spin: HookCall = {
+    const spin: SandboxCall = {
       tenantId: runaway,
-      bundle: SPIN,
       point: "tool.call",
       eventJson: JSON.stringify(TOOL_CALL),
       ctxJson: ctxJson(runaway, SPIN),
+      timeoutMs: 50,
     };
     let done = false;
     const lane = async () => {
-      while (!done) expect((await executor.execute(spin)).type).toBe("failed");
+      while (!done) expect((await executor.execute(SPIN, spin)).type).toBe("failed");
     };
     const lanes = [lane(), lane()];
     run.beginTurn(1);

@@ -2,27 +2,30 @@ import { describe, expect, it } from "vitest";
 import { describeOutcome, type Expectation, mismatchOf, parseFixtures, runFixtures } from "../../src/fixtures/index.js";
 import {
   BundleHash,
-  type ExecutionOutcome,
-  type HookCall,
   type HookExecutor,
   type HookOutcome,
   type JsonObject,
+  type SandboxBundle,
+  type SandboxCall,
+  type SandboxResult,
   TenantId,
 } from "../../src/protocol/index.js";
 
 const bundle = { hash: BundleHash.parse(`sha256-${"c".repeat(64)}`), code: "fake" };
 const tenantId = TenantId.parse("acme");
 
+type Seen = SandboxCall & { readonly bundle: SandboxBundle };
+
 /** A fake sandbox: the "hook" blocks `rm`, times out on `loop`, and echoes ctx into the block reason. */
-function fakeExecutor(seen: HookCall[]): HookExecutor {
+function fakeExecutor(seen: Seen[]): HookExecutor {
   return {
     mode: "inline",
-    async execute(call): Promise<ExecutionOutcome> {
-      seen.push(call);
+    async execute(bundle, call): Promise<SandboxResult> {
+      seen.push({ ...call, bundle });
       const event = JSON.parse(call.eventJson);
       const command = String(event.call?.args?.command ?? "");
       if (command === "loop") {
-        return { type: "failed", failure: { code: "timeout", message: "50 ms" }, cpuMs: 50, durationMs: 51 };
+        return { type: "failed", failure: { code: "timeout", message: "50 ms" }, cpuMs: 50, runMs: 51 };
       }
       const result = command.startsWith("rm")
         ? { type: "block", reason: `no rm (turn ${JSON.parse(call.ctxJson).turn})` }
@@ -30,7 +33,7 @@ function fakeExecutor(seen: HookCall[]): HookExecutor {
           ? { type: "rewrite", args: { ctx: JSON.parse(call.ctxJson) } }
           : null;
       const reply = JSON.stringify({ kind: "returned", result, logs: ["seen"] });
-      return { type: "replied", reply, cpuMs: 0.5, durationMs: 1 };
+      return { type: "replied", reply, cpuMs: 0.5, runMs: 1 };
     },
     async describe() {
       throw new Error("not used");
@@ -72,7 +75,7 @@ describe("runFixtures", () => {
       [5, undefined, undefined],
       [6, false, 'expected the no-op, got a `block` result {"type":"block","reason":"no rm (turn 0)"}'],
     ]);
-    expect(reports[0]).toMatchObject({ point: "tool.call", cpuMs: 0.5, durationMs: 1 });
+    expect(reports[0]).toMatchObject({ point: "tool.call", cpuMs: 0.5, runMs: 1 });
     expect(reports[0]?.outcome).toMatchObject({ type: "decided", logs: ["seen"] });
   });
 
@@ -88,7 +91,7 @@ describe("runFixtures", () => {
       ),
       "f.jsonl",
     );
-    const seen: HookCall[] = [];
+    const seen: Seen[] = [];
     await runFixtures({ executor: fakeExecutor(seen), bundle, tenantId, fixtures });
     expect(seen.map((c) => JSON.parse(c.ctxJson))).toEqual([
       {
@@ -156,9 +159,9 @@ describe("mismatchOf", () => {
       'expected a `block` result, got a `stop` result {"type":"stop","reason":"r"}',
     );
     expect(mismatchOf(block({}), decided(null))).toBe("expected a `block` result, got the no-op");
-    expect(mismatchOf(block({}), failed)).toBe("expected a `block` result, got failure `threw`: boom");
+    expect(mismatchOf(block({}), failed)).toBe("expected a `block` result, got failure threw: boom");
     expect(mismatchOf({ type: "failure", code: "timeout" }, failed)).toBe(
-      "expected failure `timeout`, got failure `threw`: boom",
+      "expected failure `timeout`, got failure threw: boom",
     );
     expect(mismatchOf({ type: "failure", code: "threw" }, failed)).toBeUndefined();
     expect(mismatchOf({ type: "noop" }, decided(null))).toBeUndefined();

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
 import { deployHook, type GateReason, runDeployGate } from "../../src/gate/index.js";
@@ -185,5 +185,20 @@ describe("deployHook", () => {
     expect(active).toMatchObject({ version: 1, config: { a: 1 } });
     expect(active?.manifest.hookPoints).toEqual(["tool.call"]);
     expect((await store.version(tenantId, 1))?.gateReport).toMatchObject({ type: "passed", reasons: [] });
+  });
+
+  it("stores paths relative to the hook, never the uploader's", async () => {
+    const store = new MemoryBundleStore();
+    const entry = writeHook(root, "relative", GOOD_INDEX);
+    await deployHook({ store, executor, entry: resolve(entry), tenantId, by: "ops", fuzz, cwd: "/" });
+    const stored = await store.version(tenantId, 1);
+    expect(stored?.gateReport).toMatchObject({ entry: "index.ts", fixtures: { file: "fixtures.jsonl" } });
+    expect(stored?.manifest.entry).toBe("index.ts");
+    expect(JSON.stringify(stored)).not.toContain(root);
+    const broken = writeHook(root, "broken-relative", "export default { toolCall() { return {{ } };\n");
+    const result = await runDeployGate({ entry: resolve(broken), executor, tenantId, fuzz, cwd: "/" });
+    expect(JSON.stringify(result.report)).not.toContain(root);
+    const reason = result.report.reasons[0];
+    expect(reason?.code === "bundle_failed" && reason.problems[0]?.file).toBe("index.ts");
   });
 });

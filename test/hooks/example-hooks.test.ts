@@ -56,7 +56,8 @@ describe("example hooks", () => {
       const fixtures = parseFixtures(await readFile(file, "utf8"), file);
       expect(fixtures.length).toBeGreaterThanOrEqual(4);
       expect(fixtures.some((f) => f.expect?.type === "noop")).toBe(true);
-      const built = await buildBundle(join(HOOKS, name), { executor });
+      // The composed policies (coding-agent, data-agent) share code across hooks/: it is their hook folder.
+      const built = await buildBundle(join(HOOKS, name), { executor, root: HOOKS });
       const reports = await runFixtures({
         executor,
         bundle: { hash: built.manifest.hash, code: built.code },

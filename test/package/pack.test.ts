@@ -1,5 +1,5 @@
 /**
- * The published package as a user gets it: `npm pack` (which builds dist/), the tarball installed into a
+ * The published package as a user gets it: `npm pack` of the built dist/, the tarball installed into a
  * fresh project outside the repo (from the local npm cache where it can), then that project's own commands: the CLI
  * without tsx, a hook of its own that imports `isohook/hook-sdk`, its own strict `tsc` over code that
  * imports `isohook`, and that code run through the process sandbox.
@@ -95,7 +95,8 @@ function call(command: string) {
   return { call: { id: "c1", name: "shell", args: { command } }, batch: { index: 0, size: 1 } };
 }
 
-const APP = `import { bundleFromEntry, createHookExecutor, createHookRuntime, defineTool, fixedBundleSource, scriptedModel } from "isohook";
+const APP = `import { bundleFromEntry, createHookRuntime, defineTool, fixedBundleSource, scriptedModel } from "isohook";
+import { createHookExecutor } from "isohook/sandbox";
 import { z } from "zod";
 
 const executor = await createHookExecutor({ workers: 1, spareWorker: false, limits: { timeoutMs: 1_000 } });
@@ -150,7 +151,8 @@ let reused: string[];
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "isohook-pack-"));
-  const packed = await ok(NPM, ["pack", "--silent", "--pack-destination", work], REPO);
+  // dist/ is built by the suite's global setup (test/build-dist.ts), as `prepack` would.
+  const packed = await ok(NPM, ["pack", "--silent", "--ignore-scripts", "--pack-destination", work], REPO);
   const tarball = join(work, packed.stdout.trim().split("\n").at(-1) ?? "");
   project = join(work, "consumer");
   await mkdir(join(project, "hooks", "no-rm"), { recursive: true });
@@ -203,7 +205,7 @@ describe("the packed package", () => {
   it("prints its version with npx isohook --version, without tsx", async () => {
     const manifest = JSON.parse(await readFile(join(REPO, "package.json"), "utf8")) as { version: string };
     const ran = await ok(NPX, ["--offline", "isohook", "--version"], project);
-    expect(ran.stdout).toBe(`${manifest.version}\n`);
+    expect(ran.stdout).toBe(`isohook ${manifest.version}\n`);
     await expect(lstat(join(project, "node_modules", "tsx"))).rejects.toMatchObject({ code: "ENOENT" });
   });
 

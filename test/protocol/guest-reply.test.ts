@@ -74,7 +74,7 @@ describe("parseGuestReply", () => {
   });
 
   it("scales the reply cap with the limits", () => {
-    const small = { ...limits, maxResultBytes: 256, maxStateBytes: 2, maxLogBytes: 0 };
+    const small = { ...limits, maxResultChars: 256, maxStateChars: 2, maxLogChars: 0 };
     expect(maxReplyChars(small)).toBe(256 + 2 + 0 + 1_024);
     expect(parseGuestReply("tool.call", returned("x".repeat(2_000)), small)).toMatchObject({
       failure: { code: "result_too_large" },

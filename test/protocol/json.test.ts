@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIMITS, isJsonValue, MAX_JSON_DEPTH, parseGuestReply } from "../../src/protocol/index.js";
+import { DEFAULT_LIMITS, parseGuestReply } from "../../src/protocol/index.js";
+import { isJsonValue, MAX_JSON_DEPTH } from "../../src/protocol/json.js";
 
 const nested = (depth: number): unknown => {
   let value: unknown = 1;

@@ -1,3 +1,6 @@
+import { access, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
@@ -5,7 +8,14 @@ import { declaredTool, defineTool, scriptedModel } from "../../src/agent/index.j
 import { buildBundle } from "../../src/bundler/index.js";
 import type { BundleSource, HookExecutor } from "../../src/protocol/index.js";
 import { TenantId } from "../../src/protocol/index.js";
-import { createHookRuntime, type RunEvent, RuntimeError } from "../../src/runtime/index.js";
+import {
+  bundleFromEntry,
+  createHookRuntime,
+  fixedBundleSource,
+  formatRunEvent,
+  type RunEvent,
+  RuntimeError,
+} from "../../src/runtime/index.js";
 import { MemoryBundleStore } from "../../src/store/index.js";
 
 const acme = TenantId.parse("acme");
@@ -22,13 +32,13 @@ const shell = declaredTool({
 const readFile = declaredTool({ name: "read_file", result: "KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1w" });
 
 /** Wall-clock timeouts and budgets with room for well-behaved hooks on a machine busy with other suites. */
-const ROOMY = { limits: { timeoutMs: 250 }, budgets: { turnMs: 5_000, runMs: 30_000 } };
+const ROOMY = { limits: { timeoutMs: 250 }, dispatch: { budgets: { turnMs: 5_000, runMs: 30_000 } } };
 
 let executor: HookExecutor;
 let store: MemoryBundleStore;
 
 async function upload(entry: string, activate = true, config: Record<string, string> = {}) {
-  const built = await buildBundle(entry, { executor });
+  const built = await buildBundle(entry, { executor, root: "hooks" });
   const { version } = await store.upload({ tenantId: acme, ...built, config, by: "test", activate });
   return version.version;
 }
@@ -51,21 +61,34 @@ async function expectOptionError(options: Parameters<typeof createHookRuntime>[0
 
 describe("createHookRuntime options", () => {
   it("names the wrong option before starting anything", async () => {
-    await expectOptionError({ workers: 0 }, "Expected `workers` to be an integer from 1 and up, got `0`");
     await expectOptionError(
-      { mode: "threads" as never },
-      'Expected `mode` to be "process" or "inline", got `"threads"`',
+      { executor: { workers: 0 } },
+      "In `executor`: Expected `workers` to be an integer from 1 and up, got `0`",
     );
-    await expectOptionError({ budgets: { turnMs: 0 } }, /`budgets.turnMs` to be an integer from 1/);
+    await expectOptionError(
+      { executor: { mode: "threads" as never } },
+      'In `executor`: Expected `mode` to be "process" or "inline", got `"threads"`',
+    );
+    await expectOptionError(
+      { dispatch: { budgets: { turnMs: 0 } } },
+      /In `dispatch`: .*`budgets.turnMs` to be an integer from 1/,
+    );
     await expectOptionError({ limits: { timeoutMs: -1 } }, /`limits.timeoutMs`/);
     await expectOptionError(
       { store: 42 as never },
       "Expected `store` to be a BundleStore or the path of a store file, got `42`",
     );
-    await expectOptionError({ bogus: 1 } as never, /Unknown option `bogus`. Known options: executor, mode, workers/);
-    await expectOptionError({ executor, workers: 2 }, /`workers` configures the runtime's own executor/);
+    await expectOptionError({ bogus: 1 } as never, /Unknown option `bogus`. Known options: executor, limits, dispatch/);
+    await expectOptionError({ executor: { limits: {} } as never }, /Set `limits` at the top level/);
     await expectOptionError({ store, bundles: store }, /Pass `bundles` or `store`, not both/);
     await expectOptionError({ model: {} as never }, /Expected `model` to be a Model/);
+  });
+
+  it("reaches every executor option, not only a copied few", async () => {
+    await expectOptionError({ executor: { killGraceMs: 5 } }, /Expected `killGraceMs` to be an integer from 10/);
+    await expectOptionError({ executor: { rssCheckMs: 1 } }, /Expected `rssCheckMs` to be an integer from 10/);
+    await expectOptionError({ executor: { maxPendingPerWorker: 0 } }, /Expected `maxPendingPerWorker`/);
+    await expectOptionError({ executor: { mode: "inline", workers: 2 } }, /`workers` applies to mode "process" only/);
   });
 });
 
@@ -100,7 +123,7 @@ describe("runAgent", () => {
     const called = events.filter((e) => e.type === "hook.called");
     expect(called.length).toBeGreaterThanOrEqual(6);
     expect(
-      called.every((e) => e.type === "hook.called" && e.hookId === "tenant:acme@v1" && e.runId === "run-e2e"),
+      called.every((e) => e.type === "hook.called" && e.record.hookId === "tenant:acme@v1" && e.runId === "run-e2e"),
     ).toBe(true);
   });
 
@@ -128,7 +151,7 @@ describe("runAgent", () => {
       ]),
       onEvent: (e) => events.push(e),
     });
-    const versions = new Set(events.flatMap((e) => (e.type === "hook.called" ? [e.bundle?.version] : [])));
+    const versions = new Set(events.flatMap((e) => (e.type === "hook.called" ? [e.record.bundle?.version] : [])));
     expect(first.bundle?.version).toBe(1);
     expect([...versions]).toEqual([1]);
     expect(first.transcript.at(-2)).toMatchObject({ role: "tool", content: "ran ls in /workspace" });
@@ -188,10 +211,12 @@ describe("runAgent", () => {
     expect(tools).toEqual(["ran ls in /workspace", "blocked: platform: no curl"]);
   });
 
-  it("runs platform hooks only for a tenant without a bundle", async () => {
+  it("runs platform hooks only for a tenant without a bundle, and says so in an event and the result", async () => {
     const runtime = await createHookRuntime({ executor, store, ...ROOMY });
+    const events: RunEvent[] = [];
     const result = await runtime.runAgent({
       tenantId: "newcomer",
+      onEvent: (event) => events.push(event),
       input: "go",
       tools: [shell],
       model: scriptedModel([
@@ -202,6 +227,60 @@ describe("runAgent", () => {
     await runtime.close();
     expect(result.bundle).toBeUndefined();
     expect(result.transcript.find((m) => m.role === "tool")?.content).toBe("ran rm -rf / in /");
+    const message = "No tenant hooks guard this run: tenant newcomer has no active bundle; only platform hooks run.";
+    expect(result.warnings).toEqual([{ code: "no_active_bundle", message }]);
+    expect(events.map((e) => e.type).slice(0, 2)).toEqual(["run.started", "run.warning"]);
+    expect(events[1]).toMatchObject({ type: "run.warning", tenantId: "newcomer", code: "no_active_bundle", message });
+  });
+
+  it("records a thrown failure's stack in the author's file, on hook.called and in the trace", async () => {
+    const active = await bundleFromEntry("test/fixtures/stack/index.ts", { tenantId: "thrower", executor });
+    const runtime = await createHookRuntime({ executor, bundles: fixedBundleSource([active]), ...ROOMY });
+    const events: RunEvent[] = [];
+    await runtime.runAgent({
+      tenantId: "thrower",
+      input: "go",
+      tools: [shell],
+      model: scriptedModel([{ toolCalls: [{ name: "shell", args: { command: "throw" } }] }, { text: "ok" }]),
+      onEvent: (event) => events.push(event),
+    });
+    await runtime.close();
+    const called = events.find((e) => e.type === "hook.called");
+    const decided = events.find((e) => e.type === "hooks.decided" && e.point === "tool.call");
+    const record = decided?.type === "hooks.decided" ? decided.records[0] : undefined;
+    expect(record?.outcome).toMatchObject({
+      type: "failed",
+      failure: { code: "threw", stack: [{ name: "parse", file: "index.ts", line: 3, column: 34 }, expect.anything()] },
+    });
+    expect(called).toMatchObject({
+      outcome: { type: "failed", code: "threw", stack: [{ file: "index.ts", line: 3 }, {}] },
+    });
+    const trace = events.flatMap((e) => formatRunEvent(e) ?? []).join("\n");
+    expect(trace).toContain("FAILED threw: Error: cannot parse: throw (at index.ts:3:34)");
+  });
+
+  it("has no warnings for a run its tenant's bundle guards", async () => {
+    const runtime = await createHookRuntime({ executor, store, ...ROOMY });
+    const result = await runtime.runAgent({ tenantId: "acme", input: "go", model: scriptedModel([{ text: "ok" }]) });
+    await runtime.close();
+    expect(result.bundle).toBeDefined();
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("refuses a store path with no store unless asked to create one", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "isohook-runtime-store-"));
+    try {
+      const path = join(dir, "missing.db");
+      await expectOptionError({ executor, store: path }, `No store at ${path}: pass the path of an existing store`);
+      await expect(access(path)).rejects.toThrow();
+      await expectOptionError({ executor, store: path, createStore: "yes" as never }, /`createStore` to be a boolean/);
+      const runtime = await createHookRuntime({ executor, store: path, createStore: true });
+      expect(await runtime.store?.tenants()).toEqual([]);
+      await runtime.close();
+      await access(path);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("fails a run closed when the bundle source fails", async () => {

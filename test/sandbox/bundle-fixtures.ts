@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import {
   BundleHash,
-  type HookCall,
   type HookPoint,
   type JsonObject,
   type JsonValue,
   type SandboxBundle,
+  type SandboxCall,
   TenantId,
 } from "../../src/protocol/index.js";
 
@@ -49,20 +49,26 @@ export function ctxJson(
   });
 }
 
+/** A timeout past every executor's limit: the call runs under the executor's own `limits.timeoutMs`. */
+export const EXECUTOR_TIMEOUT = 60_000;
+
+/** A bundle and a call on it, spread into `execute(...)` or `invokeHook(executor, ...)`. */
+export type BundleCall = readonly [SandboxBundle, SandboxCall & { readonly point: HookPoint }];
+
 /** A `tool.call` call (or another point's) with a valid event and ctx unless given. */
 export function hookCall(
   tenantId: TenantId,
   bundle: SandboxBundle,
   options: { point?: HookPoint; event?: unknown; state?: JsonObject; config?: JsonValue; timeoutMs?: number } = {},
-): HookCall {
-  const call: HookCall = {
+): BundleCall {
+  const call = {
     tenantId,
-    bundle,
     point: options.point ?? "tool.call",
     eventJson: JSON.stringify(options.event ?? TOOL_CALL_EVENT),
     ctxJson: ctxJson(tenantId, bundle, options.state, options.config),
+    timeoutMs: options.timeoutMs ?? EXECUTOR_TIMEOUT,
   };
-  return options.timeoutMs === undefined ? call : { ...call, timeoutMs: options.timeoutMs };
+  return [bundle, call];
 }
 
 /** A healthy bundle: blocks `rm`, rewrites nothing else, counts its calls in state. */

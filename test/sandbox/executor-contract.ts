@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { invokeHook } from "../../src/dispatch/invoke-hook.js";
 import {
-  type HookCall,
   type HookExecutor,
   type HookOutcome,
   Limits,
   type LimitsInput,
   type SandboxBundle,
 } from "../../src/protocol/index.js";
-import { HEALTHY, hookCall, hooksBundle, scriptBundle, tenant } from "./bundle-fixtures.js";
+import { type BundleCall, HEALTHY, hookCall, hooksBundle, scriptBundle, tenant } from "./bundle-fixtures.js";
 
 /** The limits every executor under contract is created with; expectations below depend on them. */
 export const CONTRACT_LIMITS = {
@@ -18,10 +17,10 @@ export const CONTRACT_LIMITS = {
   // Loading a bundle into a fresh isolate has its own bound; the slow loads below take 60–80 ms.
   loadTimeoutMs: 500,
   memoryMb: 16,
-  maxResultBytes: 4_096,
-  maxStateBytes: 1_024,
+  maxResultChars: 4_096,
+  maxStateChars: 1_024,
   maxLogLines: 5,
-  maxLogBytes: 512,
+  maxLogChars: 512,
 } satisfies LimitsInput;
 
 const LIMITS = Limits.parse(CONTRACT_LIMITS);
@@ -44,13 +43,13 @@ export function describeExecutorContract(
       await executor?.close();
     });
 
-    const run = async (call: HookCall): Promise<HookOutcome> => (await invokeHook(executor, call, LIMITS)).outcome;
-    const decided = async (call: HookCall) => {
+    const run = async (call: BundleCall): Promise<HookOutcome> => (await invokeHook(executor, ...call, LIMITS)).outcome;
+    const decided = async (call: BundleCall) => {
       const outcome = await run(call);
       if (outcome.type !== "decided") throw new Error(`expected decided, got ${JSON.stringify(outcome)}`);
       return outcome;
     };
-    const failedCode = async (call: HookCall) => {
+    const failedCode = async (call: BundleCall) => {
       const outcome = await run(call);
       return outcome.type === "failed" ? outcome.failure.code : `decided:${JSON.stringify(outcome.result)}`;
     };
@@ -128,9 +127,9 @@ export function describeExecutorContract(
 
     it("honours a per-call timeout below the executor's", async () => {
       const looping = hooksBundle("{ toolCall() { for (;;) {} } }");
-      const outcome = await invokeHook(executor, hookCall(tenant("alpha"), looping, { timeoutMs: 5 }), LIMITS);
+      const outcome = await invokeHook(executor, ...hookCall(tenant("alpha"), looping, { timeoutMs: 5 }), LIMITS);
       expect(outcome.outcome.type === "failed" && outcome.outcome.failure.code).toBe("timeout");
-      expect(outcome.durationMs).toBeLessThan(LIMITS.timeoutMs);
+      expect(outcome.cost.runMs).toBeLessThan(LIMITS.timeoutMs);
     });
 
     it("stops a memory bomb as memory_limit and runs the tenant's next call", async () => {
@@ -146,8 +145,8 @@ export function describeExecutorContract(
 
     it("fails an oversize result or state as result_too_large", async () => {
       const big = hooksBundle(`{ toolCall(event, ctx) {
-        if (event.state) { ctx.state.blob = "s".repeat(${LIMITS.maxStateBytes}); return; }
-        return { type: "block", reason: "r".repeat(${LIMITS.maxResultBytes}) };
+        if (event.state) { ctx.state.blob = "s".repeat(${LIMITS.maxStateChars}); return; }
+        return { type: "block", reason: "r".repeat(${LIMITS.maxResultChars}) };
       } }`);
       expect(await failedCode(hookCall(tenant("alpha"), big))).toBe("result_too_large");
       expect(await failedCode(hookCall(tenant("alpha"), big, { event: { ...eventWith(), state: true } }))).toBe(
@@ -198,8 +197,8 @@ export function describeExecutorContract(
 
     it("reports a cold call's load apart from its run time", async () => {
       const bundle = hooksBundle("{ toolCall() { return { type: 'block', reason: 'x' }; } }", SPIN_80_MS);
-      const cold = await executor.execute(hookCall(tenant("alpha-load"), bundle));
-      const warm = await executor.execute(hookCall(tenant("alpha-load"), bundle));
+      const cold = await executor.execute(...hookCall(tenant("alpha-load"), bundle));
+      const warm = await executor.execute(...hookCall(tenant("alpha-load"), bundle));
       expect(cold.type).toBe("replied");
       expect(cold.loadMs).toBeGreaterThanOrEqual(80);
       expect(warm.loadMs ?? 0).toBe(0);
@@ -230,11 +229,11 @@ export function describeExecutorContract(
     });
 
     it("reports CPU time and duration of each call", async () => {
-      const executed = await executor.execute(hookCall(tenant("alpha"), HEALTHY));
+      const executed = await executor.execute(...hookCall(tenant("alpha"), HEALTHY));
       expect(executed.type).toBe("replied");
       expect(executed.cpuMs).toBeGreaterThanOrEqual(0);
-      expect(executed.durationMs).toBeGreaterThanOrEqual(executed.type === "replied" ? 0 : 0);
-      expect(Number.isFinite(executed.cpuMs) && Number.isFinite(executed.durationMs)).toBe(true);
+      expect(executed.runMs).toBeGreaterThanOrEqual(executed.type === "replied" ? 0 : 0);
+      expect(Number.isFinite(executed.cpuMs) && Number.isFinite(executed.runMs)).toBe(true);
     });
 
     it("describes a bundle by the keys of its default export", async () => {
@@ -254,7 +253,7 @@ export function describeExecutorContract(
     it("rejects a call whose signal is already aborted", async () => {
       const controller = new AbortController();
       controller.abort(new Error("caller gave up"));
-      await expect(executor.execute(hookCall(tenant("alpha"), HEALTHY), controller.signal)).rejects.toThrow(
+      await expect(executor.execute(...hookCall(tenant("alpha"), HEALTHY), controller.signal)).rejects.toThrow(
         "caller gave up",
       );
     });
@@ -262,7 +261,7 @@ export function describeExecutorContract(
     it("rejects calls after close", async () => {
       const closing = await makeExecutor(CONTRACT_LIMITS);
       await closing.close();
-      await expect(closing.execute(hookCall(tenant("alpha"), HEALTHY))).rejects.toThrow();
+      await expect(closing.execute(...hookCall(tenant("alpha"), HEALTHY))).rejects.toThrow();
       await closing.close();
     });
   });

@@ -2,14 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
-import { defineTool, scriptedModel } from "../../src/agent/index.js";
 import { buildBundle } from "../../src/bundler/index.js";
 import type { HookExecutor, TenantId } from "../../src/protocol/index.js";
 import { createHookRuntime } from "../../src/runtime/index.js";
 import { SqliteBundleStore } from "../../src/store/index.js";
 import { GOOD_INDEX, writeHook } from "../gate/hook-modules.js";
+import { destructiveRun } from "./helpers/agent-run.js";
 import { runStoreChild } from "./helpers/files.js";
 
 const acme = "acme" as TenantId;
@@ -26,15 +25,6 @@ afterAll(async () => {
 });
 
 const ran: string[] = [];
-const shell = defineTool({
-  name: "shell",
-  description: "Runs a shell command",
-  parameters: z.object({ command: z.string() }),
-  execute: async ({ command }) => {
-    ran.push(command);
-    return `ran ${command}`;
-  },
-});
 
 describe("a running runtime serving from the SQLite store", () => {
   it("picks up an activation and a rollback made by another process, and each run keeps its version", async () => {
@@ -49,13 +39,7 @@ describe("a running runtime serving from the SQLite store", () => {
       await store.upload({ tenantId: acme, ...built, by: "ops", activate: name === "blocks" });
     }
     const runtime = await createHookRuntime({ store, executor });
-    const run = () =>
-      runtime.runAgent({
-        tenantId: "acme",
-        input: "clean up",
-        tools: [shell],
-        model: scriptedModel([{ toolCalls: [{ name: "shell", args: { command: "rm -rf /" } }] }, { text: "done" }]),
-      });
+    const run = () => destructiveRun(runtime, ran);
 
     const first = await run();
     expect(first.bundle?.version).toBe(1);

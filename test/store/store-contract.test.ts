@@ -3,41 +3,55 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
-import { type BundleStore, MemoryBundleStore, SqliteBundleStore, StoreError } from "../../src/store/index.js";
+import { type BundleStore, MemoryBundleStore, PostgresBundleStore, SqliteBundleStore } from "../../src/store/index.js";
 import { fakeBundle } from "./helpers/bundles.js";
+import { dropSchema, freshSchema, pgUrl, postgresAvailable } from "./helpers/postgres.js";
+import { rejection } from "./helpers/rejection.js";
 
 const acme = "acme" as TenantId;
 const globex = "globex" as TenantId;
 
-let dir: string;
 let clock = 0;
 const tick = () => 1_700_000_000_000 + ++clock * 1000;
+const options = { clock: tick, maxBundleBytes: 4096 };
 
-const implementations: [string, () => Promise<BundleStore>][] = [
-  ["memory", async () => new MemoryBundleStore({ clock: tick, maxBundleBytes: 4096 })],
-  ["sqlite", () => SqliteBundleStore.open(join(dir, "store.db"), { clock: tick, maxBundleBytes: 4096 })],
+/** Opens a fresh, empty store; the returned cleanup removes everything it made. */
+type Factory = () => Promise<{ store: BundleStore; cleanup: () => Promise<void> }>;
+
+const factories: [string, Factory][] = [
+  ["memory", async () => ({ store: new MemoryBundleStore(options), cleanup: async () => {} })],
+  [
+    "sqlite",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "isohook-store-"));
+      const store = await SqliteBundleStore.open(join(dir, "store.db"), options);
+      return { store, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  ],
 ];
-
-async function rejection(promise: Promise<unknown>): Promise<StoreError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(StoreError);
-  return error as StoreError;
+// Each PostgreSQL test runs in a schema of its own, dropped afterwards.
+if (await postgresAvailable()) {
+  factories.push([
+    "postgres",
+    async () => {
+      const schema = freshSchema();
+      const store = await PostgresBundleStore.open(pgUrl(schema), options);
+      return { store, cleanup: () => dropSchema(schema) };
+    },
+  ]);
 }
 
-describe.each(implementations)("BundleStore contract (%s)", (_name, open) => {
+describe.each(factories)("BundleStore contract (%s)", (_name, open) => {
   let store: BundleStore;
+  let cleanup: () => Promise<void>;
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), "isohook-store-"));
     clock = 0;
-    store = await open();
+    ({ store, cleanup } = await open());
   });
   afterEach(async () => {
     await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await cleanup();
   });
 
   const upload = (tenantId: TenantId, label: string, extra: { activate?: boolean; config?: unknown } = {}) =>

@@ -1,4 +1,5 @@
 import { type Command, EXIT, integerFlag, UsageError, writeJson } from "../command.js";
+import { activationJson } from "../json-output.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 
 export const activateCommand: Command = {
@@ -15,7 +16,10 @@ Options:
   --version <n>      The version to activate (required; see \`isohook versions --tenant <id>\`)
 ${BY_HELP}
 ${STORE_HELP}
-  --json             The result as JSON: {"tenantId", "version", "previous", "changed"}
+  --json             The result as JSON: {"tenantId", "version", "previousVersion", "changed"}
+  -h, --help         Show this help
+
+Exit codes: 0 active (or already was), 1 no such version or the store failed, 2 usage.
 `,
   options: { tenant: { type: "string" }, version: { type: "string" }, ...BY_OPTION, ...STORE_OPTION },
   allowPositionals: false,
@@ -27,7 +31,7 @@ ${STORE_HELP}
     const result = await withStore(args, io, { create: false }, (store) =>
       store.activate({ tenantId, version, by }, io.signal),
     );
-    if (args.json) writeJson(io, result);
+    if (args.json) writeJson(io, activationJson(result));
     else if (!result.changed) io.stdout(`${tenantId}: version ${version} was already active; nothing changed.\n`);
     else
       io.stdout(

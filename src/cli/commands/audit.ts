@@ -14,7 +14,11 @@ Options:
   --tenant <id>      Only this tenant's entries
   --limit <n>        The last <n> entries (1–10000, default 100)
 ${STORE_HELP}
-  --json             One JSON object: {"entries": [...]}
+  --json             One JSON object: {"entries": [{"id", "at", "tenantId", "type", "version",
+                     "previousVersion", "hash", "by"}]}
+  -h, --help         Show this help
+
+Exit codes: 0 shown, 1 the store cannot be read, 2 usage.
 `,
   options: { tenant: { type: "string" }, limit: { type: "string" }, ...STORE_OPTION },
   allowPositionals: false,
@@ -25,7 +29,9 @@ ${STORE_HELP}
       store.audit({ ...(tenantId ? { tenantId } : {}), ...(limit ? { limit } : {}) }, io.signal),
     );
     if (args.json) {
-      writeJson(io, { entries });
+      writeJson(io, {
+        entries: entries.map(({ fromVersion, ...entry }) => ({ ...entry, previousVersion: fromVersion })),
+      });
       return EXIT.ok;
     }
     if (entries.length === 0) {

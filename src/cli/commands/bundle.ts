@@ -4,7 +4,8 @@ import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { bundleHook, describeBundle } from "../../bundler/index.js";
 import type { BundleManifest, HookExecutor } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
-import { CliError, type Command, EXIT, type ParsedArgs, stringFlag, UsageError, writeJson } from "../command.js";
+import { CliError, type Command, EXIT, stringFlag, writeJson } from "../command.js";
+import { hookEntryOf } from "../hook-entry.js";
 
 const HELP = `Usage: isohook bundle <entry> [--out file] [--root dir] [--json]
 
@@ -15,8 +16,8 @@ over 1 MB are refused, each problem with its file:line:column.
 
 Options:
   --out <file>   Write the script to <file> and its source map to <file>.map
-  --root <dir>   Files the bundle includes must be under <dir> or in node_modules (default: the
-                 nearest folder above the entry holding a package.json, else the entry's folder)
+  --root <dir>   The hook folder: every file the bundle includes must be inside it, packages in its
+                 own node_modules (default: the entry's folder; never a folder above it)
   --json         Print the manifest as one line of JSON (on failure: {"error": {code, message, problems}})
   -h, --help     Show this help
 
@@ -43,7 +44,7 @@ export function createBundleCommand(deps: BundleCommandDeps = defaultDeps): Comm
     options: { out: { type: "string", short: "o" }, root: { type: "string" } },
     allowPositionals: true,
     async run(args, io) {
-      const entry = entryOf(args);
+      const entry = await hookEntryOf(args, io.cwd);
       const out = stringFlag(args, "out");
       try {
         const built = await bundleHook(entry, { cwd: io.cwd, root: stringFlag(args, "root"), signal: io.signal });
@@ -59,7 +60,7 @@ export function createBundleCommand(deps: BundleCommandDeps = defaultDeps): Comm
         else io.stdout(summary(manifest, out));
         return EXIT.ok;
       } catch (error) {
-        return bundleFailure(error, args, io);
+        bundleFailure(error, io);
       }
     },
   };
@@ -85,13 +86,6 @@ async function writeOutput(file: string, code: string, sourceMap: string): Promi
     const reason = error instanceof Error ? error.message : String(error);
     throw new CliError(`Cannot write the bundle to ${file}: ${reason}. Pick another --out path.`, "write_failed");
   }
-}
-
-function entryOf(args: ParsedArgs): string {
-  const [entry, ...rest] = args.positionals;
-  if (entry === undefined) throw new UsageError("Missing the hook entry: a .ts file or a folder containing index.ts");
-  if (rest.length > 0) throw new UsageError(`Expected one hook entry, got ${args.positionals.length}`);
-  return entry;
 }
 
 function summary(manifest: BundleManifest, out: string | undefined): string {

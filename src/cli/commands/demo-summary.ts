@@ -1,5 +1,6 @@
 import type { LoadedScenario } from "../../agent/index.js";
 import type { RunAgentResult, RunEvent } from "../../runtime/index.js";
+import { printable } from "../../terminal/index.js";
 
 /** One tenant's demo session in numbers. */
 export interface DemoTally {
@@ -37,7 +38,7 @@ export function tallyOf(
     if (event.type === "quarantine.entered") quarantined = true;
     if (event.type !== "hooks.decided") continue;
     for (const record of event.records) {
-      durations.push(record.durationMs);
+      durations.push(record.runMs);
       maxQueuedMs = Math.max(maxQueuedMs, record.queuedMs ?? 0);
       if (record.outcome.type === "failed") {
         const code = record.outcome.failure.code;
@@ -70,7 +71,7 @@ export function summaryLines(tallies: readonly DemoTally[], timeoutMs: number): 
     t.tenant,
     String(t.worker),
     t.version === undefined ? "-" : `v${t.version}`,
-    t.reason ? `${t.stopReason} (${t.reason})` : t.stopReason,
+    t.reason ? `${t.stopReason} (${printable(t.reason)})` : t.stopReason,
     String(t.turns),
     String(t.hookCalls),
     Object.entries(t.failures)

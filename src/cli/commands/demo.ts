@@ -7,7 +7,9 @@ import { buildBundle } from "../../bundler/index.js";
 import { type HookExecutor, Limits, type LimitsInput, type TenantId } from "../../protocol/index.js";
 import { createHookRuntime, type RunAgentResult, type RunEvent, runTrace } from "../../runtime/index.js";
 import { SqliteBundleStore } from "../../store/index.js";
+import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
+import { eventJson } from "../json-output.js";
 import { PACKAGE_ROOT } from "../package-info.js";
 import { type DemoTally, summaryLines, tallyOf } from "./demo-summary.js";
 import { runScenario, scenarioOf, toolsOf } from "./run.js";
@@ -30,7 +32,7 @@ Options:
   --json       One JSON line per event ({"tenant", "event"}), then {"type":"summary", ...}
   -h, --help   Show this help
 
-Exit codes: 0 every session went as scripted, 1 otherwise.
+Exit codes: 0 every session went as scripted, 1 otherwise, 2 usage.
 `;
 
 /** The demo's tenants: each scenario, plus bundles uploaded before its own (to show versions). */
@@ -81,7 +83,7 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
           executor,
           store,
           limits,
-          ...(deps.budgets ? { budgets: deps.budgets } : {}),
+          ...(deps.budgets ? { dispatch: { budgets: deps.budgets } } : {}),
         });
         const events = new Map<string, RunEvent[]>(scenarios.map((s) => [s.scenario.tenant, []]));
         let results: RunAgentResult[];
@@ -106,8 +108,9 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
         );
         const problems = expectations(tallies);
         if (args.json) {
-          for (const [tenant, list] of events) for (const event of list) writeJson(io, { tenant, event });
-          writeJson(io, { type: "summary", tenants: tallies, problems, seconds: seconds(started) });
+          for (const [tenant, list] of events)
+            for (const event of list) writeJson(io, { tenant, event: eventJson(event) });
+          writeJson(io, { type: "summary", tenants: tallies, problems, seconds: Number(seconds(started)) });
         } else {
           for (const loaded of scenarios) io.stdout(traceOf(loaded, events.get(loaded.scenario.tenant) ?? []));
           io.stdout(`${summaryLines(tallies, limits.timeoutMs).join("\n")}\n\nFinished in ${seconds(started)} s.\n`);
@@ -140,7 +143,12 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
     const entries = [...(TENANTS[i]?.earlier.map((e) => join(PACKAGE_ROOT, e)) ?? []), loaded.hookEntry ?? ""];
     for (const [n, entry] of entries.entries()) {
       const active = n === entries.length - 1;
-      const built = await buildBundle(entry, { executor, ...(io.signal ? { signal: io.signal } : {}) });
+      // The example hooks share code across hooks/: that folder is the demo tenants' hook folder.
+      const built = await buildBundle(entry, {
+        executor,
+        root: join(PACKAGE_ROOT, "hooks"),
+        ...(io.signal ? { signal: io.signal } : {}),
+      });
       const { version } = await store.upload({
         tenantId: tenant,
         code: built.code,
@@ -180,7 +188,7 @@ function traceOf(loaded: LoadedScenario, events: readonly RunEvent[]): string {
   const finished = events.find((e) => e.type === "run.finished");
   const answer = [...events].reverse().find((e) => e.type === "model.replied");
   if (finished && answer?.type === "model.replied" && answer.message.content !== "") {
-    lines.push(`  answer: ${answer.message.content}`);
+    lines.push(`  answer: ${printable(answer.message.content)}`);
   }
   return `${lines.join("\n")}\n\n`;
 }

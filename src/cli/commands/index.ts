@@ -3,8 +3,10 @@ import { activateCommand } from "./activate.js";
 import { auditCommand } from "./audit.js";
 import { bundleCommand } from "./bundle.js";
 import { demoCommand } from "./demo.js";
+import { initCommand } from "./init.js";
 import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
+import { migrateCommand } from "./migrate.js";
 import { rollbackCommand } from "./rollback.js";
 import { runCommand } from "./run.js";
 import { schemaCommand } from "./schema.js";
@@ -14,6 +16,7 @@ import { versionsCommand } from "./versions.js";
 
 /** Every `isohook` command, in the order `isohook --help` lists them. Add one line per command. */
 export const COMMANDS: readonly Command[] = [
+  initCommand,
   bundleCommand,
   testCommand,
   uploadCommand,
@@ -23,6 +26,7 @@ export const COMMANDS: readonly Command[] = [
   rollbackCommand,
   inspectCommand,
   auditCommand,
+  migrateCommand,
   runCommand,
   demoCommand,
   schemaCommand,

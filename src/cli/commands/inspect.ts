@@ -1,3 +1,4 @@
+import { printable } from "../../terminal/index.js";
 import { CliError, type Command, EXIT, integerFlag, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { formatBytes } from "../text-table.js";
@@ -16,6 +17,9 @@ Options:
   --version <n>      The version (default: the active version)
 ${STORE_HELP}
   --json             The version as JSON, with "manifest", "config" and "gateReport"
+  -h, --help         Show this help
+
+Exit codes: 0 shown, 1 no such tenant or version, or the store cannot be read, 2 usage.
 `,
   options: { tenant: { type: "string" }, version: { type: "string" }, ...STORE_OPTION },
   allowPositionals: false,
@@ -56,7 +60,8 @@ ${STORE_HELP}
     io.stdout(
       [
         `${tenantId} v${detail.version}${detail.active ? " (active)" : ""}`,
-        ...rows.map(([k, v]) => `  ${k.padEnd(12)} ${v}`),
+        // The entry, uploader and config are stored text: each stays on its row.
+        ...rows.map(([k, v]) => `  ${k.padEnd(12)} ${printable(v)}`),
         `  ${"gate".padEnd(12)} ${gate[0] ?? ""}`,
         ...gate.slice(1).map((line) => `  ${"".padEnd(12)} ${line}`),
         "",

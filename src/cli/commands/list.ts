@@ -14,6 +14,9 @@ Options:
   --tenant <id>      Only this tenant
 ${STORE_HELP}
   --json             One JSON object: {"tenants": [...]}
+  -h, --help         Show this help
+
+Exit codes: 0 listed, 1 no such tenant or the store cannot be read, 2 usage.
 `,
   options: { tenant: { type: "string" }, ...STORE_OPTION },
   allowPositionals: false,

@@ -1,4 +1,5 @@
 import { type Command, EXIT, writeJson } from "../command.js";
+import { activationJson } from "../json-output.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 
 export const rollbackCommand: Command = {
@@ -13,7 +14,10 @@ Options:
   --tenant <id>      The tenant (required)
 ${BY_HELP}
 ${STORE_HELP}
-  --json             The result as JSON: {"tenantId", "version", "previous", "changed"}
+  --json             The result as JSON: {"tenantId", "version", "previousVersion", "changed"}
+  -h, --help         Show this help
+
+Exit codes: 0 rolled back, 1 nothing earlier to return to or the store failed, 2 usage.
 `,
   options: { tenant: { type: "string" }, ...BY_OPTION, ...STORE_OPTION },
   allowPositionals: false,
@@ -21,7 +25,7 @@ ${STORE_HELP}
     const tenantId = tenantFlag(args, true);
     const by = uploaderOf(args, io);
     const result = await withStore(args, io, { create: false }, (store) => store.rollback({ tenantId, by }, io.signal));
-    if (args.json) writeJson(io, result);
+    if (args.json) writeJson(io, activationJson(result));
     else io.stdout(`${tenantId}: rolled back to version ${result.version} (from v${result.previous}).\n`);
     return EXIT.ok;
   },

@@ -21,9 +21,11 @@ import {
   type RunEvent,
   runTrace,
 } from "../../runtime/index.js";
-import { SqliteBundleStore } from "../../store/index.js";
+import { type BundleStore, openStore } from "../../store/index.js";
+import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, writeJson } from "../command.js";
-import { storePathOf } from "../store-option.js";
+import { eventJson } from "../json-output.js";
+import { cliStoreError, isPostgres, storeLocationOf } from "../store-option.js";
 
 const HELP = `Usage: isohook run --scenario <file.json> [--store path] [--json]
 
@@ -37,12 +39,12 @@ Examples are in scenarios/.
 Options:
   --scenario <file>  The scenario (JSON): tenant, hook, config, system, input, tools, model.turns, maxTurns
   --store <path>     The store for scenarios without \`hook\` (default: ISOHOOK_STORE or .isohook/store.db)
-  --json             One JSON event per line, ending with {"type":"result", stopReason, reason, output,
-                     turns, usage, bundle, transcript}
+  --json             One JSON event per line (times as ISO strings), ending with {"type": "result",
+                     "stopReason", "reason", "warnings", "output", "turns", "usage", "bundle", "transcript"}
   -h, --help         Show this help
 
-Exit codes: 0 the session ran (whatever its hooks decided: completed, stopped, failed or maxTurns),
-1 it could not start or ended in error or aborted, 2 usage.
+Exit codes: 0 the session ran (whatever its hooks decided: completed, stopped, failed or maxTurns), 1 it
+could not start or ended in error or aborted, 2 usage.
 `;
 
 /** What the command needs from outside; tests pass a shared executor. */
@@ -66,21 +68,23 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
       const file = resolve(io.cwd, stringFlag(args, "scenario", true));
       const loaded = await scenarioOf(file, io.signal);
       const tools = toolsOf(loaded);
-      const storePath = loaded.hookEntry === undefined ? storePathOf(args, io) : undefined;
-      if (storePath !== undefined) await mustExist(storePath, loaded);
+      const storePath = loaded.hookEntry === undefined ? storeLocationOf(args, io) : undefined;
+      if (storePath !== undefined && !isPostgres(storePath)) await mustExist(storePath, loaded);
       const limits = loaded.scenario.limits;
       const executor = await deps.openExecutor({
         ...(limits ? { limits } : {}),
         ...(io.signal ? { signal: io.signal } : {}),
       });
-      let store: SqliteBundleStore | undefined;
+      let store: BundleStore | undefined;
       let runtime: HookRuntime | undefined;
       try {
         if (storePath !== undefined) {
-          store = await SqliteBundleStore.open(storePath, { create: false });
+          store = await openStore(storePath, { create: false }).catch((error: unknown) => {
+            throw cliStoreError(error);
+          });
           if ((await store.active(loaded.scenario.tenant, io.signal)) === undefined) {
             throw new CliError(
-              `Tenant ${loaded.scenario.tenant} has no active bundle in ${storePath}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
+              `Tenant ${loaded.scenario.tenant} has no active bundle in ${isPostgres(storePath) ? "the PostgreSQL store" : storePath}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
               "no_active_bundle",
             );
           }
@@ -91,16 +95,16 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
         runtime = await createHookRuntime({
           executor,
           ...(limits ? { limits } : {}),
-          ...(budgets ? { budgets } : {}),
+          ...(budgets ? { dispatch: { budgets } } : {}),
           ...(source ? { bundles: source } : store ? { store } : {}),
         });
         const trace = runTrace();
         const result = await runScenario(runtime, loaded, tools, io, (event) => {
-          if (args.json) writeJson(io, event);
+          if (args.json) writeJson(io, eventJson(event));
           else for (const line of trace(event)) io.stdout(`${line}\n`);
         });
         if (args.json) writeJson(io, resultLine(result));
-        else io.stdout(`  answer: ${result.output === "" ? "(none)" : result.output}\n`);
+        else io.stdout(`  answer: ${result.output === "" ? "(none)" : printable(result.output)}\n`);
         return result.stopReason === "error" || result.stopReason === "aborted" ? EXIT.failed : EXIT.ok;
       } finally {
         await runtime?.close();
@@ -168,6 +172,7 @@ async function entryBundle(loaded: LoadedScenario, executor: HookExecutor, io: C
       tenantId: scenario.tenant,
       executor,
       ...(scenario.version !== undefined ? { version: scenario.version } : {}),
+      ...(loaded.hookRoot !== undefined ? { root: loaded.hookRoot } : {}),
       ...(scenario.config !== undefined ? { config: scenario.config } : {}),
       ...(io.signal ? { signal: io.signal } : {}),
     });
@@ -199,6 +204,7 @@ function resultLine(result: RunAgentResult) {
     reason: result.reason ?? null,
     decidedBy: result.decidedBy ?? null,
     error: result.error ?? null,
+    warnings: result.warnings,
     output: result.output,
     turns: result.turns,
     usage: result.usage,

@@ -1,14 +1,5 @@
-import { z } from "zod";
 import { suggestHandler } from "../../bundler/index.js";
-import {
-  HOOK_POINT_NAMES,
-  HOOK_POINTS,
-  type HookPoint,
-  handlerOf,
-  hookPointOfHandler,
-  isHookPoint,
-  toJsonSchema,
-} from "../../protocol/index.js";
+import { HOOK_POINT_NAMES, hookPointOfHandler, hookSchema, isHookPoint } from "../../protocol/index.js";
 import { type Command, EXIT, UsageError, writeJson } from "../command.js";
 
 const HELP = `Usage: isohook schema [hook-point] [--json]
@@ -25,29 +16,8 @@ Options:
   --json       One line of JSON instead of indented JSON
   -h, --help   Show this help
 
-Exit codes: 0 printed, 2 usage (an unknown hook point).
+Exit codes: 0 printed, 2 usage.
 `;
-
-/** One point as a schema object: `{ event, result }`, titled with its handler name. */
-function pointSchema(point: HookPoint) {
-  const { event, result } = HOOK_POINTS[point];
-  return z.strictObject({ event, result }).meta({
-    title: point,
-    description: `Handler \`${handlerOf(point)}(event, ctx)\` receives \`event\` and returns one of \`result\` or nothing (the no-op).`,
-  });
-}
-
-/**
- * The JSON Schema document for one hook point or all of them. One document (not one per schema) so the
- * recursive JSON value type is defined once in `$defs` and every `$ref` resolves from the root.
- */
-export function hookSchema(point?: HookPoint): Record<string, unknown> {
-  if (point !== undefined) return toJsonSchema(pointSchema(point));
-  const all = z
-    .strictObject(Object.fromEntries(HOOK_POINT_NAMES.map((p) => [p, pointSchema(p)])))
-    .meta({ title: "isohook hook points", description: "Every hook point's event and results, keyed by point." });
-  return toJsonSchema(all);
-}
 
 function unknownPoint(name: string): UsageError {
   const handler = hookPointOfHandler(name) ?? hookPointOfHandler(suggestHandler(name) ?? "");

@@ -1,23 +1,17 @@
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { HookFileError, readHookFile } from "../../bundler/index.js";
 import type { JsonValue } from "../../protocol/index.js";
-import {
-  CliError,
-  type CliIO,
-  type Command,
-  EXIT,
-  integerFlag,
-  type ParsedArgs,
-  UsageError,
-  writeJson,
-} from "../command.js";
+import { CliError, type CliIO, type Command, EXIT, integerFlag, type ParsedArgs, writeJson } from "../command.js";
+import { hookEntryOf } from "../hook-entry.js";
+import { lazyExecutor } from "../lazy-executor.js";
+import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 import { formatBytes, shortHash } from "../text-table.js";
 
 export const uploadCommand: Command = {
   name: "upload",
   summary: "Bundle a hook module, run the deploy gate and store it as a new version",
-  help: `Usage: isohook upload --tenant <id> <entry|folder> [--activate] [--config <file.json>] [--by <name>] [--store <path>] [--json]
+  help: `Usage: isohook upload --tenant <id> <entry|folder> [--activate] [--config <file.json>] [--root <dir>] [--by <name>] [--store <path>] [--json]
 
 Bundles the hook module (a .ts file, or a folder with index.ts) and runs the deploy gate in the real
 sandbox: the bundle must compile, export only known hook points, stay under the size cap, pass every case
@@ -25,44 +19,52 @@ in its fixtures.jsonl (beside the entry) and return a valid result within its li
 short fuzz of each exported point. If any check fails nothing is stored and every reason is listed.
 Otherwise the bundle is stored as the tenant's next version (with the gate report).
 
+The hook folder (the entry's folder, or --root) is the tenant's: the bundle and fixtures.jsonl may only use
+regular files inside it (no symlink out, no hard link, no FIFO or device), checked before any sandbox starts.
+
 Options:
   --tenant <id>      The tenant (required)
   --activate         Make the new version active at once (otherwise: \`isohook activate\`)
   --config <file>    The tenant config for this version, a JSON file (hooks see it as ctx.config);
                      default: the config of the tenant's latest version, or {}
+  --root <dir>       The hook folder, when the entry's folder shares code with siblings inside <dir>
+                     (default: the entry's folder; never a folder above it)
   --seed <n>         Seed of the fuzz, to reproduce a reported failure
+${LIMITS_HELP} for the gate's fixtures and fuzz
 ${BY_HELP}
 ${STORE_HELP}
-  --json             One JSON object: {"type": "deployed", "version", "activated", "report"}
-                     or {"type": "rejected", "report"} (exit 1)
+  --json             One JSON object: {"tenantId", "version", "hash", "bytes", "hookPoints", "activated",
+                     "report"}; a rejection is {"error": {"code": "gate_rejected", "message", "report"}}
+  -h, --help         Show this help
+
+Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store failed, 2 usage.
 `,
   options: {
     tenant: { type: "string" },
     activate: { type: "boolean" },
     config: { type: "string" },
+    root: { type: "string" },
     seed: { type: "string" },
+    ...LIMIT_OPTIONS,
     ...BY_OPTION,
     ...STORE_OPTION,
   },
   allowPositionals: true,
   async run(args, io) {
     const tenantId = tenantFlag(args, true);
-    const [entry, ...extra] = args.positionals;
-    if (entry === undefined) throw new UsageError("Missing the hook module: pass a .ts file or a folder with index.ts");
-    if (extra.length > 0)
-      throw new UsageError(`Expected one hook module, got ${args.positionals.length}: upload them one at a time`);
+    const entry = await hookEntryOf(args, io.cwd);
     const by = uploaderOf(args, io);
     const seed = integerFlag(args, "seed", -(2 ** 31), 2 ** 31 - 1);
     const config = await readConfig(args, io);
+    const limits = limitsOf(args);
     // Loaded on use: the gate pulls in esbuild and the sandbox supervisor, which other commands never need.
     const { deployHook, formatGateReport } = await import("../../gate/index.js");
     const { createHookExecutor } = await import("../../../sandbox/supervisor/index.js");
     return withStore(args, io, { create: true }, async (store) => {
-      const executor = await createHookExecutor({
-        workers: 1,
-        spareWorker: false,
-        ...(io.signal ? { signal: io.signal } : {}),
-      });
+      // Started only when the gate first needs it: after it has read and checked the tenant's files.
+      const executor = lazyExecutor(() =>
+        createHookExecutor({ workers: 1, spareWorker: false, limits, ...(io.signal ? { signal: io.signal } : {}) }),
+      );
       try {
         const result = await deployHook({
           store,
@@ -71,29 +73,30 @@ ${STORE_HELP}
           tenantId,
           by,
           cwd: io.cwd,
+          ...(typeof args.values.root === "string" ? { root: args.values.root } : {}),
           activate: args.values.activate === true,
+          limits,
           ...(config === undefined ? {} : { config }),
           ...(seed === undefined ? {} : { fuzz: { seed } }),
           ...(io.signal ? { signal: io.signal } : {}),
         });
         if (result.type === "rejected") {
-          if (args.json) writeJson(io, result);
-          else {
-            const count = result.report.reasons.length;
-            io.stderr(
-              [
-                `isohook upload: the deploy gate rejected ${entry} (${count} reason${count === 1 ? "" : "s"}); nothing was stored.`,
-                ...formatGateReport(result.report).map((line) => `  ${line}`),
-                "Fix the hook or its fixtures.jsonl and upload again.",
-                "",
-              ].join("\n"),
-            );
-          }
-          return EXIT.failed;
+          const count = result.report.reasons.length;
+          throw new CliError(
+            [
+              `the deploy gate rejected ${entry} (${count} reason${count === 1 ? "" : "s"}); nothing was stored.`,
+              ...formatGateReport(result.report).map((line) => `  ${line}`),
+              "Fix the hook or its fixtures.jsonl and upload again.",
+            ].join("\n"),
+            "gate_rejected",
+            { report: result.report },
+          );
         }
         const { version, activated } = result.upload;
         if (args.json) {
-          writeJson(io, { type: "deployed", version, activated, report: result.report });
+          const { tenantId: _, hash, bytes, hookPoints } = version;
+          const fields = { version: version.version, hash, bytes, hookPoints, activated, report: result.report };
+          writeJson(io, { tenantId, ...fields });
           return EXIT.ok;
         }
         const next = activated
@@ -117,16 +120,19 @@ ${STORE_HELP}
   },
 };
 
+/** A config file may be pretty-printed: the store's own cap (64 KiB of compact JSON) applies after parsing. */
+const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
+
 async function readConfig(args: ParsedArgs, io: CliIO): Promise<JsonValue | undefined> {
   const file = args.values.config;
   if (typeof file !== "string") return undefined;
   let text: string;
   try {
-    text = await readFile(resolve(io.cwd, file), "utf8");
+    // Often the tenant's file: a FIFO or device must not hang the upload, nor a huge file fill memory.
+    text = await readHookFile(resolve(io.cwd, file), { shown: file, maxBytes: CONFIG_FILE_MAX_BYTES });
   } catch (error) {
-    throw new CliError(
-      `Cannot read the config file ${file}: ${error instanceof Error ? error.message : String(error)}. Check the path.`,
-    );
+    if (!(error instanceof HookFileError)) throw error;
+    throw new CliError(`Cannot read the config file ${file}: ${error.message}`, error.code);
   }
   try {
     return JSON.parse(text) as JsonValue;

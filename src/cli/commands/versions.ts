@@ -14,6 +14,9 @@ Options:
   --tenant <id>      The tenant (required)
 ${STORE_HELP}
   --json             One JSON object: {"tenantId", "versions": [...]}
+  -h, --help         Show this help
+
+Exit codes: 0 listed, 1 the store cannot be read, 2 usage.
 `,
   options: { tenant: { type: "string" }, ...STORE_OPTION },
   allowPositionals: false,

@@ -16,7 +16,7 @@ function codeOf(outcome: HookOutcome): string {
 }
 
 async function healthy(tenantName: string): Promise<HookOutcome> {
-  return (await invokeHook(executor, hookCall(tenant(tenantName), HEALTHY), limits)).outcome;
+  return (await invokeHook(executor, ...hookCall(tenant(tenantName), HEALTHY), limits)).outcome;
 }
 
 describe("hostile corpus", () => {
@@ -39,19 +39,19 @@ describe("hostile corpus through the inline executor (cases that cannot kill the
       expect(codeOf(await healthy("bystander"))).toBe("ok");
 
       const victim = tenant(`victim-${i}`);
-      const { outcome } = await invokeHook(executor, hostileCall(c, victim), limits);
+      const { outcome } = await invokeHook(executor, ...hostileCall(c, victim), limits);
       expect(codeOf(outcome), JSON.stringify(outcome).slice(0, 500)).toBe(c.expect);
       if (c.reason !== undefined) {
         expect(outcome.type === "decided" && outcome.result).toMatchObject({ reason: c.reason });
       }
       expect(outcome.logs.length).toBeLessThanOrEqual(limits.maxLogLines + 1);
-      expect(JSON.stringify(outcome.logs).length).toBeLessThanOrEqual(limits.maxLogBytes + 200);
+      expect(JSON.stringify(outcome.logs).length).toBeLessThanOrEqual(limits.maxLogChars + 200);
 
       // The host stays unpolluted and responsive; the same tenant and another one run healthy hooks.
       expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(hostPrototypeNames);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       await new Promise((resolve) => setImmediate(resolve));
-      expect(await invokeHook(executor, hookCall(victim, HEALTHY), limits)).toMatchObject({
+      expect(await invokeHook(executor, ...hookCall(victim, HEALTHY), limits)).toMatchObject({
         outcome: { type: "decided", result: { type: "block", reason: "healthy:shell" } },
       });
       expect(codeOf(await healthy("bystander"))).toBe("ok");

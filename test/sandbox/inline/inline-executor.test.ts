@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ExecutorClosedError } from "../../../sandbox/supervisor/index.js";
 import { createInlineExecutor, SandboxOptionsError } from "../../../sandbox/worker/index.js";
 import { HEALTHY, hookCall, hooksBundle, tenant } from "../bundle-fixtures.js";
 
@@ -23,16 +24,26 @@ describe("createInlineExecutor", () => {
     expect(() => createInlineExecutor({ limits: { memoryMb: 4 }, quiet: true })).toThrow(/`limits\.memoryMb`, got `4`/);
   });
 
+  it("rejects after close with the same ExecutorClosedError class the process executor uses", async () => {
+    const executor = createInlineExecutor({ quiet: true });
+    await executor.close();
+    const error = await executor.execute(...hookCall(tenant("a"), HEALTHY)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutorClosedError);
+    expect(error).toMatchObject({ code: "executor_closed" });
+  });
+
   it("reports itself as inline mode", async () => {
     const executor = createInlineExecutor({ quiet: true });
     expect(executor.mode).toBe("inline");
     await executor.close();
   });
 
-  it("fails an event over maxEventBytes without entering the sandbox", async () => {
-    const executor = createInlineExecutor({ limits: { maxEventBytes: 1_024 }, quiet: true });
-    const call = { ...hookCall(tenant("a"), HEALTHY), eventJson: JSON.stringify({ pad: "x".repeat(2_000) }) };
-    expect(await executor.execute(call)).toMatchObject({
+  it("fails an event over maxEventChars without entering the sandbox", async () => {
+    const executor = createInlineExecutor({ limits: { maxEventChars: 1_024 }, quiet: true });
+    const [bundle, call] = hookCall(tenant("a"), HEALTHY);
+    expect(
+      await executor.execute(bundle, { ...call, eventJson: JSON.stringify({ pad: "x".repeat(2_000) }) }),
+    ).toMatchObject({
       type: "failed",
       failure: { code: "event_too_large" },
       cpuMs: 0,
@@ -44,7 +55,7 @@ describe("createInlineExecutor", () => {
     const executor = createInlineExecutor({ limits: { timeoutMs: 20 }, quiet: true });
     const looping = hooksBundle("{ toolCall() { for (;;) {} } }");
     // 60 s asked, 20 ms granted: the call ends as a timeout long before the test's own deadline.
-    const outcome = await executor.execute(hookCall(tenant("a"), looping, { timeoutMs: 60_000 }));
+    const outcome = await executor.execute(...hookCall(tenant("a"), looping, { timeoutMs: 60_000 }));
     expect(outcome).toMatchObject({
       type: "failed",
       failure: { code: "timeout", message: expect.stringContaining("20 ms") },

@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { IsolatePool, PoolClosedError, type PoolResult, SandboxOptionsError } from "../../../sandbox/worker/index.js";
-import { GuestReply, type SandboxLimits } from "../../../src/protocol/index.js";
+import { IsolatePool, PoolClosedError, SandboxOptionsError } from "../../../sandbox/worker/index.js";
+import { GuestReply, type SandboxLimits, type SandboxResult } from "../../../src/protocol/index.js";
 import { ctxJson, HEALTHY, hooksBundle, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
 
 const LIMITS: SandboxLimits = {
   memoryMb: 16,
-  maxResultBytes: 4_096,
-  maxStateBytes: 1_024,
+  maxResultChars: 4_096,
+  maxStateChars: 1_024,
   maxLogLines: 5,
-  maxLogBytes: 512,
+  maxLogChars: 512,
 };
 const COUNTER = hooksBundle(`{ toolCall(event) {
   if (event.loop) for (;;) {}
@@ -30,11 +30,10 @@ function poolWith(options: ConstructorParameters<typeof IsolatePool>[0] = {}): I
   return pool;
 }
 
-function callCounter(pool: IsolatePool, tenantName: string, event: object = TOOL_CALL_EVENT): PoolResult {
+function callCounter(pool: IsolatePool, tenantName: string, event: object = TOOL_CALL_EVENT): SandboxResult {
   const tenantId = tenant(tenantName);
-  return pool.call({
+  return pool.call(COUNTER.hash, {
     tenantId,
-    bundleHash: COUNTER.hash,
     point: "tool.call",
     eventJson: JSON.stringify(event),
     ctxJson: ctxJson(tenantId, COUNTER),
@@ -43,8 +42,8 @@ function callCounter(pool: IsolatePool, tenantName: string, event: object = TOOL
 }
 
 /** The reason the counter bundle returned: how many calls this isolate has seen. */
-function count(result: PoolResult): string {
-  if (result.kind !== "replied") return `${result.kind}:${result.code}`;
+function count(result: SandboxResult): string {
+  if (result.type !== "replied") return `${result.type}:${result.failure.code}`;
   const reply = GuestReply.parse(JSON.parse(result.reply));
   return reply.kind === "returned" ? String((reply.result as { reason?: unknown }).reason) : `failed:${reply.code}`;
 }
@@ -74,15 +73,14 @@ describe("IsolatePool", () => {
     } }`);
     pool.load(chatty.hash, chatty.code, { ...LIMITS, maxLogLines: 10 });
     const tenantId = tenant("a");
-    const result = pool.call({
+    const result = pool.call(chatty.hash, {
       tenantId,
-      bundleHash: chatty.hash,
       point: "tool.call",
       eventJson: "{}",
       ctxJson: ctxJson(tenantId, chatty),
       timeoutMs: 1_000,
     });
-    expect(result.kind === "replied" && JSON.parse(result.reply)).toMatchObject({
+    expect(result.type === "replied" && JSON.parse(result.reply)).toMatchObject({
       kind: "returned",
       logs: ['{"a":1}', "[1]", "g", "[assert] Assertion failed: broken 2", "[trace] here"],
     });
@@ -91,9 +89,9 @@ describe("IsolatePool", () => {
   it("refuses a timeout that isolated-vm would read as none", () => {
     const pool = poolWith();
     const tenantId = tenant("a");
-    const call = { tenantId, bundleHash: COUNTER.hash, point: "tool.call", eventJson: "{}", ctxJson: "{}" };
+    const call = { tenantId, point: "tool.call", eventJson: "{}", ctxJson: "{}" };
     for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => pool.call({ ...call, timeoutMs })).toThrow(SandboxOptionsError);
+      expect(() => pool.call(COUNTER.hash, { ...call, timeoutMs })).toThrow(SandboxOptionsError);
     }
     expect(() => pool.describe(tenantId, COUNTER.hash, 0)).toThrow(SandboxOptionsError);
   });
@@ -113,13 +111,13 @@ describe("IsolatePool", () => {
     const tenantId = tenant("a");
     const base = { tenantId, eventJson: "{}", ctxJson: ctxJson(tenantId, COUNTER), timeoutMs: 100 };
     const other = hooksBundle("{}");
-    expect(pool.call({ ...base, bundleHash: other.hash, point: "tool.call" })).toMatchObject({
-      kind: "failed",
-      code: "unavailable",
+    expect(pool.call(other.hash, { ...base, point: "tool.call" })).toMatchObject({
+      type: "failed",
+      failure: { code: "unavailable" },
     });
-    expect(pool.call({ ...base, bundleHash: COUNTER.hash, point: "tool.nope" })).toMatchObject({
-      kind: "failed",
-      code: "unavailable",
+    expect(pool.call(COUNTER.hash, { ...base, point: "tool.nope" })).toMatchObject({
+      type: "failed",
+      failure: { code: "unavailable" },
     });
   });
 
@@ -127,8 +125,8 @@ describe("IsolatePool", () => {
     const pool = poolWith();
     expect(count(callCounter(pool, "a"))).toBe("1");
     expect(callCounter(pool, "a", { ...TOOL_CALL_EVENT, loop: true })).toMatchObject({
-      kind: "failed",
-      code: "timeout",
+      type: "failed",
+      failure: { code: "timeout" },
     });
     expect(count(callCounter(pool, "a"))).toBe("1");
     expect(pool.stats()).toMatchObject({ recycled: 1, isolates: 1 });
@@ -176,14 +174,14 @@ describe("IsolatePool", () => {
     expect(count(callCounter(pool, "a"))).toBe("1");
     pool.unload(COUNTER.hash);
     expect(pool.isLoaded(COUNTER.hash)).toBe(false);
-    expect(callCounter(pool, "a")).toMatchObject({ kind: "failed", code: "unavailable" });
+    expect(callCounter(pool, "a")).toMatchObject({ type: "failed", failure: { code: "unavailable" } });
   });
 
   it("describes in a throwaway isolate, leaving the warm ones alone", () => {
     const pool = poolWith();
     callCounter(pool, "a");
     const described = pool.describe(tenant("a"), COUNTER.hash);
-    expect(described.kind === "replied" && JSON.parse(described.reply)).toEqual({
+    expect(described.type === "replied" && JSON.parse(described.reply)).toEqual({
       kind: "described",
       handlers: [{ name: "toolCall", type: "function" }],
     });
@@ -198,17 +196,16 @@ describe("IsolatePool", () => {
     );
     pool.load(busy.hash, busy.code, LIMITS);
     const tenantId = tenant("a");
-    const result = pool.call({
+    const result = pool.call(busy.hash, {
       tenantId,
-      bundleHash: busy.hash,
       point: "tool.call",
       eventJson: "{}",
       ctxJson: ctxJson(tenantId, busy),
       timeoutMs: 2_000,
     });
-    expect(result.kind).toBe("replied");
+    expect(result.type).toBe("replied");
     expect(result.cpuMs).toBeGreaterThan(0);
-    expect(result.wallMs).toBeGreaterThan(0);
+    expect(result.runMs).toBeGreaterThan(0);
   });
 
   it("keeps a prepared spare isolate for the next tenant's first call, refilled once the pool is quiet", async () => {
@@ -234,9 +231,9 @@ describe("IsolatePool", () => {
     const phases: string[] = [];
     const call = () =>
       pool.call(
+        COUNTER.hash,
         {
           tenantId,
-          bundleHash: COUNTER.hash,
           point: "tool.call",
           eventJson: JSON.stringify(TOOL_CALL_EVENT),
           ctxJson: ctxJson(tenantId, COUNTER),

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ProcessExecutor, startProcessExecutor } from "../../../sandbox/supervisor/index.js";
+import { startProcessExecutor } from "../../../sandbox/supervisor/create-executor.js";
+import type { ProcessExecutor } from "../../../sandbox/supervisor/process-executor.js";
 import { invokeHook } from "../../../src/dispatch/index.js";
 import { Limits } from "../../../src/protocol/index.js";
 import { hookCall, hooksBundle, tenant } from "../bundle-fixtures.js";
@@ -10,7 +11,7 @@ import { hookCall, hooksBundle, tenant } from "../bundle-fixtures.js";
  * host unchanged, alone and in pipelined batches of random size over both workers.
  */
 
-const limits = Limits.parse({ maxEventBytes: 256 * 1024, maxResultBytes: 256 * 1024 });
+const limits = Limits.parse({ maxEventChars: 256 * 1024, maxResultChars: 256 * 1024 });
 const echo = hooksBundle("{ toolCall(event) { return { type: 'rewrite', args: { payload: event.payload } }; } }");
 let executor: ProcessExecutor;
 beforeAll(async () => {
@@ -28,7 +29,7 @@ async function roundTrip(value: unknown, tenantName: string): Promise<unknown> {
   const call = hookCall(tenant(tenantName), echo, {
     event: { call: { id: "c1", name: "echo", args: {} }, batch: { index: 0, size: 1 }, payload: value },
   });
-  const { outcome } = await invokeHook(executor, call, limits);
+  const { outcome } = await invokeHook(executor, ...call, limits);
   if (outcome.type !== "decided") throw new Error(JSON.stringify(outcome).slice(0, 300));
   const result: unknown = outcome.result;
   return typeof result === "object" && result !== null && "args" in result ? result.args : undefined;

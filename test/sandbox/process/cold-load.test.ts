@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ProcessExecutor, startProcessExecutor } from "../../../sandbox/supervisor/index.js";
+import { startProcessExecutor } from "../../../sandbox/supervisor/create-executor.js";
+import type { ProcessExecutor } from "../../../sandbox/supervisor/process-executor.js";
 import { invokeHook } from "../../../src/dispatch/index.js";
 import { Limits } from "../../../src/protocol/index.js";
 import { hookCall, hooksBundle, scriptBundle, tenant } from "../bundle-fixtures.js";
@@ -23,14 +24,14 @@ describe("process executor: cold calls", () => {
       "{ toolCall() { return { type: 'block', reason: 'loaded' }; } }",
       "const until = Date.now() + 400; while (Date.now() < until) {}",
     );
-    const invoked = await invokeHook(executor, hookCall(tenant("slow-loader"), slow), limits);
+    const invoked = await invokeHook(executor, ...hookCall(tenant("slow-loader"), slow), limits);
     expect(invoked.outcome).toMatchObject({ type: "decided", result: { type: "block", reason: "loaded" } });
     expect(executor.workers()[0]?.pid).toBe(pid);
   });
 
   it("fails a load past the load timeout in the worker, which lives on", async () => {
     const pid = executor.workers()[0]?.pid;
-    const { outcome } = await invokeHook(executor, hookCall(tenant("spinner"), scriptBundle("for (;;) {}")), limits);
+    const { outcome } = await invokeHook(executor, ...hookCall(tenant("spinner"), scriptBundle("for (;;) {}")), limits);
     expect(outcome.type === "failed" && outcome.failure.code).toBe("timeout");
     expect(outcome.type === "failed" && outcome.failure.message).toContain(
       "did not finish loading within its 1500 ms load timeout; the hook was not called",

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ProcessExecutor, type SupervisorEvent, startProcessExecutor } from "../../../sandbox/supervisor/index.js";
+import { startProcessExecutor } from "../../../sandbox/supervisor/create-executor.js";
+import type { SupervisorEvent } from "../../../sandbox/supervisor/index.js";
+import type { ProcessExecutor } from "../../../sandbox/supervisor/process-executor.js";
 import { invokeHook } from "../../../src/dispatch/index.js";
 import { type HookOutcome, Limits, type TenantId } from "../../../src/protocol/index.js";
 import { HOSTILE_CASES, HOSTILE_LIMITS, hostileCall } from "../../fixtures/hostile/index.js";
@@ -30,7 +32,7 @@ afterAll(() => executor.close());
 
 const codeOf = (outcome: HookOutcome): string => (outcome.type === "failed" ? outcome.failure.code : "ok");
 const healthy = async (tenantId: TenantId) =>
-  codeOf((await invokeHook(executor, hookCall(tenantId, HEALTHY), limits)).outcome);
+  codeOf((await invokeHook(executor, ...hookCall(tenantId, HEALTHY), limits)).outcome);
 
 describe("hostile corpus through the process executor", () => {
   it.each(HOSTILE_CASES.map((c, i) => [c.name, c.expect, c, i] as const))(
@@ -46,7 +48,7 @@ describe("hostile corpus through the process executor", () => {
       const started = performance.now();
       let ticks = 0;
       const ticker = setInterval(() => ticks++, 5);
-      const attack = await invokeHook(executor, hostileCall(c, attacker), limits).finally(() => {
+      const attack = await invokeHook(executor, ...hostileCall(c, attacker), limits).finally(() => {
         attacking = false;
       });
       clearInterval(ticker);

@@ -2,14 +2,14 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { startProcessExecutor } from "../../../sandbox/supervisor/create-executor.js";
 import {
   createHookExecutor,
   ExecutorClosedError,
   ExecutorOptionsError,
-  respawnDelayMs,
   SandboxStartError,
-  startProcessExecutor,
 } from "../../../sandbox/supervisor/index.js";
+import { respawnDelayMs } from "../../../sandbox/supervisor/worker-slot.js";
 import { TenantId } from "../../../src/protocol/index.js";
 import { eventually, isAlive, STAND_IN_WORKER, standInCall, standInReply } from "./helpers/processes.js";
 
@@ -21,13 +21,13 @@ describe("process executor lifecycle", () => {
     const pids = executor.workers().map((w) => w.pid);
     expect(pids).toHaveLength(3);
     expect(pids.every(isAlive)).toBe(true);
-    const stuck = executor.execute(standInCall(tenant, { op: "hang" }));
+    const stuck = executor.execute(...standInCall(tenant, { op: "hang" }));
     await new Promise((resolve) => setTimeout(resolve, 50));
     await executor.close();
     expect(await stuck).toMatchObject({ type: "failed", failure: { code: "unavailable" } });
     expect(pids.filter(isAlive)).toEqual([]);
     expect(executor.workers()).toEqual([]);
-    await expect(executor.execute(standInCall(tenant, {}))).rejects.toBeInstanceOf(ExecutorClosedError);
+    await expect(executor.execute(...standInCall(tenant, {}))).rejects.toBeInstanceOf(ExecutorClosedError);
     await expect(executor.close()).resolves.toBeUndefined();
   });
 
@@ -72,7 +72,7 @@ describe("process executor lifecycle", () => {
   it("runs a call in a worker that is still starting once it is ready", async () => {
     const executor = await startProcessExecutor({ workers: 1, spareWorker: false }, { workerEntry: STAND_IN_WORKER });
     try {
-      const outcome = await executor.execute(standInCall(tenant, { nonce: 7 }));
+      const outcome = await executor.execute(...standInCall(tenant, { nonce: 7 }));
       expect(standInReply(outcome).nonce).toBe(7);
     } finally {
       await executor.close();
@@ -101,9 +101,10 @@ describe("createHookExecutor options", () => {
     [{ spareWorker: "yes" }, 'Expected `spareWorker` to be a boolean, got `"yes"`'],
     [{ mode: "thread" }, 'Expected `mode` to be "process" or "inline", got `"thread"`'],
     [{ worker: 2 }, "Unknown executor option `worker`. Known options: mode, limits, workers"],
-    [{ limits: { timeoutMs: 0 } }, "Invalid `limits.timeoutMs`: "],
-    [{ limits: { memoryMb: 4 } }, "Invalid `limits.memoryMb`: "],
-    [{ limits: { extra: 1 } }, "Invalid `limits`: "],
+    [{ limits: { timeoutMs: 0 } }, "Invalid `limits.timeoutMs`, got `0`: "],
+    [{ limits: { memoryMb: 4 } }, "Invalid `limits.memoryMb`, got `4`: "],
+    [{ limits: { extra: 1 } }, "Invalid `limits`, got `an object`: "],
+    [{ limits: { maxEventBytes: 2_048 } }, "`limits.maxEventBytes` is now `limits.maxEventChars`"],
     [{ mode: "inline", workers: 2 }, '`workers` applies to mode "process" only'],
     [{ onEvent: 3 }, "Expected `onEvent` to be a function, got `3`"],
   ];

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ProcessExecutor, type SupervisorEvent, startProcessExecutor } from "../../../sandbox/supervisor/index.js";
-import { BundleHash, type ExecutionOutcome, TenantId } from "../../../src/protocol/index.js";
+import { startProcessExecutor } from "../../../sandbox/supervisor/create-executor.js";
+import type { SupervisorEvent } from "../../../sandbox/supervisor/index.js";
+import type { ProcessExecutor } from "../../../sandbox/supervisor/process-executor.js";
+import { BundleHash, type SandboxResult, TenantId } from "../../../src/protocol/index.js";
 import {
   eventually,
   STAND_IN_BUNDLE,
@@ -27,48 +29,48 @@ describe("process executor with a stand-in worker", () => {
 
   it("answers pipelined calls each with its own reply", async () => {
     const outcomes = await Promise.all(
-      Array.from({ length: 600 }, (_, i) => executor.execute(standInCall(i % 2 === 0 ? a : b, { nonce: i }))),
+      Array.from({ length: 600 }, (_, i) => executor.execute(...standInCall(i % 2 === 0 ? a : b, { nonce: i }))),
     );
     expect(outcomes.map((o) => standInReply(o).nonce)).toEqual(Array.from({ length: 600 }, (_, i) => i));
   });
 
   it("keeps each tenant on one worker and spreads tenants over workers", async () => {
     const pidsOfA = new Set<number>();
-    for (let i = 0; i < 5; i++) pidsOfA.add(standInReply(await executor.execute(standInCall(a, {}))).pid);
-    const pidOfB = standInReply(await executor.execute(standInCall(b, {}))).pid;
+    for (let i = 0; i < 5; i++) pidsOfA.add(standInReply(await executor.execute(...standInCall(a, {}))).pid);
+    const pidOfB = standInReply(await executor.execute(...standInCall(b, {}))).pid;
     expect(pidsOfA.size).toBe(1);
     expect(pidsOfA.has(pidOfB)).toBe(false);
   });
 
   it("caps a call's timeout at the limit and passes a smaller budget through", async () => {
-    expect(standInReply(await executor.execute(standInCall(a, {}, 10))).timeoutMs).toBe(10);
-    expect(standInReply(await executor.execute(standInCall(a, {}, 2.2))).timeoutMs).toBe(3);
-    expect(standInReply(await executor.execute(standInCall(a, {}, 10_000))).timeoutMs).toBe(50);
-    expect(standInReply(await executor.execute(standInCall(a, {}))).timeoutMs).toBe(50);
+    expect(standInReply(await executor.execute(...standInCall(a, {}, 10))).timeoutMs).toBe(10);
+    expect(standInReply(await executor.execute(...standInCall(a, {}, 2.2))).timeoutMs).toBe(3);
+    expect(standInReply(await executor.execute(...standInCall(a, {}, 10_000))).timeoutMs).toBe(50);
+    expect(standInReply(await executor.execute(...standInCall(a, {}))).timeoutMs).toBe(50);
   });
 
   it("fails a call with no budget left as timeout without running it", async () => {
-    const outcome = await executor.execute(standInCall(a, { op: "exit" }, 0));
+    const outcome = await executor.execute(...standInCall(a, { op: "exit" }, 0));
     expect(outcome).toMatchObject({ type: "failed", failure: { code: "timeout" } });
     expect(executor.workers().every((w) => w.ready)).toBe(true);
   });
 
   it("passes a failure the worker reports through with its code", async () => {
-    const outcome = await executor.execute(standInCall(a, { op: "timeout" }));
+    const outcome = await executor.execute(...standInCall(a, { op: "timeout" }));
     expect(outcome).toMatchObject({ type: "failed", failure: { code: "timeout", message: "stand-in timeout" } });
   });
 
   it("rejects an aborted call with the signal's reason and keeps serving the tenant", async () => {
     const controller = new AbortController();
-    const pending = executor.execute(standInCall(a, { op: "busy", ms: 150 }), controller.signal);
+    const pending = executor.execute(...standInCall(a, { op: "busy", ms: 150 }), controller.signal);
     setTimeout(() => controller.abort(new Error("caller gave up")), 20);
     await expect(pending).rejects.toThrow("caller gave up");
-    await expect(executor.execute(standInCall(a, {}), controller.signal)).rejects.toThrow("caller gave up");
-    expect(standInReply(await executor.execute(standInCall(a, { nonce: "after" }))).nonce).toBe("after");
+    await expect(executor.execute(...standInCall(a, {}), controller.signal)).rejects.toThrow("caller gave up");
+    expect(standInReply(await executor.execute(...standInCall(a, { nonce: "after" }))).nonce).toBe("after");
   });
 
   it("fails calls past maxPendingPerWorker as unavailable", async () => {
-    const outcomes = await Promise.all(Array.from({ length: 1_100 }, () => executor.execute(standInCall(b, {}))));
+    const outcomes = await Promise.all(Array.from({ length: 1_100 }, () => executor.execute(...standInCall(b, {}))));
     const unavailable = outcomes.filter((o) => o.type === "failed" && o.failure.code === "unavailable");
     expect(unavailable).toHaveLength(100);
   });
@@ -78,35 +80,35 @@ describe("process executor with a stand-in worker", () => {
     expect(outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
   });
 
-  it("fails an event over maxEventBytes as event_too_large without sending it", async () => {
-    const outcome = await executor.execute(standInCall(a, { op: "exit", pad: "x".repeat(1024 * 1024) }));
+  it("fails an event over maxEventChars as event_too_large without sending it", async () => {
+    const outcome = await executor.execute(...standInCall(a, { op: "exit", pad: "x".repeat(1024 * 1024) }));
     expect(outcome).toMatchObject({ type: "failed", failure: { code: "event_too_large" } });
     expect(executor.workers().every((w) => w.ready)).toBe(true);
   });
 
   it("keeps at most 512 bundles loaded per worker and reloads an evicted one on its next call", async () => {
     const bundle = (i: number) => ({ hash: BundleHash.parse(`sha256-${i.toString(16).padStart(64, "0")}`), code: "x" });
-    const first = { ...standInCall(b, {}), bundle: bundle(0) };
-    await executor.execute(first);
+    const first = standInCall(b, {}, undefined, bundle(0));
+    await executor.execute(...first);
     let loaded = 0;
     for (let i = 1; i < 600; i++) {
-      loaded = standInReply(await executor.execute({ ...standInCall(b, {}), bundle: bundle(i) })).loaded;
+      loaded = standInReply(await executor.execute(...standInCall(b, {}, undefined, bundle(i)))).loaded;
     }
     expect(loaded).toBe(512);
-    expect(await executor.execute(first)).toMatchObject({ type: "replied" });
+    expect(await executor.execute(...first)).toMatchObject({ type: "replied" });
   });
 
   it("reports a call's own run time as the worker measured it, and its wait behind another tenant as queued", async () => {
     const other = tenantOn((id) => executor.shardOf(id), 0, "neighbour");
     const [slow, quick] = await Promise.all([
-      executor.execute(standInCall(other, { op: "busy", ms: 100 })),
-      executor.execute(standInCall(a, { nonce: "quick" })),
+      executor.execute(...standInCall(other, { op: "busy", ms: 100 })),
+      executor.execute(...standInCall(a, { nonce: "quick" })),
     ]);
     expect(standInReply(quick).nonce).toBe("quick");
     // The stand-in reports 0.02 ms for every call it runs: that, not the 100 ms wait, is the call's duration.
-    expect(quick.durationMs).toBe(0.02);
-    expect(slow.durationMs).toBe(0.02);
-    expect(quick.queuedMs).toBeGreaterThan(quick.durationMs);
+    expect(quick.runMs).toBe(0.02);
+    expect(slow.runMs).toBe(0.02);
+    expect(quick.queuedMs).toBeGreaterThan(quick.runMs);
   });
 
   it("describes a bundle in the tenant's worker", async () => {
@@ -135,17 +137,17 @@ describe("process executor when a worker fails", () => {
   afterAll(() => executor.close());
 
   async function pidOf(tenant: TenantId): Promise<number> {
-    return standInReply(await executor.execute(standInCall(tenant, {}))).pid;
+    return standInReply(await executor.execute(...standInCall(tenant, {}))).pid;
   }
 
   it("fails the call that crashed its worker, re-sends the calls queued behind it and respawns it", async () => {
     const before = await pidOf(a);
-    const bystander = Array.from({ length: 20 }, (_, i) => executor.execute(standInCall(b, { nonce: i })));
+    const bystander = Array.from({ length: 20 }, (_, i) => executor.execute(...standInCall(b, { nonce: i })));
     const victims = await Promise.all([
-      executor.execute(standInCall(a, { op: "busy", ms: 20 })),
-      executor.execute(standInCall(a, { op: "exit" })),
-      executor.execute(standInCall(a, {})),
-      executor.execute(standInCall(a, {})),
+      executor.execute(...standInCall(a, { op: "busy", ms: 20 })),
+      executor.execute(...standInCall(a, { op: "exit" })),
+      executor.execute(...standInCall(a, {})),
+      executor.execute(...standInCall(a, {})),
     ]);
     // The call that finished before the crash was answered (its answer went out before the next call ran);
     // the call running when the worker died is the culprit; the calls queued behind it (bystanders) are
@@ -156,7 +158,7 @@ describe("process executor when a worker fails", () => {
       "replied",
       "replied",
     ]);
-    expect(standInReply(victims[2] as ExecutionOutcome).pid).not.toBe(before);
+    expect(standInReply(victims[2] as SandboxResult).pid).not.toBe(before);
     expect((await Promise.all(bystander)).map((o) => standInReply(o).nonce)).toEqual([...Array(20).keys()]);
     const after = await pidOf(a);
     expect(after).not.toBe(before);
@@ -170,9 +172,9 @@ describe("process executor when a worker fails", () => {
     // One batch: a's quick call runs first and its answer waits in the worker's outbox (answers go out
     // together) while m's call crashes the worker, so a's call is the oldest unanswered but not the culprit.
     const [done, crashed, queued] = await Promise.all([
-      executor.execute(standInCall(a, { nonce: "first" })),
-      executor.execute(standInCall(m, { op: "exit" })),
-      executor.execute(standInCall(a, { nonce: "queued" })),
+      executor.execute(...standInCall(a, { nonce: "first" })),
+      executor.execute(...standInCall(m, { op: "exit" })),
+      executor.execute(...standInCall(a, { nonce: "queued" })),
     ]);
     expect(done.type === "replied" || blame(done)).toBe(done.type === "replied" || " (bystander)");
     expect(crashed).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed" } });
@@ -183,8 +185,8 @@ describe("process executor when a worker fails", () => {
   it("answers another tenant's call queued behind a crashing call on the replacement worker", async () => {
     const before = await pidOf(a);
     const [crashed, queued] = await Promise.all([
-      executor.execute(standInCall(m, { op: "exit" })),
-      executor.execute(standInCall(a, { nonce: "redact" })),
+      executor.execute(...standInCall(m, { op: "exit" })),
+      executor.execute(...standInCall(a, { nonce: "redact" })),
     ]);
     expect(crashed.type === "failed" && crashed.failure).toMatchObject({ code: "sandbox_crashed" });
     expect(blame(crashed)).toBe(" (culprit)");
@@ -198,9 +200,9 @@ describe("process executor when a worker fails", () => {
     await pidOf(a);
     // Both queued calls are re-sent in order; on the replacement m's second crash has a's call behind it again.
     const [first, second, queued] = await Promise.all([
-      executor.execute(standInCall(m, { op: "exit" })),
-      executor.execute(standInCall(m, { op: "exit" })),
-      executor.execute(standInCall(a, { nonce: "twice" })),
+      executor.execute(...standInCall(m, { op: "exit" })),
+      executor.execute(...standInCall(m, { op: "exit" })),
+      executor.execute(...standInCall(a, { nonce: "twice" })),
     ]);
     expect(blame(first)).toBe(" (culprit)");
     expect(blame(second)).toBe(" (culprit)");
@@ -211,44 +213,44 @@ describe("process executor when a worker fails", () => {
   it("times out the call that hung, not an earlier one whose answer never left the worker", async () => {
     await pidOf(a);
     const [done, hung] = await Promise.all([
-      executor.execute(standInCall(a, { nonce: "first" })),
-      executor.execute(standInCall(m, { op: "hang" }, 30)),
+      executor.execute(...standInCall(a, { nonce: "first" })),
+      executor.execute(...standInCall(m, { op: "hang" }, 30)),
     ]);
     expect(hung).toMatchObject({ type: "failed", failure: { code: "timeout" } });
     expect(blame(hung)).toBe(" (culprit)");
     expect(done.type === "replied" || blame(done)).toBe(done.type === "replied" || " (bystander)");
     // The hung call is charged from when it started running; a bystander never ran.
-    expect(hung.durationMs).toBeGreaterThan(0);
-    expect(done.type === "replied" || done.durationMs).toBe(done.type === "replied" || 0);
+    expect(hung.runMs).toBeGreaterThan(0);
+    expect(done.type === "replied" || done.runMs).toBe(done.type === "replied" || 0);
   });
 
   it("kills a worker that does not answer by its deadline: timeout for that call, re-sends the one behind it", async () => {
     const before = await pidOf(a);
-    const bystander = executor.execute(standInCall(b, { op: "busy", ms: 100 }));
+    const bystander = executor.execute(...standInCall(b, { op: "busy", ms: 100 }));
     const outcomes = await Promise.all([
-      executor.execute(standInCall(a, { op: "hang" }, 30)),
-      executor.execute(standInCall(a, {})),
+      executor.execute(...standInCall(a, { op: "hang" }, 30)),
+      executor.execute(...standInCall(a, {})),
     ]);
     expect(outcomes[0]).toMatchObject({ type: "failed", failure: { code: "timeout" } });
-    expect(standInReply(outcomes[1] as ExecutionOutcome).pid).not.toBe(before);
+    expect(standInReply(outcomes[1] as SandboxResult).pid).not.toBe(before);
     expect(standInReply(await bystander).pid).not.toBe(before);
     expect(await pidOf(a)).not.toBe(before);
     expect(events).toContainEqual(expect.objectContaining({ type: "worker_exited", pid: before, reason: "deadline" }));
   });
 
   it("holds a hung call to its own short budget after a call with a long one", async () => {
-    await executor.execute(standInCall(a, { op: "busy", ms: 5 }, 5_000));
-    const hung = await executor.execute(standInCall(a, { op: "hang" }, 30));
+    await executor.execute(...standInCall(a, { op: "busy", ms: 5 }, 5_000));
+    const hung = await executor.execute(...standInCall(a, { op: "hang" }, 30));
     expect(hung).toMatchObject({ type: "failed", failure: { code: "timeout" } });
     expect(hung.type === "failed" && hung.failure.message).toContain("within its 30 ms timeout");
     // Killed at 30 + 150 ms, long before the 5 s budget of the call before it would have allowed.
-    expect(hung.durationMs).toBeLessThan(3_000);
+    expect(hung.runMs).toBeLessThan(3_000);
   });
 
   it("does not kill a worker working through a long batch whose every call answers in time", async () => {
     const before = await pidOf(a);
     const outcomes = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => executor.execute(standInCall(a, { op: "busy", ms: 60, nonce: i }))),
+      Array.from({ length: 6 }, (_, i) => executor.execute(...standInCall(a, { op: "busy", ms: 60, nonce: i }))),
     );
     expect(outcomes.map((o) => standInReply(o).nonce)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(await pidOf(a)).toBe(before);
@@ -256,16 +258,16 @@ describe("process executor when a worker fails", () => {
 
   it("kills a worker that sends a malformed message", async () => {
     const before = await pidOf(a);
-    const outcome = await executor.execute(standInCall(a, { op: "garbage" }));
+    const outcome = await executor.execute(...standInCall(a, { op: "garbage" }));
     expect(outcome).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed" } });
     expect(await pidOf(a)).not.toBe(before);
     expect(events).toContainEqual(expect.objectContaining({ type: "worker_exited", pid: before, reason: "protocol" }));
   });
 
   it("queues calls made while a crashed worker is being replaced and runs them on the new one", async () => {
-    const crash = executor.execute(standInCall(a, { op: "sigkill" }));
+    const crash = executor.execute(...standInCall(a, { op: "sigkill" }));
     const queued = Array.from({ length: 5 }, () =>
-      crash.then(() => executor.execute(standInCall(a, { nonce: "queued" }))),
+      crash.then(() => executor.execute(...standInCall(a, { nonce: "queued" }))),
     );
     expect(await crash).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed" } });
     for (const outcome of await Promise.all(queued)) expect(standInReply(outcome).nonce).toBe("queued");
@@ -273,7 +275,7 @@ describe("process executor when a worker fails", () => {
 });
 
 /** Whether a failure is blamed on its call: " (bystander)" when the supervisor marked it so. */
-function blame(outcome: ExecutionOutcome): string {
+function blame(outcome: SandboxResult): string {
   if (outcome.type !== "failed") return "";
   return outcome.failure.bystander === true ? " (bystander)" : " (culprit)";
 }
@@ -290,7 +292,7 @@ describe("process executor RSS cap", () => {
       const pids = new Set<number>();
       const outcomes = [];
       for (let i = 0; i < 40 && pids.size < 2; i++) {
-        const outcome = await executor.execute(standInCall(tenant, { op: "busy", ms: 5 }));
+        const outcome = await executor.execute(...standInCall(tenant, { op: "busy", ms: 5 }));
         outcomes.push(outcome);
         pids.add(standInReply(outcome).pid);
       }

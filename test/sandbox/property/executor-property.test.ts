@@ -14,7 +14,7 @@ import {
 } from "../../../src/protocol/index.js";
 import { hookCall, hooksBundle, scriptBundle, tenant } from "../bundle-fixtures.js";
 
-const LIMITS_INPUT = { timeoutMs: 2_000, memoryMb: 16, maxResultBytes: 2_048, maxStateBytes: 512, maxLogLines: 4 };
+const LIMITS_INPUT = { timeoutMs: 2_000, memoryMb: 16, maxResultChars: 2_048, maxStateChars: 512, maxLogLines: 4 };
 const limits = Limits.parse(LIMITS_INPUT);
 // A small isolate budget: every run is a new bundle, so the pool keeps evicting as it goes.
 const executor = createInlineExecutor({ limits: LIMITS_INPUT, pool: { maxIsolates: 8 }, quiet: true });
@@ -107,7 +107,7 @@ describe("inline executor properties", () => {
     );
     await fc.assert(
       fc.asyncProperty(point, fc.jsonValue(), async (p, event) => {
-        const { outcome } = await invokeHook(executor, hookCall(tenant("echo"), echo, { point: p, event }), limits);
+        const { outcome } = await invokeHook(executor, ...hookCall(tenant("echo"), echo, { point: p, event }), limits);
         const valid = assertValidOutcome(p, outcome);
         expect(valid).toMatchObject({ type: "decided", result: null });
       }),
@@ -119,9 +119,9 @@ describe("inline executor properties", () => {
     await fc.assert(
       fc.asyncProperty(point, fc.oneof(fc.jsonValue({ maxDepth: 3 }), resultLike, validish), async (p, value) => {
         const bundle = hooksBundle(`{ ${handlerOf(p)}() { return ${JSON.stringify(value)}; } }`);
-        const { outcome } = await invokeHook(executor, hookCall(tenant("model"), bundle, { point: p }), limits);
+        const { outcome } = await invokeHook(executor, ...hookCall(tenant("model"), bundle, { point: p }), limits);
         assertValidOutcome(p, outcome);
-        const tooLarge = JSON.stringify(value).length > limits.maxResultBytes;
+        const tooLarge = JSON.stringify(value).length > limits.maxResultChars;
         const accepted = value === null || HOOK_POINTS[p].result.safeParse(value).success;
         if (tooLarge) expect(outcome).toMatchObject({ type: "failed", failure: { code: "result_too_large" } });
         else if (accepted) expect(outcome.type).toBe("decided");
@@ -135,9 +135,9 @@ describe("inline executor properties", () => {
     await fc.assert(
       fc.asyncProperty(point, hostileSource, async (p, source) => {
         const bundle = hooksBundle(`{ ${handlerOf(p)}(event, ctx) { ctx.state.v = ${source}; return ${source}; } }`);
-        const executed = await executor.execute(hookCall(tenant("hostile"), bundle, { point: p }));
+        const executed = await executor.execute(...hookCall(tenant("hostile"), bundle, { point: p }));
         expect(["replied", "failed"]).toContain(executed.type);
-        const { outcome } = await invokeHook(executor, hookCall(tenant("hostile"), bundle, { point: p }), limits);
+        const { outcome } = await invokeHook(executor, ...hookCall(tenant("hostile"), bundle, { point: p }), limits);
         assertValidOutcome(p, outcome);
       }),
       RUNS,
@@ -149,7 +149,7 @@ describe("inline executor properties", () => {
       fc.asyncProperty(point, fc.string({ maxLength: 200 }), async (p, code) => {
         const { outcome } = await invokeHook(
           executor,
-          hookCall(tenant("garbage"), scriptBundle(code), { point: p }),
+          ...hookCall(tenant("garbage"), scriptBundle(code), { point: p }),
           limits,
         );
         assertValidOutcome(p, outcome);

@@ -43,6 +43,8 @@ export function makeUnwritable(path: string, isDirectory: boolean): (() => void)
 }
 
 const CHILD = fileURLToPath(new URL("./store-child.ts", import.meta.url));
+/** The host that only serves active() and prints each version change it sees (see the script's header). */
+export const STORE_WATCH = fileURLToPath(new URL("../../../scripts/store-watch.ts", import.meta.url));
 
 export interface ChildResult {
   readonly code: number | null;
@@ -58,10 +60,15 @@ export function runStoreChild(command: object): Promise<ChildResult> {
 
 /**
  * Starts store-child.ts. With `barrier: true` in the command, `ready` resolves once the child has the
- * store open and `go()` lets it start writing.
+ * store open and `go()` lets it start writing. `onLine` sees each output line as it arrives; `script`
+ * runs another script the same way (STORE_WATCH).
  */
-export function startStoreChild(command: object): { ready: Promise<void>; go: () => void; done: Promise<ChildResult> } {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, JSON.stringify(command)], {
+export function startStoreChild(
+  command: object,
+  onLine?: (line: unknown) => void,
+  script = CHILD,
+): { ready: Promise<void>; go: () => void; done: Promise<ChildResult> } {
+  const child = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify(command)], {
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stdout = "";
@@ -70,9 +77,17 @@ export function startStoreChild(command: object): { ready: Promise<void>; go: ()
   const ready = new Promise<void>((resolve) => {
     markReady = resolve;
   });
+  const isReady = (l: string) => l === '{"ready":true}';
+  let pending = "";
   child.stdout.on("data", (chunk: Buffer) => {
     stdout += chunk.toString();
-    if (stdout.includes('{"ready":true}')) markReady();
+    pending += chunk.toString();
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) {
+      if (isReady(line)) markReady();
+      else if (line.trim() !== "") onLine?.(JSON.parse(line) as unknown);
+    }
   });
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -83,7 +98,7 @@ export function startStoreChild(command: object): { ready: Promise<void>; go: ()
       markReady();
       const lines = stdout
         .split("\n")
-        .filter((l) => l.trim() !== "" && l !== '{"ready":true}')
+        .filter((l) => l.trim() !== "" && !isReady(l))
         .map((l) => JSON.parse(l) as unknown);
       resolve({ code, signal, lines, stderr });
     });

@@ -1,10 +1,17 @@
 /**
  * A separate process that writes to a store, for the cross-process tests. argv[2] is a JSON command;
- * each result is printed as one JSON line. `crashAt` SIGKILLs this process inside the upload transaction.
+ * each result is printed as one JSON line. `path` is a SQLite file or a postgres:// URL. `crashAt`
+ * SIGKILLs this process inside the upload transaction.
  */
 
 import type { TenantId } from "../../../src/protocol/index.js";
-import { SqliteBundleStore, type UploadStep } from "../../../src/store/index.js";
+import {
+  type BundleStore,
+  PostgresBundleStore,
+  SqliteBundleStore,
+  storeLocation,
+  type UploadStep,
+} from "../../../src/store/index.js";
 import { fakeBundle } from "./bundles.js";
 
 type ChildCommand =
@@ -21,15 +28,16 @@ type ChildCommand =
   | { op: "rollback"; path: string; tenantId: string };
 
 const command = JSON.parse(process.argv[2] ?? "{}") as ChildCommand;
-const store = await SqliteBundleStore.open(command.path, {
-  busyTimeoutMs: 20_000,
-  onUploadStep: (step) => {
-    if (command.op === "upload" && step === command.crashAt) process.kill(process.pid, "SIGKILL");
-  },
-});
+const onUploadStep = (step: UploadStep) => {
+  if (command.op === "upload" && step === command.crashAt) process.kill(process.pid, "SIGKILL");
+};
+const store: BundleStore =
+  storeLocation(command.path).kind === "postgres"
+    ? await PostgresBundleStore.open(command.path, { onUploadStep, refreshMs: 60_000 })
+    : await SqliteBundleStore.open(command.path, { busyTimeoutMs: 20_000, onUploadStep });
 const tenantId = command.tenantId as TenantId;
 if (command.op === "upload" && command.barrier === true) {
-  // Tell the parent the store is open, then wait for its go so both children write at the same time.
+  // Tell the parent the store is open, then wait for its go so all children write at the same time.
   process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
   await new Promise((resolve) => process.stdin.once("data", resolve));
   process.stdin.pause();

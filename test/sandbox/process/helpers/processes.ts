@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { ExecutionOutcome, HookCall, TenantId } from "../../../../src/protocol/index.js";
+import type { SandboxBundle, SandboxCall, SandboxResult, TenantId } from "../../../../src/protocol/index.js";
 import { BundleHash, TenantId as TenantIdSchema } from "../../../../src/protocol/index.js";
 
 export const STAND_IN_WORKER = fileURLToPath(new URL("../fixtures/stand-in-worker.ts", import.meta.url));
@@ -40,19 +40,17 @@ export function tenantOn(shard: (tenantId: string) => number, slot: number, pref
 }
 
 /** A call for the stand-in worker: the event picks what it does. */
-export function standInCall(tenantId: TenantId, event: Record<string, unknown>, timeoutMs?: number): HookCall {
-  const call = {
-    tenantId,
-    bundle: STAND_IN_BUNDLE,
-    point: "tool.call" as const,
-    eventJson: JSON.stringify(event),
-    ctxJson: "{}",
-  };
-  return timeoutMs === undefined ? call : { ...call, timeoutMs };
+export function standInCall(
+  tenantId: TenantId,
+  event: Record<string, unknown>,
+  timeoutMs = 60_000,
+  bundle: SandboxBundle = STAND_IN_BUNDLE,
+): readonly [SandboxBundle, SandboxCall] {
+  return [bundle, { tenantId, point: "tool.call", eventJson: JSON.stringify(event), ctxJson: "{}", timeoutMs }];
 }
 
 /** The stand-in's reply, parsed (tests only: the host never parses replies outside invokeHook). */
-export function standInReply(outcome: ExecutionOutcome): {
+export function standInReply(outcome: SandboxResult): {
   pid: number;
   nonce?: unknown;
   timeoutMs: number;

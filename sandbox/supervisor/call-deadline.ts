@@ -1,0 +1,126 @@
+import type { RunningMark } from "../../src/protocol/index.js";
+import type { WorkerExitReason } from "./events.js";
+import type { PendingCall } from "./pending-call.js";
+import { culpritOf, type RunningCall, runningCall, runningSince } from "./running-call.js";
+import type { RunningMarkFile } from "./running-mark-file.js";
+
+export interface DeadlineOptions {
+  /** Bound on a cold call's bundle load (`loadTimeoutOf`): the deadline while the mark says it is loading. */
+  readonly loadTimeoutMs: number;
+  readonly killGraceMs: number;
+  /** The call the mark (or the oldest pending call) says is running is past its deadline: kill the worker. */
+  readonly onDue: () => void;
+  /** Nothing is pending: the worker may stop holding the host open. */
+  readonly onIdle: () => void;
+}
+
+/** Which call a worker died in, and since when it ran: what `WorkerProcess` blames and charges at exit. */
+export interface Blame {
+  readonly culprit: PendingCall | undefined;
+  readonly ran: RunningCall | undefined;
+}
+
+/**
+ * The host's hard deadline over one worker's calls. The call the running mark names (else the oldest
+ * pending call, taken to have started when the worker last answered, became ready or was sent, whichever is
+ * latest) is killed with its worker if it has not answered `killGraceMs` after its own timeout (the load
+ * timeout while it loads its bundle). One lazily re-armed timer per worker does this: no timer per call.
+ * At exit it says which call to blame (`blame`).
+ */
+export class CallDeadline {
+  readonly #pending: ReadonlyMap<number, PendingCall>;
+  readonly #marks: RunningMarkFile | undefined;
+  readonly #options: DeadlineOptions;
+  #timer: NodeJS.Timeout | undefined;
+  /** When the armed timer fires (performance.now() time). */
+  #timerDue = 0;
+  /** When the worker last answered or became ready. */
+  #progressAt = 0;
+  #armed = false;
+  /** The call the timer killed the worker over. */
+  #killedOver: PendingCall | undefined;
+
+  constructor(pending: ReadonlyMap<number, PendingCall>, marks: RunningMarkFile | undefined, options: DeadlineOptions) {
+    this.#pending = pending;
+    this.#marks = marks;
+    this.#options = options;
+  }
+
+  /** The worker is ready: deadlines run from now. */
+  start(): void {
+    this.#armed = true;
+    this.#progressAt = performance.now();
+    if (this.#pending.size > 0) this.#arm(this.#headBudget());
+  }
+
+  /** The worker answered a call at `now`. */
+  progress(now: number): void {
+    this.#progressAt = now;
+  }
+
+  /** A call was just sent; re-arms only if the armed timer is later than this call could be due. */
+  sent(entry: PendingCall): void {
+    if (!this.#armed) return;
+    // No call can be due before its own budget from now; the armed timer is later only when it was set for
+    // a slower call that has since answered, which is rare when budgets are alike.
+    const delay = entry.timeoutMs + this.#options.killGraceMs;
+    if (this.#timer === undefined) this.#arm(delay);
+    else if (entry.sentAt + delay < this.#timerDue) {
+      clearTimeout(this.#timer);
+      this.#arm(delay);
+    }
+  }
+
+  /** No more deadlines: the worker is being ended. */
+  halt(): void {
+    this.#armed = false;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Once the worker has ended: the call to blame for `reason`, and since when it ran. Closes the mark file. */
+  blame(reason: WorkerExitReason): Blame {
+    this.halt();
+    const mark: RunningMark | undefined = this.#marks?.read();
+    this.#marks?.close();
+    const kept = this.#marks !== undefined;
+    const culprit = culpritOf(reason, this.#pending, { kept, mark }, this.#killedOver);
+    this.#killedOver = undefined;
+    // The culprit ran from its start until now; every other call never ran (or its answer died with the worker).
+    const ran = culprit === undefined ? undefined : runningSince(culprit, this.#pending, mark, this.#progressAt);
+    return { culprit, ran };
+  }
+
+  #arm(delayMs: number): void {
+    const delay = Math.max(1, delayMs);
+    this.#timerDue = performance.now() + delay;
+    this.#timer = setTimeout(this.#onTimer, delay);
+    this.#timer.unref();
+  }
+
+  #headBudget(): number {
+    for (const entry of this.#pending.values()) return entry.timeoutMs + this.#options.killGraceMs;
+    return this.#options.killGraceMs;
+  }
+
+  #onTimer = (): void => {
+    this.#timer = undefined;
+    if (!this.#armed) return;
+    const running = runningCall(this.#pending, this.#marks?.read(), this.#progressAt);
+    // Idle since the timer was armed: stop holding the host open (not per call: ref/unref cost µs each).
+    if (running === undefined) {
+      this.#options.onIdle();
+      return;
+    }
+    // A cold call loading its bundle has the load timeout; its handler then has its own timeout.
+    const budget = running.loading ? this.#options.loadTimeoutMs : running.entry.timeoutMs;
+    const due = running.startedAt + budget + this.#options.killGraceMs;
+    const now = performance.now();
+    if (now >= due) {
+      this.#killedOver = running.entry;
+      this.#options.onDue();
+    } else {
+      this.#arm(due - now);
+    }
+  };
+}

@@ -1,0 +1,100 @@
+import type { ChildProcess } from "node:child_process";
+import { isWorkerResponse, type WorkerRequest, type WorkerResponse } from "../../src/protocol/index.js";
+import type { PendingCall } from "./pending-call.js";
+
+/** What a channel hands its worker: readiness, each result with its pending call, and a broken message. */
+export interface ChannelListener {
+  ready(): void;
+  result(entry: PendingCall, response: Extract<WorkerResponse, { kind: "result" }>): void;
+  malformed(): void;
+}
+
+/**
+ * The host end of one worker's IPC channel: request ids, the calls pending under them, and the outbox.
+ * Requests made in the same tick travel as one array message (and so do the worker's replies), which is
+ * what makes pipelined calls cheap; nothing is sent before the worker says `ready`. Every incoming message
+ * is checked with the allocation-free `isWorkerResponse`; a result for an id no longer pending (aborted, or
+ * settled when the worker ended) is dropped.
+ */
+export class WorkerChannel {
+  /** Calls sent (or queued to be) and not answered, in sending order: the oldest is first. */
+  readonly pending = new Map<number, PendingCall>();
+  readonly #child: ChildProcess;
+  readonly #listener: ChannelListener;
+  #nextId = 0;
+  #outbox: WorkerRequest[] = [];
+  #flushQueued = false;
+  #open = false;
+  #closed = false;
+
+  constructor(child: ChildProcess, listener: ChannelListener) {
+    this.#child = child;
+    this.#listener = listener;
+    child.on("message", this.#onMessage);
+  }
+
+  /** Tracks `entry` under a new id and returns the id; the request that carries it goes through `push`. */
+  add(entry: PendingCall): number {
+    const id = this.#nextId++;
+    this.pending.set(id, entry);
+    return id;
+  }
+
+  push(request: WorkerRequest): void {
+    if (this.#closed) return;
+    this.#outbox.push(request);
+    if (!this.#flushQueued && this.#open) this.#queueFlush();
+  }
+
+  /** The worker is ready: send what waited for it. */
+  open(): void {
+    this.#open = true;
+    if (this.#outbox.length > 0 && !this.#flushQueued) this.#queueFlush();
+  }
+
+  /** Nothing more goes out or comes in: the worker is being ended. */
+  close(): void {
+    this.#closed = true;
+    this.#outbox = [];
+  }
+
+  #queueFlush(): void {
+    this.#flushQueued = true;
+    queueMicrotask(this.#flush);
+  }
+
+  #flush = (): void => {
+    this.#flushQueued = false;
+    const batch = this.#outbox;
+    if (batch.length === 0) return;
+    this.#outbox = [];
+    if (!this.#child.connected) return;
+    const first = batch[0];
+    this.#child.send(batch.length === 1 && first !== undefined ? first : batch);
+  };
+
+  #onMessage = (message: unknown): void => {
+    if (Array.isArray(message)) {
+      for (const one of message) this.#receive(one);
+    } else {
+      this.#receive(message);
+    }
+  };
+
+  #receive(message: unknown): void {
+    // Once the host has given up on a worker, nothing it says counts: its calls settle when it is gone.
+    if (this.#closed) return;
+    if (!isWorkerResponse(message)) {
+      this.#listener.malformed();
+      return;
+    }
+    if (message.kind === "ready") {
+      this.#listener.ready();
+      return;
+    }
+    const entry = this.pending.get(message.id);
+    if (entry === undefined) return;
+    this.pending.delete(message.id);
+    this.#listener.result(entry, message);
+  }
+}

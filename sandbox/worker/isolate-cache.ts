@@ -1,0 +1,104 @@
+import type { BundleHash } from "../../src/protocol/index.js";
+import { disposeQuietly, type LiveIsolate } from "./open-isolate.js";
+
+/** Heap statistics are read on the first call and every this many calls after (a sync call, ~13 µs). */
+const HEAP_SAMPLE_EVERY = 256;
+
+/**
+ * The pool's live isolates by (tenant, bundle) key, with their budgets: a count, a sum of heaps (sampled
+ * every 256 calls) and idleness. Past a budget the least recently used isolate is disposed (evicted);
+ * recency is `LiveIsolate.lastUsed`, scanned only when something must be evicted (rare next to calls).
+ */
+export class IsolateCache {
+  readonly #live = new Map<string, LiveIsolate>();
+  readonly #maxIsolates: number;
+  readonly #maxHeapBytes: number;
+  #heapBytes = 0;
+  #recycled = 0;
+  #evicted = 0;
+
+  constructor(maxIsolates: number, maxHeapBytes: number) {
+    this.#maxIsolates = maxIsolates;
+    this.#maxHeapBytes = maxHeapBytes;
+  }
+
+  get(key: string): LiveIsolate | undefined {
+    return this.#live.get(key);
+  }
+
+  /** Evicts until one more isolate fits the count budget: call before opening one. */
+  makeRoom(): void {
+    while (this.#live.size >= this.#maxIsolates) this.#evict(this.#leastRecent());
+  }
+
+  add(live: LiveIsolate): void {
+    this.#live.set(live.key, live);
+  }
+
+  /** After a successful call: samples the heap now and then, and evicts others past the heap budget. */
+  used(live: LiveIsolate): void {
+    if (live.calls++ % HEAP_SAMPLE_EVERY !== 0) return;
+    try {
+      const heap = live.isolate.getHeapStatisticsSync();
+      const bytes = heap.used_heap_size + heap.externally_allocated_size;
+      this.#heapBytes += bytes - live.heapBytes;
+      live.heapBytes = bytes;
+    } catch {
+      return;
+    }
+    while (this.#heapBytes > this.#maxHeapBytes && this.#live.size > 1) this.#evict(this.#leastRecent(live));
+  }
+
+  /** Disposes an isolate after a timeout, memory event or broken prelude; the next call recreates it. */
+  recycle(live: LiveIsolate): void {
+    this.#drop(live);
+    this.#recycled++;
+  }
+
+  /** Evicts isolates last used at or before `cutoff`; returns how many. */
+  sweep(cutoff: number): number {
+    let swept = 0;
+    for (const live of [...this.#live.values()]) {
+      if (live.lastUsed > cutoff) continue;
+      this.#evict(live);
+      swept++;
+    }
+    return swept;
+  }
+
+  /** Disposes every isolate of a bundle (it was unloaded or reloaded with other code or limits). */
+  dropBundle(bundleHash: BundleHash): void {
+    for (const live of [...this.#live.values()]) if (live.bundleHash === bundleHash) this.#drop(live);
+  }
+
+  dispose(): void {
+    for (const live of this.#live.values()) disposeQuietly(live.isolate);
+    this.#live.clear();
+    this.#heapBytes = 0;
+  }
+
+  stats(): { isolates: number; heapBytes: number; recycled: number; evicted: number } {
+    return { isolates: this.#live.size, heapBytes: this.#heapBytes, recycled: this.#recycled, evicted: this.#evicted };
+  }
+
+  /** The least recently used isolate other than `except`; the cache holds at least one other when asked. */
+  #leastRecent(except?: LiveIsolate): LiveIsolate {
+    let oldest: LiveIsolate | undefined;
+    for (const live of this.#live.values()) {
+      if (live !== except && (oldest === undefined || live.lastUsed < oldest.lastUsed)) oldest = live;
+    }
+    if (oldest === undefined) throw new Error("IsolateCache: no isolate to evict");
+    return oldest;
+  }
+
+  #evict(live: LiveIsolate): void {
+    this.#drop(live);
+    this.#evicted++;
+  }
+
+  #drop(live: LiveIsolate): void {
+    if (this.#live.get(live.key) === live) this.#live.delete(live.key);
+    this.#heapBytes -= live.heapBytes;
+    disposeQuietly(live.isolate);
+  }
+}

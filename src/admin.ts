@@ -1,0 +1,24 @@
+/**
+ * `isohook/admin`: what the `isohook` CLI does, as functions: bundle a hook folder, describe it in the
+ * sandbox, run its fixtures, gate and deploy it to a store.
+ */
+export {
+  type BuiltBundle,
+  BundleError,
+  type BundleErrorCode,
+  buildBundle,
+  bundleHook,
+  describeBundle,
+  type HookBundle,
+} from "./bundler/index.js";
+export { type Fixture, type FixtureReport, parseFixtures, runFixtures } from "./fixtures/index.js";
+export { type DeployResult, deployHook, type GateReport, runDeployGate } from "./gate/index.js";
+export type { ActiveBundle, BundleManifest, BundleSource } from "./protocol/index.js";
+export {
+  PostgresBundleStore,
+  type PostgresStoreOptions,
+  SqliteBundleStore,
+  type StoredBundle,
+  type StoreErrorCode,
+  type StoreEvent,
+} from "./store/index.js";

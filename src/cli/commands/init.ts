@@ -1,0 +1,89 @@
+import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { basename, join, relative, resolve } from "node:path";
+import fc from "fast-check";
+import { HOOK_POINT_NAMES, HOOK_POINTS, type HookPoint, isHookPoint, type JsonValue } from "../../protocol/index.js";
+import { CliError, type Command, EXIT, UsageError, writeJson } from "../command.js";
+import { hookProjectFiles } from "../init-template.js";
+import { packageVersion } from "../package-version.js";
+
+const HELP = `Usage: isohook init <dir> [--point tool.call …] [--json]
+
+Creates a hook project in <dir> (a new or empty folder) that works outside this repo:
+  package.json     depends on isohook and vitest; \`npm test\` runs index.test.ts
+  tsconfig.json    for the hook (no Node types: the sandbox has no Node; sandbox-env.d.ts declares console)
+  index.ts         typed handlers for the chosen hook points (default tool.call)
+  fixtures.jsonl   one case per point (run by \`isohook test\`, the deploy gate and the test)
+  index.test.ts    a vitest file using isohook/testing: bundles the hook and runs it in the real sandbox
+Then: cd <dir> && npm install && npm test; upload with \`isohook upload --tenant <id> <dir>\`.
+
+Options:
+  --point <point>    A hook point to write a handler for; repeat for several (default: tool.call)
+  --json             One JSON object: {"dir", "files", "hookPoints"}
+  -h, --help         Show this help
+
+Exit codes: 0 created, 1 <dir> is not empty or cannot be written, 2 usage.
+`;
+
+export const initCommand: Command = {
+  name: "init",
+  summary: "Create a hook project: handlers, fixtures and a vitest test using isohook/testing",
+  help: HELP,
+  options: { point: { type: "string", multiple: true } },
+  allowPositionals: true,
+  async run(args, io) {
+    const [target, ...rest] = args.positionals;
+    if (target === undefined) throw new UsageError("Missing the folder to create the hook project in");
+    if (rest.length > 0) throw new UsageError(`Expected one folder, got ${args.positionals.length}`);
+    const points = pointsOf(args.values.point);
+    const dir = resolve(io.cwd, target);
+    const existing = await readdir(dir).catch(() => []);
+    if (existing.length > 0) {
+      throw new CliError(`${target} is not empty: pick a new folder; init never overwrites files`, "not_empty");
+    }
+    const name =
+      basename(dir)
+        .toLowerCase()
+        .replace(/[^a-z0-9._-]/g, "-") || "hooks";
+    // Loaded on use, like upload: the gate pulls in esbuild, which other commands never need.
+    const { eventArbitrary } = await import("../../gate/index.js");
+    const sample = (point: HookPoint): JsonValue => {
+      const event = HOOK_POINTS[point].event.safeParse(fc.sample(eventArbitrary(point), { seed: 1, numRuns: 1 })[0]);
+      return event.success ? (event.data as JsonValue) : {};
+    };
+    const files = hookProjectFiles(name, points, await packageVersion(), sample);
+    try {
+      await mkdir(dir, { recursive: true });
+      for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text, { flag: "wx" });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new CliError(`Cannot write the hook project to ${target}: ${reason}`, "write_failed");
+    }
+    const shown = relative(io.cwd, dir) || ".";
+    if (args.json) {
+      writeJson(io, { dir: shown, files: Object.keys(files), hookPoints: points });
+      return EXIT.ok;
+    }
+    io.stdout(
+      [
+        `Created a hook project in ${shown} (${points.join(", ")}): ${Object.keys(files).join(", ")}`,
+        `Next: cd ${shown} && npm install && npm test`,
+        `      isohook test ${shown}    # the fixtures, one line each`,
+        "",
+      ].join("\n"),
+    );
+    return EXIT.ok;
+  },
+};
+
+function pointsOf(raw: unknown): HookPoint[] {
+  const given = Array.isArray(raw) ? raw.map(String) : [];
+  if (given.length === 0) return ["tool.call"];
+  const points: HookPoint[] = [];
+  for (const name of given) {
+    if (!isHookPoint(name)) {
+      throw new UsageError(`Unknown hook point \`${name}\`. Valid hook points: ${HOOK_POINT_NAMES.join(", ")}`);
+    }
+    if (!points.includes(name)) points.push(name);
+  }
+  return HOOK_POINT_NAMES.filter((p) => points.includes(p));
+}

@@ -1,0 +1,153 @@
+import { resultTypes } from "../fixtures/index.js";
+import { type HookPoint, handlerOf, type JsonValue } from "../protocol/index.js";
+
+const SHELL_CALL = { id: "c1", name: "shell", args: { command: "rm -rf /" } };
+
+/** A hand-written sample event per point; points without one get a generated (valid) event. */
+const SAMPLE_EVENTS: Partial<Record<HookPoint, JsonValue>> = {
+  "run.start": { input: [{ role: "user", content: "Clean up the build folder" }] },
+  "input.inbound": { source: "user", message: { role: "user", content: "Clean up the build folder" } },
+  "tool.call": { call: SHELL_CALL, batch: { index: 0, size: 1 } },
+  "tool.result": {
+    call: { ...SHELL_CALL, args: { command: "cat .env" } },
+    executed: true,
+    result: { content: "API_KEY=sk-live-123", isError: false },
+  },
+  "turn.end": { turn: 1, message: { role: "assistant", content: "Done." }, toolResults: [] },
+  "output.validate": { output: "Done." },
+};
+
+/** The files of a new hook project, by name. `isohookVersion` is what package.json depends on. */
+export function hookProjectFiles(
+  name: string,
+  points: readonly HookPoint[],
+  isohookVersion: string,
+  generated: (point: HookPoint) => JsonValue,
+): Record<string, string> {
+  const fixtures = points.flatMap((point) => fixtureLines(point, SAMPLE_EVENTS[point] ?? generated(point)));
+  return {
+    "package.json": `${JSON.stringify(
+      {
+        name,
+        version: "0.1.0",
+        private: true,
+        type: "module",
+        scripts: { test: "vitest run", "test:sandbox": "isohook test ." },
+        devDependencies: { isohook: `^${isohookVersion}`, vitest: "4.1.12" },
+      },
+      null,
+      2,
+    )}\n`,
+    "tsconfig.json": `${JSON.stringify(
+      {
+        compilerOptions: {
+          target: "ES2022",
+          module: "ESNext",
+          moduleResolution: "bundler",
+          lib: ["ES2022"],
+          types: [],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        include: ["index.ts", "sandbox-env.d.ts"],
+      },
+      null,
+      2,
+    )}\n`,
+    "index.ts": indexTs(points),
+    "sandbox-env.d.ts": SANDBOX_ENV,
+    "fixtures.jsonl": `${fixtures.join("\n")}\n`,
+    "index.test.ts": testTs(points.includes("tool.call") ? TOOL_CALL_TEST : ""),
+    ".gitignore": "node_modules/\n",
+  };
+}
+
+function fixtureLines(point: HookPoint, event: JsonValue): string[] {
+  if (point === "tool.call") {
+    const safe = { call: { id: "c2", name: "shell", args: { command: "ls" } }, batch: { index: 0, size: 1 } };
+    return [
+      JSON.stringify({ name: "blocks rm -rf /", point, event, expect: { type: "block" } }),
+      JSON.stringify({ name: "lets ls through", point, event: safe, expect: { noop: true } }),
+    ];
+  }
+  return [JSON.stringify({ point, event, expect: { noop: true } })];
+}
+
+function indexTs(points: readonly HookPoint[]): string {
+  const handlers = points.map((point) => {
+    const handler = handlerOf(point);
+    const results =
+      resultTypes(point)
+        .map((t) => `{ type: "${t}", … }`)
+        .join(", ") || "none";
+    if (point === "tool.call") {
+      return `  ${handler}(event, ctx) {
+    // Results: ${results}. Returning nothing lets the call through.
+    const command = String(event.call.args.command ?? "");
+    if (event.call.name === "shell" && /\\brm\\s+-rf\\s+\\/(\\s|$)/.test(command)) {
+      console.log(\`blocked for \${ctx.tenantId}: \${command}\`);
+      return { type: "block", reason: "destructive shell command: rm -rf /" };
+    }
+    return undefined;
+  },`;
+    }
+    return `  ${handler}(event, ctx) {
+    // Results: ${results}. Returning nothing is the no-op.
+    void event;
+    void ctx;
+    return undefined;
+  },`;
+  });
+  return `import { defineHooks } from "isohook/hook-sdk";
+
+/**
+ * This tenant's hooks. Each handler gets (event, ctx) and returns a result of its point or nothing.
+ * \`isohook schema <point>\` prints a point's event and results; \`ctx.state\` survives between calls of a run.
+ */
+export default defineHooks({
+${handlers.join("\n")}
+});
+`;
+}
+
+/** What the sandbox offers besides ES2022: console (captured, 50 lines and 8 KB a call). No Node, no fetch. */
+const SANDBOX_ENV = `// The hook sandbox has ES2022 and a captured console: no Node, no I/O, no timers.
+// An interface and a var, so it merges with the declaration isohook/hook-sdk brings.
+interface Console {
+  log(...data: unknown[]): void;
+  info(...data: unknown[]): void;
+  debug(...data: unknown[]): void;
+  warn(...data: unknown[]): void;
+  error(...data: unknown[]): void;
+  trace(...data: unknown[]): void;
+  assert(condition?: unknown, ...data: unknown[]): void;
+}
+declare var console: Console;
+`;
+
+const TOOL_CALL_TEST = `
+  it("blocks rm -rf / and says why", async () => {
+    const event = { call: { id: "c1", name: "shell", args: { command: "rm -rf /" } }, batch: { index: 0, size: 1 } };
+    const outcome = await hook.call("tool.call", event);
+    expect(outcome).toMatchObject({ type: "decided", result: { type: "block" } });
+    expect(outcome.logs).toEqual(["blocked for isohook-test: rm -rf /"]);
+  });
+`;
+
+const testTs = (extra: string) => `import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type HookUnderTest, testHook } from "isohook/testing";
+
+let hook: HookUnderTest;
+beforeAll(async () => {
+  hook = await testHook("index.ts"); // bundled as \`isohook upload\` bundles it, run in the real sandbox
+});
+afterAll(() => hook.close());
+
+describe("hooks", () => {
+  it("passes every line of fixtures.jsonl", async () => {
+    const failed = (await hook.fixtures()).filter((report) => report.passed === false);
+    expect(failed).toEqual([]);
+  });
+${extra}});
+`;

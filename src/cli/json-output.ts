@@ -1,0 +1,289 @@
+import { z } from "zod";
+import {
+  BundleManifest,
+  Failure,
+  HOOK_POINT_NAMES,
+  type HookPoint,
+  JsonObject,
+  JsonValue,
+  Message,
+  Usage,
+} from "../protocol/index.js";
+
+/**
+ * What every command prints with `--json` (docs/cli-output.schema.json is generated from these schemas, and
+ * a test runs every command against them). The contract:
+ * - Everything goes to stdout, one JSON value per line; stderr stays empty.
+ * - A command prints one object, except `run` and `demo`, which print one line per event and end with
+ *   their result line.
+ * - A failure (exit 1 or 2) ends the output with `{"error": {"code", "message", …}}`: the same object for
+ *   every command, usage errors included (`code: "usage"`).
+ * - The same thing has the same name everywhere: `version` is a bundle version number, the version active
+ *   before a change is `previousVersion`, times are ISO 8601 strings, `logs` is an array of strings.
+ */
+const Version = z.int().positive().meta({ description: "a bundle version number" });
+const Hash = z.string().regex(/^sha256-[0-9a-f]{64}$/);
+const Iso = z.iso.datetime().meta({ description: "ISO 8601 time" });
+const Point = z.enum(HOOK_POINT_NAMES as [HookPoint, ...HookPoint[]]);
+const Logs = z.array(z.string()).meta({ description: "console lines the hook logged" });
+const Count = z.int().nonnegative();
+
+const Problem = z.strictObject({
+  message: z.string(),
+  file: z.string().optional(),
+  line: z.int().optional(),
+  column: z.int().optional(),
+});
+
+const GateReport = z
+  .looseObject({
+    type: z.enum(["passed", "rejected"]),
+    entry: z.string(),
+    hash: Hash.nullable(),
+    bytes: Count.nullable(),
+    hookPoints: z.array(Point),
+    reasons: z.array(z.looseObject({ code: z.string(), message: z.string() })),
+    warnings: z.array(z.string()),
+    fixtures: z.looseObject({ file: z.string(), total: Count, passed: Count, failed: Count }).nullable(),
+    fuzz: z.array(
+      z.looseObject({ point: Point, runs: Count, passed: z.boolean(), seed: z.int(), durationMs: z.number() }),
+    ),
+    durationMs: z.number(),
+  })
+  .meta({ title: "gate report" });
+
+export const ErrorOutput = z
+  .strictObject({
+    error: z.strictObject({
+      code: z.string(),
+      message: z.string(),
+      usage: z.string().optional().meta({ description: "the command's usage line (usage errors)" }),
+      problems: z.array(Problem).optional().meta({ description: "each problem of a hook that does not bundle" }),
+      report: GateReport.optional().meta({ description: "the deploy gate's report of a rejected upload" }),
+    }),
+  })
+  .meta({ title: "error", description: "The last line of every failed command (exit 1 or 2)." });
+
+const FixtureResultBase = {
+  line: z.int().positive(),
+  name: z.string().optional(),
+  point: Point,
+  logs: Logs,
+  durationMs: z.number(),
+  cpuMs: z.number(),
+  passed: z.boolean().optional().meta({ description: "absent for a line without expect" }),
+  mismatch: z.string().optional(),
+};
+const FixtureResult = z.discriminatedUnion("type", [
+  z.strictObject({
+    ...FixtureResultBase,
+    type: z.literal("decided"),
+    result: JsonObject.nullable(),
+    state: JsonObject.optional(),
+  }),
+  z.strictObject({ ...FixtureResultBase, type: z.literal("failed"), failure: Failure }),
+]);
+
+const TestOutput = z.strictObject({
+  file: z.string(),
+  passed: Count,
+  failed: Count,
+  unchecked: Count,
+  results: z.array(FixtureResult),
+});
+
+const VersionRecord = {
+  tenantId: z.string(),
+  version: Version,
+  hash: Hash,
+  bytes: Count,
+  hookPoints: z.array(Point),
+  uploadedBy: z.string(),
+  uploadedAt: Iso,
+  active: z.boolean(),
+};
+
+const Activation = z.strictObject({
+  tenantId: z.string(),
+  version: Version,
+  previousVersion: Version.nullable(),
+  changed: z.boolean(),
+});
+
+/** A run event (`run --json`): the library's RunEvent with `at` as an ISO string. */
+const RunEventLine = z
+  .looseObject({
+    type: z.enum([
+      "run.started",
+      "run.warning",
+      "turn.started",
+      "hooks.decided",
+      "hook.called",
+      "message.added",
+      "inbound.dropped",
+      "model.replied",
+      "tool.finished",
+      "quarantine.entered",
+      "quarantine.exited",
+      "run.finished",
+    ]),
+    at: Iso.optional(),
+    until: Iso.optional(),
+    logs: Logs.optional(),
+    logCount: Count.optional(),
+  })
+  .meta({ title: "run event" });
+
+const RunResult = z.strictObject({
+  type: z.literal("result"),
+  runId: z.string(),
+  tenantId: z.string(),
+  bundle: z.strictObject({ version: Version, hash: Hash }).nullable(),
+  stopReason: z.string(),
+  reason: z.string().nullable(),
+  decidedBy: JsonObject.nullable(),
+  error: z.strictObject({ code: z.string(), message: z.string() }).nullable(),
+  warnings: z.array(z.strictObject({ code: z.string(), message: z.string() })),
+  output: z.string(),
+  turns: Count,
+  usage: Usage,
+  transcript: z.array(Message),
+});
+
+const DemoSummary = z.strictObject({
+  type: z.literal("summary"),
+  tenants: z.array(
+    z.strictObject({
+      tenant: z.string(),
+      worker: Count,
+      version: Version.optional(),
+      stopReason: z.string(),
+      reason: z.string().optional(),
+      turns: Count,
+      hookCalls: Count,
+      decided: z.array(z.string()),
+      failures: z.record(z.string(), Count),
+      quarantined: z.boolean(),
+      medianMs: z.number(),
+      maxMs: z.number(),
+      maxQueuedMs: z.number(),
+    }),
+  ),
+  problems: z.array(z.string()),
+  seconds: z.number(),
+});
+
+/**
+ * Each command's `--json` lines: every line must match its command's schema (successes and the error).
+ * Keyed by command name; `--version` is `version`.
+ */
+export const CLI_OUTPUT = {
+  bundle: BundleManifest,
+  test: TestOutput,
+  upload: z.strictObject({
+    tenantId: z.string(),
+    version: Version,
+    hash: Hash,
+    bytes: Count,
+    hookPoints: z.array(Point),
+    activated: z.boolean(),
+    report: GateReport,
+  }),
+  list: z.strictObject({
+    tenants: z.array(
+      z.strictObject({
+        tenantId: z.string(),
+        activeVersion: Version.nullable(),
+        activeHash: Hash.nullable(),
+        latestVersion: Version.nullable(),
+        versionCount: Count,
+        createdAt: Iso,
+        updatedAt: Iso,
+      }),
+    ),
+  }),
+  versions: z.strictObject({ tenantId: z.string(), versions: z.array(z.strictObject(VersionRecord)) }),
+  activate: Activation,
+  rollback: Activation,
+  inspect: z.strictObject({
+    ...VersionRecord,
+    manifest: BundleManifest,
+    config: JsonValue,
+    gateReport: GateReport.nullable(),
+    sourceMapBytes: Count,
+  }),
+  audit: z.strictObject({
+    entries: z.array(
+      z.strictObject({
+        id: z.int().positive(),
+        at: Iso,
+        tenantId: z.string(),
+        type: z.enum(["upload", "activate", "rollback", "delete"]),
+        version: Version,
+        previousVersion: Version.nullable(),
+        hash: Hash.nullable(),
+        by: z.string(),
+      }),
+    ),
+  }),
+  run: z.union([RunResult, RunEventLine]),
+  demo: z.union([DemoSummary, z.strictObject({ tenant: z.string(), event: RunEventLine })]),
+  schema: z.looseObject({ $schema: z.string() }).meta({ description: "a JSON Schema document" }),
+  init: z.strictObject({ dir: z.string(), files: z.array(z.string()), hookPoints: z.array(Point) }),
+  version: z.strictObject({ isohook: z.string() }),
+} as const;
+
+export type CliCommandName = keyof typeof CLI_OUTPUT;
+
+/** One line of a command's `--json` output: its own shape or the error object. */
+export function outputLineSchema(command: CliCommandName): z.ZodType {
+  return z.union([CLI_OUTPUT[command], ErrorOutput]);
+}
+
+/** The published document (docs/cli-output.schema.json): each command's line schema, keyed by command. */
+export function cliOutputJsonSchema(): Record<string, unknown> {
+  const names = Object.keys(CLI_OUTPUT) as CliCommandName[];
+  const all = z.strictObject(Object.fromEntries(names.map((name) => [name, outputLineSchema(name)]))).meta({
+    title: "isohook CLI --json output",
+    description:
+      "Each property is one command: every line it prints on stdout with --json matches that schema. " +
+      "Failures end with the error object; run and demo print one line per event, then their result.",
+  });
+  // Shared parts (the error object, the gate report, messages) are written once, in $defs.
+  return z.toJSONSchema(all, { unrepresentable: "any", reused: "ref" });
+}
+
+/** Clock times of run events (ms since the epoch in the library), as ISO strings in CLI output. */
+const TIME_FIELDS = ["at", "until"] as const;
+
+/**
+ * A run event as its `--json` line: the library's event with clock times (`at`, `until`) as ISO strings,
+ * and `hook.called`'s count of log lines as `logCount` (`logs` is always an array of lines in CLI output).
+ */
+export function eventJson(event: object): object {
+  const fields: Record<string, unknown> = { ...event };
+  for (const key of TIME_FIELDS) {
+    const value = fields[key];
+    if (typeof value === "number") fields[key] = new Date(value).toISOString();
+  }
+  if (typeof fields.logs === "number") {
+    fields.logCount = fields.logs;
+    delete fields.logs;
+  }
+  return fields;
+}
+
+/** An activation or rollback as its `--json` object (`previous` is `previousVersion`, as in `audit`). */
+export function activationJson(result: {
+  readonly tenantId: string;
+  readonly version: number;
+  readonly previous: number | null;
+  readonly changed: boolean;
+}) {
+  return {
+    tenantId: result.tenantId,
+    version: result.version,
+    previousVersion: result.previous,
+    changed: result.changed,
+  };
+}

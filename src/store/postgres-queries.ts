@@ -1,0 +1,318 @@
+import type { Pool, PoolClient } from "pg";
+import type { BundleHash, TenantId } from "../protocol/index.js";
+import type { ActivationResult, AuditType, VersionRecord } from "./bundle-store.js";
+import type { CheckedUpload, UploadStep } from "./store-inputs.js";
+import {
+  type AuditRow,
+  type BundleRow,
+  type CodeRow,
+  type HeadRow,
+  type TenantRow,
+  toVersionRecord,
+  type VersionDetailRow,
+  type VersionRow,
+} from "./store-rows.js";
+import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
+
+type Db = Pool | PoolClient;
+
+const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`;
+
+/**
+ * Every SQL statement of the PostgreSQL store. Values go in as parameters only; the one name built into
+ * the SQL is the schema, validated as a lowercase identifier (see storeLocation). Writes run in
+ * transactions that lock the tenant's row first, so a version number is allocated and an activation
+ * decided under that lock; a change of an active version bumps `store_state.generation` and notifies
+ * the store's channel, both delivered only if the transaction commits.
+ */
+export class PostgresQueries {
+  readonly channel: string;
+  readonly #s: string;
+  readonly #versionSelect: string;
+
+  constructor(schema: string) {
+    this.#s = `"${schema}".`;
+    this.channel = `isohook:${schema}`;
+    const s = this.#s;
+    this.#versionSelect = `
+      SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${ms("v.uploaded_at")} AS uploaded_at, b.manifest,
+             b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active
+      FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id`;
+  }
+
+  async upload(
+    c: PoolClient,
+    u: CheckedUpload,
+    at: Date,
+    step: ((step: UploadStep) => void | Promise<void>) | undefined,
+  ): Promise<{ version: VersionRecord; bundleCreated: boolean; activated: boolean }> {
+    const s = this.#s;
+    // Creates the tenant or takes its row lock, allocating the version in the same statement.
+    const allocated = await c.query<{ version: number }>(
+      `INSERT INTO ${s}tenants AS t (id, created_at, updated_at, next_version) VALUES ($1, $2, $2, 2)
+         ON CONFLICT (id) DO UPDATE SET next_version = t.next_version + 1, updated_at = $2
+         RETURNING t.next_version - 1 AS version`,
+      [u.tenantId, at],
+    );
+    const version = allocated.rows[0]?.version;
+    if (version === undefined) throw tenantNotFound(u.tenantId);
+    await step?.("tenant");
+    const bundleCreated = await this.#putBundle(c, u, at);
+    await step?.("bundle");
+    await c.query(
+      `WITH added AS (
+         INSERT INTO ${s}versions (tenant_id, version, bundle_hash, config, gate_report, uploaded_by, uploaded_at)
+         VALUES ($1, $2, $3, coalesce($4, (SELECT config FROM ${s}versions WHERE tenant_id = $1
+                                           ORDER BY version DESC LIMIT 1), '{}'), $5, $6, $7))
+       INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by)
+       VALUES ($7, $1, 'upload', $2, NULL, $3, $6)`,
+      [u.tenantId, version, u.hash, u.configJson ?? null, u.gateReportJson, u.by, at],
+    );
+    await step?.("version");
+    let activated = false;
+    if (u.activate) {
+      activated = (await this.activate(c, u.tenantId, version, u.by, at)).changed;
+      await step?.("activation");
+    }
+    const record = await this.versionRecord(c, u.tenantId, version);
+    if (!record) throw versionNotFound(u.tenantId, version);
+    return { version: record, bundleCreated, activated };
+  }
+
+  async activate(c: PoolClient, tenantId: TenantId, version: number, by: string, at: Date): Promise<ActivationResult> {
+    const s = this.#s;
+    const found = await c.query<{ active_version: number | null; hash: BundleHash | null }>(
+      `SELECT t.active_version, v.bundle_hash AS hash FROM ${s}tenants t
+         LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = $2
+         WHERE t.id = $1 FOR UPDATE OF t`,
+      [tenantId, version],
+    );
+    const row = found.rows[0];
+    if (!row) throw tenantNotFound(tenantId);
+    if (row.hash === null) throw versionNotFound(tenantId, version);
+    const current = row.active_version;
+    if (current === version) return { tenantId, version, previous: current, changed: false };
+    const history = `INSERT INTO ${s}activations (tenant_id, seq, version)
+      SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM ${s}activations WHERE tenant_id = $1`;
+    await this.#switch(c, history, [], { tenantId, version, from: current, hash: row.hash, type: "activate", by, at });
+    return { tenantId, version, previous: current, changed: true };
+  }
+
+  async rollback(c: PoolClient, tenantId: TenantId, by: string, at: Date): Promise<ActivationResult> {
+    const s = this.#s;
+    const current = await this.#lockTenant(c, tenantId);
+    if (current === null) throw noPrevious(tenantId);
+    const found = await c.query<{ seq: number; version: number; hash: BundleHash }>(
+      `SELECT a.seq, a.version, v.bundle_hash AS hash FROM ${s}activations a
+         JOIN ${s}versions v ON v.tenant_id = a.tenant_id AND v.version = a.version
+         WHERE a.tenant_id = $1 AND a.version != $2 ORDER BY a.seq DESC LIMIT 1`,
+      [tenantId, current],
+    );
+    const target = found.rows[0];
+    if (!target) throw noPrevious(tenantId);
+    const history = `DELETE FROM ${s}activations WHERE tenant_id = $1 AND seq > $9`;
+    await this.#switch(c, history, [target.seq], {
+      tenantId,
+      version: target.version,
+      from: current,
+      hash: target.hash,
+      type: "rollback",
+      by,
+      at,
+    });
+    return { tenantId, version: target.version, previous: current, changed: true };
+  }
+
+  async deleteVersion(c: PoolClient, tenantId: TenantId, version: number, by: string, at: Date): Promise<void> {
+    const s = this.#s;
+    const current = await this.#lockTenant(c, tenantId);
+    const hash = await this.#hashOf(c, tenantId, version);
+    if (current === version) throw activeVersionError(tenantId, version);
+    await c.query(`DELETE FROM ${s}versions WHERE tenant_id = $1 AND version = $2`, [tenantId, version]);
+    await c.query(
+      `DELETE FROM ${s}bundles b WHERE b.hash = $1 AND NOT EXISTS (SELECT 1 FROM ${s}versions WHERE bundle_hash = $1)`,
+      [hash],
+    );
+    await c.query(`UPDATE ${s}tenants SET updated_at = $2 WHERE id = $1`, [tenantId, at]);
+    await this.#audit(c, at, tenantId, "delete", version, null, hash, by);
+  }
+
+  async tenants(db: Db, only: TenantId | undefined): Promise<TenantRow[]> {
+    const s = this.#s;
+    const result = await db.query<TenantRow>(
+      `SELECT t.id, ${ms("t.created_at")} AS created_at, ${ms("t.updated_at")} AS updated_at, t.active_version,
+              v.bundle_hash AS active_hash,
+              (SELECT max(version) FROM ${s}versions WHERE tenant_id = t.id) AS latest,
+              (SELECT count(*) FROM ${s}versions WHERE tenant_id = t.id) AS count
+         FROM ${s}tenants t LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version
+         WHERE $1::text IS NULL OR t.id = $1 ORDER BY t.id COLLATE "C"`,
+      [only ?? null],
+    );
+    return result.rows;
+  }
+
+  async versions(db: Db, tenantId: TenantId): Promise<VersionRow[]> {
+    const known = await db.query(`SELECT 1 FROM ${this.#s}tenants WHERE id = $1`, [tenantId]);
+    if (known.rowCount === 0) throw tenantNotFound(tenantId);
+    return (await db.query<VersionRow>(`${this.#versionSelect} WHERE v.tenant_id = $1 ORDER BY v.version`, [tenantId]))
+      .rows;
+  }
+
+  async versionRecord(db: Db, tenantId: TenantId, version: number): Promise<VersionRecord | undefined> {
+    const result = await db.query<VersionRow>(`${this.#versionSelect} WHERE v.tenant_id = $1 AND v.version = $2`, [
+      tenantId,
+      version,
+    ]);
+    const row = result.rows[0];
+    return row && toVersionRecord(row);
+  }
+
+  async versionDetail(db: Db, tenantId: TenantId, version: number | undefined): Promise<VersionDetailRow | undefined> {
+    const s = this.#s;
+    const result = await db.query<VersionDetailRow>(
+      `SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${ms("v.uploaded_at")} AS uploaded_at, b.manifest,
+              b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active, v.config, v.gate_report,
+              octet_length(b.source_map) AS source_map_bytes
+         FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id
+         WHERE v.tenant_id = $1 AND v.version = coalesce($2::bigint, t.active_version)`,
+      [tenantId, version ?? null],
+    );
+    return result.rows[0];
+  }
+
+  async bundle(db: Db, hash: BundleHash): Promise<BundleRow | undefined> {
+    const result = await db.query<BundleRow>(
+      `SELECT hash, code, source_map, manifest, bytes, uploaded_by, ${ms("uploaded_at")} AS uploaded_at
+         FROM ${this.#s}bundles WHERE hash = $1`,
+      [hash],
+    );
+    return result.rows[0];
+  }
+
+  async audit(db: Db, tenantId: TenantId | undefined, limit: number): Promise<AuditRow[]> {
+    const result = await db.query<AuditRow>(
+      `SELECT * FROM (SELECT id, ${ms("at")} AS at, tenant_id, type, version, from_version, bundle_hash, by
+                        FROM ${this.#s}audit WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY id DESC LIMIT $2) a
+         ORDER BY id`,
+      [tenantId ?? null, limit],
+    );
+    return result.rows;
+  }
+
+  async head(db: Db, tenantId: TenantId): Promise<HeadRow | undefined> {
+    const s = this.#s;
+    const result = await db.query<HeadRow>(
+      `SELECT v.version, v.bundle_hash AS hash, v.config FROM ${s}tenants t
+         JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version WHERE t.id = $1`,
+      [tenantId],
+    );
+    return result.rows[0];
+  }
+
+  async code(db: Db, hash: BundleHash): Promise<CodeRow | undefined> {
+    const result = await db.query<CodeRow>(`SELECT code, manifest, bytes FROM ${this.#s}bundles WHERE hash = $1`, [
+      hash,
+    ]);
+    return result.rows[0];
+  }
+
+  /** Moves whenever an active version changes: the fallback's cheap staleness check. */
+  async generation(db: Db): Promise<number> {
+    const result = await db.query<{ generation: number }>(`SELECT generation FROM ${this.#s}store_state`);
+    return result.rows[0]?.generation ?? 0;
+  }
+
+  /** Stores the bundle once per hash; a concurrent delete of the same hash is waited out and retried. */
+  async #putBundle(c: PoolClient, u: CheckedUpload, at: Date): Promise<boolean> {
+    const s = this.#s;
+    for (;;) {
+      const inserted = await c.query(
+        `INSERT INTO ${s}bundles (hash, code, source_map, manifest, bytes, uploaded_by, uploaded_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hash) DO NOTHING`,
+        [u.hash, u.code, u.sourceMap, u.manifestJson, u.bytes, u.by, at],
+      );
+      if (inserted.rowCount === 1) return true;
+      const kept = await c.query(`SELECT 1 FROM ${s}bundles WHERE hash = $1 FOR KEY SHARE`, [u.hash]);
+      if (kept.rowCount === 1) return false;
+    }
+  }
+
+  /** Locks the tenant's row for the rest of the transaction; its active version (null if none), or not_found. */
+  async #lockTenant(c: PoolClient, tenantId: TenantId): Promise<number | null> {
+    const result = await c.query<{ active_version: number | null }>(
+      `SELECT active_version FROM ${this.#s}tenants WHERE id = $1 FOR UPDATE`,
+      [tenantId],
+    );
+    const row = result.rows[0];
+    if (!row) throw tenantNotFound(tenantId);
+    return row.active_version;
+  }
+
+  /**
+   * Makes a version active in one statement (one round trip while the tenant's row is locked): the
+   * activation history change `history` (its own parameters from $9), the tenant's row, the store's
+   * generation, the audit row, and the notification delivered on commit.
+   */
+  async #switch(
+    c: PoolClient,
+    history: string,
+    historyParams: unknown[],
+    change: {
+      tenantId: TenantId;
+      version: number;
+      from: number | null;
+      hash: BundleHash;
+      type: "activate" | "rollback";
+      by: string;
+      at: Date;
+    },
+  ): Promise<void> {
+    const s = this.#s;
+    await c.query(
+      `WITH history AS (${history}),
+            tenant AS (UPDATE ${s}tenants SET active_version = $2, updated_at = $3 WHERE id = $1),
+            bumped AS (UPDATE ${s}store_state SET generation = generation + 1),
+            audited AS (INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by)
+                          VALUES ($3, $1, $4, $2, $5, $6, $7))
+       SELECT pg_notify($8, $1)`,
+      [
+        change.tenantId,
+        change.version,
+        change.at,
+        change.type,
+        change.from,
+        change.hash,
+        change.by,
+        this.channel,
+        ...historyParams,
+      ],
+    );
+  }
+
+  async #hashOf(c: PoolClient, tenantId: TenantId, version: number): Promise<BundleHash> {
+    const result = await c.query<{ bundle_hash: BundleHash }>(
+      `SELECT bundle_hash FROM ${this.#s}versions WHERE tenant_id = $1 AND version = $2`,
+      [tenantId, version],
+    );
+    const hash = result.rows[0]?.bundle_hash;
+    if (hash === undefined) throw versionNotFound(tenantId, version);
+    return hash;
+  }
+
+  async #audit(
+    c: PoolClient,
+    at: Date,
+    tenantId: TenantId,
+    type: AuditType,
+    version: number,
+    fromVersion: number | null,
+    hash: BundleHash | null,
+    by: string,
+  ): Promise<void> {
+    await c.query(
+      `INSERT INTO ${this.#s}audit (at, tenant_id, type, version, from_version, bundle_hash, by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [at, tenantId, type, version, fromVersion, hash, by],
+    );
+  }
+}

@@ -1,0 +1,1 @@
+export { type PrintableOptions, printable, printableJson } from "./printable.js";

@@ -1,0 +1,61 @@
+/**
+ * Characters a terminal acts on or hides instead of showing: C0 controls (ESC, BEL, CR, LF, TAB, …), DEL
+ * and C1 controls (CSI U+009B and OSC U+009D start escape sequences on their own), format characters
+ * (bidi embeddings, overrides and isolates, U+200E/U+200F, U+061C, zero-width and tag characters), the
+ * line and paragraph separators, and lone surrogates (`\p{Cs}` under the `u` flag matches only those).
+ */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+const UNPRINTABLE_BUT_NEWLINE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+const SHORT: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+export interface PrintableOptions {
+  /**
+   * Keep `\n` as a line break, for multi-line text the caller frames line by line (a stack trace, a list of
+   * problems). Default false: the result is one line, so tenant text cannot start a line of its own.
+   */
+  readonly keepNewlines?: boolean;
+}
+
+/**
+ * Text that came from a tenant (a thrown message, a log line, a block reason, a stack trace, a fixture's
+ * name, a stored uploader or config) made safe to write to a terminal: every character of `UNPRINTABLE` is
+ * written as a visible escape, `\n` `\r` `\t`, `\x1b` (below U+0100), `\u202e`, `\u{e0041}` (astral), so
+ * nothing it prints can move the cursor, recolour, retitle, ring, reorder or hide text. Everything else,
+ * including a literal backslash, is kept: the result is for people, not to be parsed back.
+ * `--json` output takes `printableJson` instead, which keeps the exact text.
+ *
+ * @example
+ * printable("ok\x1b[2K\rforged\u202e"); // "ok\\x1b[2K\\rforged\\u202e"
+ */
+export function printable(text: string, options: PrintableOptions = {}): string {
+  const pattern = options.keepNewlines === true ? UNPRINTABLE_BUT_NEWLINE : UNPRINTABLE;
+  return text.replace(pattern, visibleEscape);
+}
+
+/**
+ * `JSON.stringify(value)` with the characters it leaves raw and a terminal acts on (C1 controls, DEL,
+ * format and bidi characters, U+2028/U+2029) written as `\uXXXX` escapes: parsing it gives back exactly
+ * `value`, printing it moves nothing. (JSON.stringify already escapes C0 controls and lone surrogates.)
+ *
+ * @example
+ * printableJson({ reason: "\u202eevil" }); // '{"reason":"\\u202eevil"}'
+ */
+export function printableJson(value: unknown): string {
+  // Outside strings JSON holds only ASCII punctuation, digits and letters, so every match is inside one.
+  return JSON.stringify(value).replace(UNPRINTABLE, jsonEscape);
+}
+
+function visibleEscape(character: string): string {
+  const short = SHORT[character];
+  if (short !== undefined) return short;
+  const code = character.codePointAt(0) ?? 0;
+  if (code < 0x100) return `\\x${code.toString(16).padStart(2, "0")}`;
+  if (code <= 0xffff) return `\\u${code.toString(16).padStart(4, "0")}`;
+  return `\\u{${code.toString(16)}}`;
+}
+
+function jsonEscape(character: string): string {
+  let escaped = "";
+  for (let i = 0; i < character.length; i++) escaped += `\\u${character.charCodeAt(i).toString(16).padStart(4, "0")}`;
+  return escaped;
+}

@@ -1,0 +1,154 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHookExecutor } from "../../sandbox/supervisor/index.js";
+import { parseCommandArgs } from "../../src/cli/command.js";
+import { createDemoCommand, DEMO_WORKERS } from "../../src/cli/commands/demo.js";
+import { COMMANDS } from "../../src/cli/commands/index.js";
+import { runCli } from "../../src/cli/index.js";
+import { CLI_OUTPUT, type CliCommandName, cliOutputJsonSchema, outputLineSchema } from "../../src/cli/json-output.js";
+import { fakeIO } from "./fake-io.js";
+
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+const ROOMY = { limits: { timeoutMs: 250 }, budgets: { turnMs: 5_000, runMs: 30_000 } };
+
+let dir: string;
+let store: string;
+/** Which commands were seen succeeding and failing with --json. */
+const seen = new Map<string, Set<"ok" | "error">>();
+
+/** Checks every stdout line of one --json run against the command's published schema. */
+function check(command: CliCommandName, code: number, stdout: string, stderr: string) {
+  expect(stderr).toBe("");
+  const lines = stdout.trimEnd().split("\n");
+  const schema = outputLineSchema(command);
+  for (const line of lines) {
+    const parsed = schema.safeParse(JSON.parse(line));
+    if (!parsed.success)
+      throw new Error(
+        `${command} --json line does not match its schema:\n${line.slice(0, 500)}\n${parsed.error.message}`,
+      );
+  }
+  const last = JSON.parse(lines.at(-1) ?? "null");
+  const isError = typeof last === "object" && last !== null && Object.keys(last).join() === "error";
+  // A failure ends with the error object; only `test` also fails (exit 1) with its report of mismatches.
+  if (code === 0 || command !== "test") expect(isError).toBe(code !== 0);
+  else expect(isError || last.failed > 0).toBe(true);
+  if (lines.length > 1) expect(["run", "demo"]).toContain(command);
+  const kinds = seen.get(command) ?? new Set();
+  kinds.add(code === 0 ? "ok" : "error");
+  seen.set(command, kinds);
+  return last;
+}
+
+async function cli(command: CliCommandName, argv: string[], cwd = REPO) {
+  const io = fakeIO(cwd, { ISOHOOK_STORE: store, USER: "tester" });
+  const name = command === "version" ? [] : [command];
+  const code = await runCli([...name, ...argv, "--json"], io);
+  return check(command, code, io.out(), io.err());
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "isohook-json-"));
+  store = join(dir, "store.db");
+  const scenario = JSON.parse(await readFile(join(REPO, "scenarios/acme-coding-agent.json"), "utf8"));
+  delete scenario.hook;
+  await writeFile(join(dir, "acme.json"), JSON.stringify({ ...scenario, ...ROOMY }));
+  await mkdir(join(dir, "lax"));
+  await writeFile(join(dir, "lax/index.ts"), "export default { toolCall() { return undefined; } };\n");
+  const event = { call: { id: "c1", name: "shell", args: {} }, batch: { index: 0, size: 1 } };
+  const fixture = { point: "tool.call", event, expect: { type: "block" } };
+  await writeFile(join(dir, "lax/fixtures.jsonl"), `${JSON.stringify(fixture)}\n`);
+  await writeFile(
+    join(dir, "fs.ts"),
+    'import { readFileSync } from "node:fs";\nexport default { toolCall() { readFileSync("x"); } };\n',
+  );
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe("--json output", () => {
+  it("matches the published docs/cli-output.schema.json, generated from the same zod schemas", async () => {
+    const published = JSON.parse(await readFile(join(REPO, "docs/cli-output.schema.json"), "utf8"));
+    // On a difference: npx tsx scripts/cli-output-schema.ts
+    expect(published).toEqual(JSON.parse(JSON.stringify(cliOutputJsonSchema())));
+  });
+
+  it("is one shape per command, successes and errors alike, for every command", { timeout: 120_000 }, async () => {
+    expect(await cli("version", ["--version"])).toMatchObject({ isohook: expect.any(String) });
+    expect(await cli("init", [join(dir, "project")])).toMatchObject({ hookPoints: ["tool.call"] });
+    expect(await cli("init", [join(dir, "project")])).toMatchObject({ error: { code: "not_empty" } });
+    await cli("schema", ["tool.call"]);
+    expect(await cli("schema", ["toolcall"])).toMatchObject({ error: { code: "usage", usage: expect.any(String) } });
+
+    expect(await cli("bundle", ["hooks/block-destructive-shell"])).toMatchObject({ hookPoints: ["tool.call"] });
+    expect(await cli("bundle", ["fs.ts"], dir)).toMatchObject({ error: { problems: [expect.anything()] } });
+
+    expect(await cli("test", ["hooks/block-destructive-shell"])).toMatchObject({ failed: 0, passed: 10 });
+    expect(await cli("test", ["/no/such/dir"])).toMatchObject({ error: { code: "no_hook" } });
+
+    const up = ["--tenant", "acme", "--timeout", "250"];
+    expect(await cli("upload", [...up, "hooks/block-destructive-shell", "--activate"])).toMatchObject({
+      tenantId: "acme",
+      version: 1,
+      activated: true,
+    });
+    expect(await cli("upload", [...up, "hooks/coding-agent"])).toMatchObject({ version: 2, activated: false });
+    const rejected = await cli("upload", ["--tenant", "acme", join(dir, "lax")]);
+    expect(rejected).toMatchObject({ error: { code: "gate_rejected", report: { type: "rejected" } } });
+
+    expect(await cli("list", [])).toMatchObject({ tenants: [{ tenantId: "acme", activeVersion: 1 }] });
+    expect(await cli("list", ["--tenant", "nobody"])).toMatchObject({ error: { code: "not_found" } });
+    expect(await cli("versions", ["--tenant", "acme"])).toMatchObject({ versions: [{ version: 1 }, { version: 2 }] });
+    expect(await cli("versions", ["--tenant", "acme", "--store", join(dir, "none.db")])).toMatchObject({
+      error: { code: "missing" },
+    });
+    expect(await cli("activate", ["--tenant", "acme", "--version", "2"])).toEqual({
+      tenantId: "acme",
+      version: 2,
+      previousVersion: 1,
+      changed: true,
+    });
+    expect(await cli("activate", ["--tenant", "acme", "--version", "9"])).toMatchObject({ error: {} });
+    expect(await cli("inspect", ["--tenant", "acme"])).toMatchObject({ version: 2, gateReport: { type: "passed" } });
+    expect(await cli("inspect", ["--tenant", "acme", "--version", "99"])).toMatchObject({
+      error: { code: "not_found" },
+    });
+    expect(await cli("run", ["--scenario", join(dir, "acme.json")])).toMatchObject({ type: "result", warnings: [] });
+    expect(await cli("run", ["--scenario", join(dir, "nope.json")])).toMatchObject({ error: {} });
+    expect(await cli("rollback", ["--tenant", "acme"])).toMatchObject({ version: 1, previousVersion: 2 });
+    expect(await cli("rollback", ["--tenant", "acme"])).toMatchObject({ error: {} });
+    const audit = await cli("audit", ["--tenant", "acme"]);
+    expect(audit.entries.map((e: { previousVersion: number | null }) => e.previousVersion)).toEqual([
+      null,
+      null,
+      null,
+      1,
+      2,
+    ]);
+    expect(await cli("audit", ["--limit", "0"])).toMatchObject({ error: { code: "usage" } });
+    expect(await cli("demo", ["extra"])).toMatchObject({ error: { code: "usage" } });
+  });
+
+  it("streams demo events and ends with its summary", { timeout: 120_000 }, async () => {
+    const demo = createDemoCommand({
+      ...ROOMY,
+      openExecutor: (limits, signal) =>
+        createHookExecutor({ workers: DEMO_WORKERS, limits, ...(signal ? { signal } : {}) }),
+    });
+    const io = fakeIO(REPO);
+    const code = await demo.run(parseCommandArgs(demo, ["--json"]), io);
+    expect(code).toBe(0);
+    expect(check("demo", code, io.out(), io.err())).toMatchObject({ type: "summary", problems: [] });
+  });
+
+  it("covers every command, each succeeding and failing", () => {
+    for (const name of Object.keys(CLI_OUTPUT)) {
+      const kinds = [...(seen.get(name) ?? [])].sort();
+      expect({ name, kinds }).toEqual({ name, kinds: name === "version" ? ["ok"] : ["error", "ok"] });
+    }
+    const names = [...COMMANDS.map((c) => c.name), "version"].sort();
+    expect(Object.keys(CLI_OUTPUT).sort()).toEqual(names);
+  });
+});
