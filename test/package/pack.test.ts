@@ -195,9 +195,18 @@ describe("the packed package", () => {
     expect((await lstat(join(project, "node_modules", "isohook", "dist", "src", "index.js"))).isFile()).toBe(true);
   });
 
-  it("ships dist/, the example hooks and scenarios, and no sources or tests", async () => {
+  it("ships dist/, the CLI output schema, the example hooks and scenarios, and no sources or tests", async () => {
     const shipped = await readdir(join(project, "node_modules", "isohook"));
-    expect(shipped.sort()).toEqual(["README.md", "dist", "hooks", "package.json", "scenarios", "tsconfig.hook.json"]);
+    expect(shipped.sort()).toEqual([
+      "README.md",
+      "dist",
+      "docs",
+      "hooks",
+      "package.json",
+      "scenarios",
+      "tsconfig.hook.json",
+    ]);
+    expect(await readdir(join(project, "node_modules", "isohook", "docs"))).toEqual(["cli-output.schema.json"]);
     const dist = await readdir(join(project, "node_modules", "isohook", "dist"));
     expect(dist.sort()).toEqual(["sandbox", "src"]);
   });
