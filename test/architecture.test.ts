@@ -2,7 +2,9 @@
  * The boundaries of DESIGN §6, checked on every .ts file under src/ and sandbox/:
  * src/protocol imports only zod; sandbox/guest imports nothing at run time; only src/bundler imports
  * esbuild; only sandbox/worker/isolated-vm.ts loads isolated-vm (and nothing loads it statically from outside, so the
- * host never loads it unless inline mode is asked for); pg only in src/store/postgres-*, loaded by import(); areas import each other only through their
+ * host never loads it unless inline mode is asked for); pg only in src/store/postgres-*, loaded by import(); only
+ * src/fuzz imports fast-check (one fuzz engine: the deploy gate and `isohook fuzz` both go through it), and
+ * src/fuzz sits below them, on the protocol and dispatch only; areas import each other only through their
  * index.ts and without cycles. Run-time imports come from esbuild's parser (type-only imports erased, as
  * at run time); `import type`/`export type` statements are found by a regex and checked too.
  */
@@ -152,6 +154,20 @@ describe("architecture", () => {
     const loader = await readFile(join(ROOT, ISOLATED_VM_LOADER), "utf8");
     expect(loader).toContain('"isolated-vm-5"');
     expect(loader).toContain('"isolated-vm-7"');
+  });
+
+  it("imports fast-check only in src/fuzz, the one fuzz engine", () => {
+    const bad = edges.filter((e) => e.isPackage && e.target === "fast-check" && !e.from.startsWith("src/fuzz/"));
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("keeps src/fuzz on the protocol and dispatch, below the gate and the CLI that use it", () => {
+    const allowed = ["src/fuzz", "src/protocol", "src/dispatch"];
+    const bad = edges.filter(
+      (e) => e.from.startsWith("src/fuzz/") && !e.isPackage && !allowed.includes(areaOf(e.target) ?? ""),
+    );
+    expect(bad.map(show)).toEqual([]);
+    expect(edges.some((e) => e.from.startsWith("src/gate/") && e.target === "src/fuzz/index.ts")).toBe(true);
   });
 
   it("loads pg only with import() in the PostgreSQL store, so a SQLite host never loads it", () => {

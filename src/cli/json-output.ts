@@ -69,7 +69,7 @@ const FixtureResultBase = {
   name: z.string().optional(),
   point: Point,
   logs: Logs,
-  durationMs: z.number(),
+  runMs: z.number().meta({ description: "the handler's run time in the sandbox" }),
   cpuMs: z.number(),
   passed: z.boolean().optional().meta({ description: "absent for a line without expect" }),
   mismatch: z.string().optional(),
@@ -130,7 +130,6 @@ const RunEventLine = z
     at: Iso.optional(),
     until: Iso.optional(),
     logs: Logs.optional(),
-    logCount: Count.optional(),
   })
   .meta({ title: "run event" });
 
@@ -231,6 +230,30 @@ export const CLI_OUTPUT = {
   schema: z.looseObject({ $schema: z.string() }).meta({ description: "a JSON Schema document" }),
   init: z.strictObject({ dir: z.string(), files: z.array(z.string()), hookPoints: z.array(Point) }),
   version: z.strictObject({ isohook: z.string() }),
+  fuzz: z.union([
+    z
+      .looseObject({
+        type: z.literal("fuzz"),
+        entry: z.string().optional().meta({ description: "the hook entry fuzzed (absent for a stored bundle)" }),
+        hash: Hash,
+        tenantId: z.string(),
+        version: Version.nullable(),
+        timeoutMs: z.number(),
+        seed: z.int(),
+        clean: z.boolean(),
+        points: z.array(z.looseObject({ point: Point })),
+        durationMs: z.number(),
+      })
+      .meta({ description: "one bundle's report (--all: one line per tenant)" }),
+    z.strictObject({ type: z.literal("skipped"), tenantId: z.string(), reason: z.string() }),
+  ]),
+  migrate: z.strictObject({
+    store: z.enum(["sqlite", "postgres"]),
+    location: z.string().meta({ description: "the path, or the URL with its password as *** and the schema" }),
+    from: Count,
+    to: Count,
+    migrated: z.boolean(),
+  }),
 } as const;
 
 export type CliCommandName = keyof typeof CLI_OUTPUT;
@@ -257,18 +280,13 @@ export function cliOutputJsonSchema(): Record<string, unknown> {
 const TIME_FIELDS = ["at", "until"] as const;
 
 /**
- * A run event as its `--json` line: the library's event with clock times (`at`, `until`) as ISO strings,
- * and `hook.called`'s count of log lines as `logCount` (`logs` is always an array of lines in CLI output).
+ * A run event as its `--json` line: the library's event with clock times (`at`, `until`) as ISO strings.
  */
 export function eventJson(event: object): object {
   const fields: Record<string, unknown> = { ...event };
   for (const key of TIME_FIELDS) {
     const value = fields[key];
     if (typeof value === "number") fields[key] = new Date(value).toISOString();
-  }
-  if (typeof fields.logs === "number") {
-    fields.logCount = fields.logs;
-    delete fields.logs;
   }
   return fields;
 }

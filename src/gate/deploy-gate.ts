@@ -9,6 +9,7 @@ import {
   resolveEntry,
 } from "../bundler/index.js";
 import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../fixtures/index.js";
+import { fuzzDictionary, fuzzPoint } from "../fuzz/index.js";
 import {
   type BundleManifest,
   failureText,
@@ -22,9 +23,10 @@ import {
   type TenantId,
 } from "../protocol/index.js";
 import { printable } from "../terminal/index.js";
-import { fuzzHookPoint } from "./fuzz-hook-point.js";
-import type { FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
+import type { FixtureEvent, FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
 
+/** How much fixture JSON a gate report keeps for later fuzzing of the stored version. */
+const KEPT_EVENT_CHARS = 256 * 1024;
 /** The largest bundle the gate builds at all; `limits.maxBundleBytes` decides what passes. */
 const BUILD_CAP_BYTES = 64 * 1024 * 1024;
 
@@ -170,31 +172,28 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   // One seed for every point: `--seed <n>` replays the whole fuzz.
   const seed = options.fuzz?.seed ?? Math.floor(Math.random() * 2 ** 31);
   for (const point of hookPoints) {
-    const result = await fuzzHookPoint({
-      executor,
-      bundle: sandboxBundle,
-      tenantId,
+    const target = { executor, bundle: sandboxBundle, tenantId, config: options.config ?? {}, limits };
+    const result = await fuzzPoint(target, {
       point,
-      config: options.config ?? {},
-      limits,
       dictionary: dictionary.strings,
       runs: options.fuzz?.runs ?? 100,
       timeMs: options.fuzz?.timeMs ?? 2_000,
       seed,
+      stopAtFirstFailure: true,
       ...(signal ? { signal } : {}),
     });
-    fuzz.push({ point, runs: result.runs, passed: result.failed === undefined, seed, durationMs: result.durationMs });
-    if (result.failed) {
-      const { failure, event } = result.failed;
+    const failed = result.failures[0];
+    fuzz.push({ point, runs: result.runs, passed: failed === undefined, seed, durationMs: result.durationMs });
+    if (failed) {
       reasons.push({
         code: "fuzz_failed",
         // The failure message is the tenant's (a thrown message): escaped, so it stays on this reason's line.
         message: printable(
-          `${point} failed with ${failureText(failure)} on the generated event ${preview(event)}; reproduce with --seed ${seed}`,
+          `${point} failed with ${failed.code} (${failed.message}) on the generated event ${preview(failed.event)}; reproduce with --seed ${seed}`,
         ),
         point,
-        failure: failure.code,
-        event,
+        failure: failed.code,
+        event: failed.event,
         seed,
       });
     }
@@ -232,7 +231,7 @@ async function exportedPoints(
 const FIXTURES_FILE = "fixtures.jsonl";
 
 interface Dictionary {
-  readonly strings: string[];
+  strings: string[];
   readonly points: Set<string>;
 }
 
@@ -281,10 +280,8 @@ async function checkFixtures(
 ): Promise<{ summary: FixtureSummary | null; dictionary: Dictionary }> {
   const dictionary: Dictionary = { strings: [], points: new Set() };
   if (fixtures === undefined) return { summary: null, dictionary };
-  for (const fixture of fixtures) {
-    dictionary.points.add(fixture.point);
-    collectStrings(fixture.event, dictionary.strings);
-  }
+  for (const fixture of fixtures) dictionary.points.add(fixture.point);
+  dictionary.strings = fuzzDictionary(fixtures.map((f) => f.event));
   const results = await run(fixtures);
   let passed = 0;
   for (const result of results) {
@@ -302,26 +299,24 @@ async function checkFixtures(
       point: result.point,
     });
   }
-  return { summary: { file: shownFile, total: results.length, passed, failed: results.length - passed }, dictionary };
+  const summary = { file: shownFile, total: results.length, passed, failed: results.length - passed };
+  return { summary: { ...summary, events: keptEvents(fixtures) }, dictionary };
+}
+
+/** Fixture events kept in the report, in file order, while their JSON stays under 256 KB. */
+function keptEvents(fixtures: readonly Fixture[]): FixtureEvent[] {
+  const kept: FixtureEvent[] = [];
+  let chars = 0;
+  for (const { line, point, event } of fixtures) {
+    chars += JSON.stringify(event).length;
+    if (chars > KEPT_EVENT_CHARS) break;
+    kept.push({ line, point, event });
+  }
+  return kept;
 }
 
 /** An event as short JSON for a message (the report keeps the whole event). */
 function preview(event: JsonValue): string {
   const json = JSON.stringify(event);
   return json.length <= 300 ? json : `${json.slice(0, 299)}…`;
-}
-
-/** Every string and object key in a fixture event (capped), for the fuzz dictionary. */
-function collectStrings(value: unknown, into: string[]): void {
-  if (into.length >= 500) return;
-  if (typeof value === "string") {
-    if (value.length <= 200) into.push(value);
-  } else if (Array.isArray(value)) {
-    for (const item of value) collectStrings(item, into);
-  } else if (typeof value === "object" && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      into.push(key);
-      collectStrings(item, into);
-    }
-  }
 }

@@ -42,6 +42,18 @@ export interface FixtureSummary {
   readonly total: number;
   readonly passed: number;
   readonly failed: number;
+  /**
+   * The fixture events (up to 256 KB of JSON, in file order), kept so that `isohook fuzz --tenant` can
+   * mutate and grow them for a stored bundle, whose source folder is gone. Absent in older reports.
+   */
+  readonly events?: readonly FixtureEvent[];
+}
+
+/** One fixture event as the gate report keeps it. */
+export interface FixtureEvent {
+  readonly line: number;
+  readonly point: HookPoint;
+  readonly event: JsonValue;
 }
 
 export interface FuzzSummary {

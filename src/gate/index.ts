@@ -1,8 +1,8 @@
 export { type DeployGateOptions, type GateResult, runDeployGate } from "./deploy-gate.js";
 export { type DeployHookOptions, type DeployResult, deployHook } from "./deploy-hook.js";
-export { eventArbitrary } from "./event-arbitrary.js";
 export { formatGateReport } from "./format-report.js";
 export type {
+  FixtureEvent,
   FixtureSummary,
   FuzzSummary,
   GateProblem,
@@ -10,3 +10,4 @@ export type {
   GateReasonCode,
   GateReport,
 } from "./gate-report.js";
+export { storedFixtureEvents } from "./stored-fixtures.js";

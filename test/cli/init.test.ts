@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/index.js";
@@ -22,14 +22,16 @@ async function cli(argv: string[]) {
 }
 
 /**
- * Installs isohook into the project by path, as `npm install <repo>` links it, offline: vitest comes from
- * the repo's own node_modules (the registry is not reachable from the test).
+ * Makes isohook and vitest resolvable from the project offline, as links to this repo in a node_modules
+ * beside the project (Node and npm look there too): a link inside the hook folder that leads out of it
+ * is refused by the bundler, as it would be at upload.
  */
 async function installOffline(project: string) {
-  await mkdir(join(project, "node_modules/.bin"), { recursive: true });
-  await symlink(REPO, join(project, "node_modules/isohook"));
-  await symlink(join(REPO, "node_modules/vitest"), join(project, "node_modules/vitest"));
-  await symlink("../vitest/vitest.mjs", join(project, "node_modules/.bin/vitest"));
+  const modules = join(dirname(project), "node_modules");
+  await mkdir(join(modules, ".bin"), { recursive: true });
+  await symlink(REPO, join(modules, "isohook"));
+  await symlink(join(REPO, "node_modules/vitest"), join(modules, "vitest"));
+  await symlink("../vitest/vitest.mjs", join(modules, ".bin/vitest"));
 }
 
 function npmTest(project: string) {

@@ -36,7 +36,7 @@ function check(command: CliCommandName, code: number, stdout: string, stderr: st
   // A failure ends with the error object; only `test` also fails (exit 1) with its report of mismatches.
   if (code === 0 || command !== "test") expect(isError).toBe(code !== 0);
   else expect(isError || last.failed > 0).toBe(true);
-  if (lines.length > 1) expect(["run", "demo"]).toContain(command);
+  if (lines.length > 1) expect(["run", "demo", "fuzz"]).toContain(command);
   const kinds = seen.get(command) ?? new Set();
   kinds.add(code === 0 ? "ok" : "error");
   seen.set(command, kinds);
@@ -85,7 +85,13 @@ describe("--json output", () => {
     expect(await cli("bundle", ["hooks/block-destructive-shell"])).toMatchObject({ hookPoints: ["tool.call"] });
     expect(await cli("bundle", ["fs.ts"], dir)).toMatchObject({ error: { problems: [expect.anything()] } });
 
-    expect(await cli("test", ["hooks/block-destructive-shell"])).toMatchObject({ failed: 0, passed: 10 });
+    expect(await cli("test", ["hooks/block-destructive-shell"])).toMatchObject({ failed: 0, passed: 15 });
+    const fuzzArgs = ["--runs", "5", "--no-grow", "--seed", "1", "--timeout", "250"];
+    expect(await cli("fuzz", ["hooks/block-destructive-shell", ...fuzzArgs])).toMatchObject({
+      type: "fuzz",
+      clean: true,
+    });
+    expect(await cli("fuzz", ["/no/such/dir"])).toMatchObject({ error: { code: "no_hook" } });
     expect(await cli("test", ["/no/such/dir"])).toMatchObject({ error: { code: "no_hook" } });
 
     const up = ["--tenant", "acme", "--timeout", "250"];
@@ -94,7 +100,10 @@ describe("--json output", () => {
       version: 1,
       activated: true,
     });
-    expect(await cli("upload", [...up, "hooks/coding-agent"])).toMatchObject({ version: 2, activated: false });
+    expect(await cli("upload", [...up, "hooks/coding-agent", "--root", "hooks"])).toMatchObject({
+      version: 2,
+      activated: false,
+    });
     const rejected = await cli("upload", ["--tenant", "acme", join(dir, "lax")]);
     expect(rejected).toMatchObject({ error: { code: "gate_rejected", report: { type: "rejected" } } });
 
@@ -128,6 +137,8 @@ describe("--json output", () => {
       2,
     ]);
     expect(await cli("audit", ["--limit", "0"])).toMatchObject({ error: { code: "usage" } });
+    expect(await cli("migrate", ["--store", join(dir, "migrated.db")])).toMatchObject({ store: "sqlite", to: 1 });
+    expect(await cli("migrate", ["--store", join(dir, "acme.json")])).toMatchObject({ error: { code: "foreign" } });
     expect(await cli("demo", ["extra"])).toMatchObject({ error: { code: "usage" } });
   });
 

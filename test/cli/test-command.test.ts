@@ -85,8 +85,8 @@ describe("isohook test", () => {
     expect(stderr).toBe("");
     expect(code).toBe(0);
     const lines = stdout.trimEnd().split("\n");
-    expect(lines.filter((l) => l.startsWith("ok   line "))).toHaveLength(10);
-    expect(lines.at(-1)).toBe("10 passed, 0 failed — hooks/block-destructive-shell/fixtures.jsonl");
+    expect(lines.filter((l) => l.startsWith("ok   line "))).toHaveLength(15);
+    expect(lines.at(-1)).toBe("15 passed, 0 failed — hooks/block-destructive-shell/fixtures.jsonl");
     expect(stdout).toContain('ok   line 1 tool.call → block {"reason":"destructive shell command: rm -rf /"}');
   });
 

@@ -37,6 +37,11 @@ describe("runDeployGate", () => {
     if (result.type !== "passed") return;
     expect(result.bundle.manifest.hookPoints).toEqual(["tool.call"]);
     expect(result.report.fixtures).toMatchObject({ total: 2, passed: 2, failed: 0 });
+    // Kept for fuzzing the stored version later (isohook fuzz --tenant).
+    expect(result.report.fixtures?.events?.map((e) => [e.line, e.point])).toEqual([
+      [1, "tool.call"],
+      [2, "tool.call"],
+    ]);
     expect(result.report.fuzz).toEqual([expect.objectContaining({ point: "tool.call", passed: true, seed: 7 })]);
     expect(result.report.fuzz[0]?.runs).toBeGreaterThan(0);
   });

@@ -26,6 +26,8 @@ beforeEach(async () => {
 afterEach(() => host.remove());
 
 const FIXTURES = "tenants/attacker/fixtures.jsonl";
+/** The gate names a hook's files relative to its folder: its report is stored, the uploader's paths are not. */
+const GATE_FIXTURES = "fixtures.jsonl";
 
 function mkfifo(name: string): void {
   execFileSync("mkfifo", [join(host.attacker, name)]);
@@ -61,9 +63,13 @@ function testCommand(argv: string[] = ["tenants/attacker"]) {
 describe("special files in a hook folder", () => {
   it("refuses a FIFO named fixtures.jsonl at once, in the gate and in isohook test, before any sandbox", async () => {
     mkfifo("fixtures.jsonl");
-    const message = `${FIXTURES} is a FIFO (named pipe): isohook reads only regular files from a hook folder. Replace it with a regular file.`;
-    expect(await gate()).toEqual({ reasons: [{ code: "invalid_fixtures", file: FIXTURES, message }], used: [] });
-    expect(await testCommand()).toEqual({ code: "not_a_file", message, opened: 0 });
+    const fifo = (file: string) =>
+      `${file} is a FIFO (named pipe): isohook reads only regular files from a hook folder. Replace it with a regular file.`;
+    expect(await gate()).toEqual({
+      reasons: [{ code: "invalid_fixtures", file: GATE_FIXTURES, message: fifo(GATE_FIXTURES) }],
+      used: [],
+    });
+    expect(await testCommand()).toEqual({ code: "not_a_file", message: fifo(FIXTURES), opened: 0 });
   });
 
   it("lets isohook upload end with a clear error on a FIFO, starting no worker", async () => {
@@ -72,7 +78,7 @@ describe("special files in a hook folder", () => {
     const store = join(host.base, "store.db");
     const code = await runCli(["upload", "--tenant", "attacker", "tenants/attacker", "--store", store], io);
     expect(code).toBe(1);
-    expect(io.err()).toContain(`[invalid_fixtures] ${FIXTURES} is a FIFO (named pipe)`);
+    expect(io.err()).toContain(`[invalid_fixtures] ${GATE_FIXTURES} is a FIFO (named pipe)`);
   });
 
   it("opens a lazy sandbox only when it is first used", async () => {
@@ -107,7 +113,7 @@ describe("special files in a hook folder", () => {
     expect((await gate()).reasons).toMatchObject([
       {
         code: "invalid_fixtures",
-        message: `${FIXTURES} is a character device: isohook reads only regular files from a hook folder. Replace it with a regular file.`,
+        message: `${GATE_FIXTURES} is a character device: isohook reads only regular files from a hook folder. Replace it with a regular file.`,
       },
     ]);
   });
@@ -182,7 +188,7 @@ describe("fixtures files past the caps", () => {
       {
         code: "invalid_fixtures",
         message: expect.stringMatching(
-          /^tenants\/attacker\/fixtures\.jsonl is larger than 8,388,608 bytes \([\d,]+ bytes\), the most isohook reads/,
+          /^fixtures\.jsonl is larger than 8,388,608 bytes \([\d,]+ bytes\), the most isohook reads/,
         ),
       },
     ]);

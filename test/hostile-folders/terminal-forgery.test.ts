@@ -97,10 +97,7 @@ describe("isohook test", () => {
   it("keeps the exact text under --json, with nothing raw on the line", async () => {
     const { stdout } = await direct(testCommand, [".", "--json"]);
     expectNothingRaw(stdout);
-    const lines = stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const { results: lines } = JSON.parse(stdout) as { results: Record<string, unknown>[] };
     expect(lines[0]).toMatchObject({ name: FORGERY.slice(0, 200), result: { type: "block", reason: FORGERY } });
     expect(lines[0]?.logs).toEqual([FORGERY]);
     expect(lines[1]).toMatchObject({ type: "failed", failure: { code: "threw" } });

@@ -3,6 +3,7 @@ import { activateCommand } from "./activate.js";
 import { auditCommand } from "./audit.js";
 import { bundleCommand } from "./bundle.js";
 import { demoCommand } from "./demo.js";
+import { fuzzCommand } from "./fuzz.js";
 import { initCommand } from "./init.js";
 import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   bundleCommand,
   testCommand,
   uploadCommand,
+  fuzzCommand,
   listCommand,
   versionsCommand,
   activateCommand,

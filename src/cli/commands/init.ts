@@ -1,6 +1,5 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { basename, join, relative, resolve } from "node:path";
-import fc from "fast-check";
 import { HOOK_POINT_NAMES, HOOK_POINTS, type HookPoint, isHookPoint, type JsonValue } from "../../protocol/index.js";
 import { CliError, type Command, EXIT, UsageError, writeJson } from "../command.js";
 import { hookProjectFiles } from "../init-template.js";
@@ -44,10 +43,10 @@ export const initCommand: Command = {
       basename(dir)
         .toLowerCase()
         .replace(/[^a-z0-9._-]/g, "-") || "hooks";
-    // Loaded on use, like upload: the gate pulls in esbuild, which other commands never need.
-    const { eventArbitrary } = await import("../../gate/index.js");
+    // Loaded on use: the fuzz engine pulls in fast-check, which other commands never need.
+    const { sampleEvent } = await import("../../fuzz/index.js");
     const sample = (point: HookPoint): JsonValue => {
-      const event = HOOK_POINTS[point].event.safeParse(fc.sample(eventArbitrary(point), { seed: 1, numRuns: 1 })[0]);
+      const event = HOOK_POINTS[point].event.safeParse(sampleEvent(point));
       return event.success ? (event.data as JsonValue) : {};
     };
     const files = hookProjectFiles(name, points, await packageVersion(), sample);

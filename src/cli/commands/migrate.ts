@@ -18,6 +18,9 @@ PostgreSQL stores live in a schema of their own: \`isohook\` unless the URL says
 Options:
 ${STORE_HELP}
   --json             The result as JSON: {"store", "location", "from", "to", "migrated"}
+  -h, --help         Show this help
+
+Exit codes: 0 up to date (migrated or already), 1 the store was refused or could not be reached, 2 usage.
 `,
   options: { ...STORE_OPTION },
   allowPositionals: false,

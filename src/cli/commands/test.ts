@@ -1,6 +1,5 @@
 import { realpath } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
-import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import {
   buildBundle,
   type HookBundle,
@@ -10,7 +9,7 @@ import {
   resolveEntry,
 } from "../../bundler/index.js";
 import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../../fixtures/index.js";
-import { failureText, type HookExecutor, type LimitsInput, TenantId } from "../../protocol/index.js";
+import { failureText, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { printable } from "../../terminal/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
@@ -26,6 +25,7 @@ import {
 } from "../command.js";
 import { hookEntryOf } from "../hook-entry.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
+import { openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
 import { folderChanges } from "../watch.js";
 
 const HELP = `Usage: isohook test <entry> [--events file.jsonl] [--root dir] [--watch] [--json] [--timeout ms] [--memory mb]
@@ -58,18 +58,9 @@ Exit codes: 0 every expectation met, 1 a mismatch (or the hook or events file ha
 const TEST_TENANT = TenantId.parse("isohook-test");
 
 /** What the command needs from outside; tests may pass another executor. */
-export interface TestCommandDeps {
-  /** Opens the sandbox the events run in, with these limits; the command closes it. */
-  readonly openExecutor: (limits: LimitsInput, signal?: AbortSignal) => Promise<HookExecutor>;
-}
+export type TestCommandDeps = SandboxDeps;
 
-/** The default: the real process sandbox, one worker, no spare. */
-const defaultDeps: TestCommandDeps = {
-  openExecutor: (limits, signal) =>
-    createHookExecutor({ workers: 1, spareWorker: false, limits, ...(signal ? { signal } : {}) }),
-};
-
-export function createTestCommand(deps: TestCommandDeps = defaultDeps): Command {
+export function createTestCommand(deps: TestCommandDeps = processSandbox): Command {
   return {
     name: "test",
     summary: "Run a hook against event lines (its fixtures.jsonl) in the real sandbox",
@@ -130,7 +121,7 @@ async function runOnce(run: TestRun, eventsFile: string): Promise<number> {
   const { deps, args, io, entry, root, hook, limits } = run;
   const fixtures = await eventsOf(hook, eventsFile, io.cwd);
 
-  const executor = await open(deps, limits, io.signal);
+  const executor = await openSandbox(deps, limits, io.signal);
   let reports: FixtureReport[];
   try {
     let built: HookBundle;
@@ -200,16 +191,6 @@ async function eventsOf(hook: ResolvedEntry, file: string, cwd: string): Promise
   if (fixtures.length === 0)
     throw new CliError(`${shownFile} has no event lines: add one JSON line per case`, "no_fixtures");
   return fixtures;
-}
-
-async function open(deps: TestCommandDeps, limits: LimitsInput, signal: AbortSignal | undefined) {
-  try {
-    return await deps.openExecutor(limits, signal);
-  } catch (error) {
-    if (signal?.aborted) throw new CliError("Aborted", "aborted");
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new CliError(`Cannot start the sandbox: ${reason}`, "sandbox_unavailable");
-  }
 }
 
 function shown(file: string, cwd: string): string {

@@ -17,6 +17,11 @@ const MAX_ITEMS = 4;
  * tool names, argument keys, commands), mixed in wherever a string or key of that length may appear, so
  * the fuzz reaches the branches a hook actually has. Every value is re-checked against the zod schema.
  */
+/** One generated event for a point, the same for the same seed: a starting point for a fixture line. */
+export function sampleEvent(point: HookPoint, seed = 1): unknown {
+  return fc.sample(eventArbitrary(point), { seed, numRuns: 1 })[0];
+}
+
 export function eventArbitrary(point: HookPoint, dictionary: readonly string[] = []): Arb {
   const schema = HOOK_POINTS[point].event;
   const json = toJsonSchema(schema, "input");
@@ -36,7 +41,8 @@ function toArbitrary(schema: JsonSchema | boolean, context: Context, depth: numb
     const name = schema.$ref.replace(/^#\/\$defs\//, "");
     const target = context.defs[name];
     if (!target) throw new Error(`Unresolvable $ref ${schema.$ref} in an event schema`);
-    return toArbitrary(target, context, depth + 1);
+    // A reference is no nesting of its own: the arrays and objects it leads to count, which bounds recursion.
+    return toArbitrary(target, context, depth);
   }
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum !== undefined) return fc.constantFrom(...schema.enum);
@@ -157,8 +163,9 @@ function objectArbitrary(schema: JsonSchema, context: Context, depth: number): A
     for (const [key, value] of Object.entries(schema.properties)) model[key] = toArbitrary(value, context, depth + 1);
     return fc.record(model, { requiredKeys: schema.required ?? [] });
   }
-  const values = schema.additionalProperties;
-  if (values === undefined || values === false || depth >= MAX_DEPTH) return fc.constant({});
+  // No `additionalProperties` means any values (JSON Schema), e.g. a tool call's `args`.
+  const values = schema.additionalProperties ?? true;
+  if (values === false || depth >= MAX_DEPTH) return fc.constant({});
   const key = dictionaryOr(fc.string({ maxLength: 16 }), context, 0, 64);
   return fc.dictionary(key as fc.Arbitrary<string>, toArbitrary(values, context, depth + 1), { maxKeys: MAX_ITEMS });
 }

@@ -1,0 +1,52 @@
+/** A measured size and the least CPU time any of its repeated calls took. */
+export interface GrowthPoint {
+  readonly size: number;
+  readonly cpuMs: number;
+}
+
+export interface GrowthFit {
+  /** d log(cpu) / d log(size): 1 is linear, 2 quadratic. */
+  readonly slope: number;
+  /** The size at which the fitted curve reaches `timeoutMs`. */
+  readonly projectedSize: number;
+  /** The points the fit used (largest sizes, above the noise floor). */
+  readonly points: readonly GrowthPoint[];
+}
+
+/** A slope at or above this is super-linear growth worth flagging. */
+export const SUPER_LINEAR_SLOPE = 1.5;
+/** Fewer points than this above the floor say nothing about a slope. */
+const MIN_POINTS = 3;
+/** The fit uses the largest sizes only: below them, fixed per-call costs flatten the curve. */
+const MAX_POINTS = 5;
+
+/**
+ * Fits log(cpu) = a + slope·log(size) by least squares over the largest sizes whose CPU time is at least
+ * `floorMs` (below it a call's fixed cost and the noise of a loaded machine dominate: there, a constant
+ * looks like any slope). Returns undefined with fewer than three usable points. Fixed costs bend the curve
+ * down, never up, so they cannot make a linear hook look super-linear; noise can, which is why callers
+ * pass per-size minima of repeated calls.
+ */
+export function fitGrowth(points: readonly GrowthPoint[], floorMs: number, timeoutMs: number): GrowthFit | undefined {
+  const usable = points
+    .filter((p) => p.size > 0 && p.cpuMs >= floorMs)
+    .sort((a, b) => a.size - b.size)
+    .slice(-MAX_POINTS);
+  if (usable.length < MIN_POINTS) return undefined;
+  const xs = usable.map((p) => Math.log(p.size));
+  const ys = usable.map((p) => Math.log(p.cpuMs));
+  const meanX = xs.reduce((s, x) => s + x, 0) / xs.length;
+  const meanY = ys.reduce((s, y) => s + y, 0) / ys.length;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < xs.length; i++) {
+    const dx = (xs[i] ?? 0) - meanX;
+    sxy += dx * ((ys[i] ?? 0) - meanY);
+    sxx += dx * dx;
+  }
+  if (sxx === 0) return undefined;
+  const slope = sxy / sxx;
+  const intercept = meanY - slope * meanX;
+  const projectedSize = slope > 0 ? Math.exp((Math.log(timeoutMs) - intercept) / slope) : Number.POSITIVE_INFINITY;
+  return { slope: Math.round(slope * 100) / 100, projectedSize: Math.round(projectedSize), points: usable };
+}
