@@ -11,7 +11,10 @@ export interface ActiveHead {
 
 export interface CachedCode {
   readonly code: string;
+  /** Maps a failure's stack to the author's files (`index.ts:12:7`); null for a bundle stored without one. */
+  readonly sourceMap: string | null;
   readonly manifest: BundleManifest;
+  /** The bundle's size: the cache counts it, plus the source map's length, against `maxCachedBytes`. */
   readonly bytes: number;
 }
 
@@ -173,6 +176,7 @@ export class ActiveBundleCache {
       tenantId,
       version: head.version,
       code: cached.code,
+      ...(cached.sourceMap === null ? {} : { sourceMap: cached.sourceMap }),
       manifest: cached.manifest,
       config: head.config,
     });
@@ -189,11 +193,11 @@ export class ActiveBundleCache {
     const loaded = await this.#reader.code(hash);
     if (!loaded || this.#code.has(hash)) return loaded;
     this.#code.set(hash, loaded);
-    this.#cachedBytes += loaded.bytes;
+    this.#cachedBytes += cost(loaded);
     for (const [oldHash, old] of this.#code) {
       if (this.#cachedBytes <= this.#maxCachedBytes || oldHash === hash) break;
       this.#code.delete(oldHash);
-      this.#cachedBytes -= old.bytes;
+      this.#cachedBytes -= cost(old);
     }
     return loaded;
   }
@@ -206,4 +210,9 @@ export function integerOption(name: string, value: unknown, min: number, max: nu
     "invalid_input",
     `Expected \`${name}\` to be an integer from ${min} to ${max}, got \`${String(value)}\``,
   );
+}
+
+/** What a cached bundle weighs against `maxCachedBytes`: its code and its source map. */
+function cost(cached: CachedCode): number {
+  return cached.bytes + (cached.sourceMap?.length ?? 0);
 }

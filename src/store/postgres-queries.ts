@@ -210,9 +210,10 @@ export class PostgresQueries {
   }
 
   async code(db: Db, hash: BundleHash): Promise<CodeRow | undefined> {
-    const result = await db.query<CodeRow>(`SELECT code, manifest, bytes FROM ${this.#s}bundles WHERE hash = $1`, [
-      hash,
-    ]);
+    const result = await db.query<CodeRow>(
+      `SELECT code, source_map, manifest, bytes FROM ${this.#s}bundles WHERE hash = $1`,
+      [hash],
+    );
     return result.rows[0];
   }
 

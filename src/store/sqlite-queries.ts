@@ -199,7 +199,9 @@ export class SqliteQueries {
   }
 
   code(hash: BundleHash): CodeRow | undefined {
-    return this.#one("SELECT code, manifest, bytes FROM bundles WHERE hash = ?").get(hash) as CodeRow | undefined;
+    return this.#one("SELECT code, source_map, manifest, bytes FROM bundles WHERE hash = ?").get(hash) as
+      | CodeRow
+      | undefined;
   }
 
   /** One prepared statement per SQL text (and pluck mode), prepared on first use. */

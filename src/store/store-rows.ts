@@ -71,6 +71,7 @@ export interface HeadRow {
 
 export interface CodeRow {
   code: string;
+  source_map: string | null;
   manifest: string;
   bytes: number;
 }
@@ -147,5 +148,5 @@ export function toActiveHead(row: HeadRow, tenantId: TenantId): ActiveHead {
 }
 
 export function toCachedCode(row: CodeRow, hash: BundleHash): CachedCode {
-  return { code: row.code, manifest: readManifest(row.manifest, hash), bytes: row.bytes };
+  return { code: row.code, sourceMap: row.source_map, manifest: readManifest(row.manifest, hash), bytes: row.bytes };
 }

@@ -258,6 +258,25 @@ describe("runAgent", () => {
     expect(trace).toContain("FAILED threw: Error: cannot parse: throw (at index.ts:3:34)");
   });
 
+  it("maps a thrown failure's stack for a bundle served from the store too", async () => {
+    const built = await buildBundle("test/fixtures/stack/index.ts", { executor });
+    const stored = new MemoryBundleStore();
+    const thrower = TenantId.parse("thrower");
+    await stored.upload({ tenantId: thrower, ...built, config: {}, by: "test", activate: true });
+    const runtime = await createHookRuntime({ executor, store: stored, ...ROOMY });
+    const events: RunEvent[] = [];
+    await runtime.runAgent({
+      tenantId: "thrower",
+      input: "go",
+      tools: [shell],
+      model: scriptedModel([{ toolCalls: [{ name: "shell", args: { command: "throw" } }] }, { text: "ok" }]),
+      onEvent: (event) => events.push(event),
+    });
+    await runtime.close();
+    const trace = events.flatMap((e) => formatRunEvent(e) ?? []).join("\n");
+    expect(trace).toContain("FAILED threw: Error: cannot parse: throw (at index.ts:3:34)");
+  });
+
   it("has no warnings for a run its tenant's bundle guards", async () => {
     const runtime = await createHookRuntime({ executor, store, ...ROOMY });
     const result = await runtime.runAgent({ tenantId: "acme", input: "go", model: scriptedModel([{ text: "ok" }]) });

@@ -24,7 +24,10 @@ function fakeStore(now: () => number = () => 0) {
         if (state.down) throw new StoreError("unavailable", "Cannot reach the PostgreSQL store (test)");
         return answer;
       },
-      code: (hash: BundleHash) => code.get(hash),
+      code: (hash: BundleHash) => {
+        const found = code.get(hash);
+        return found && { ...found, sourceMap: null };
+      },
     },
     { onEvent: (e) => events.push(e), now, refreshMs: 500 },
   );

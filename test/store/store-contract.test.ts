@@ -90,6 +90,8 @@ describe.each(factories)("BundleStore contract (%s)", (_name, open) => {
     const active = await store.active(acme);
     expect(active).toMatchObject({ tenantId: "acme", version: 1, code: fakeBundle("a1").code, config: { max: 3 } });
     expect(active?.manifest.hash).toBe(result.version.hash);
+    // Served with its source map, so a failure's stack names the author's files.
+    expect(active?.sourceMap).toBe(fakeBundle("a1").sourceMap);
   });
 
   it("serves nothing for a tenant without an active version or an unknown tenant", async () => {
