@@ -96,6 +96,8 @@ describe("dispatch through the inline sandbox", () => {
       executor,
       limits: { timeoutMs: 20 },
       budgets: { turnMs: 100, runMs: 1_000 },
+      // Timeouts charged at about 20 ms each would otherwise quarantine the bundle (5 failures) first.
+      quarantine: { failures: 20 },
     });
     const run = dispatcher.openRun({ tenantId: TENANT, runId: RunId.parse("r3"), bundle });
     const timeouts: number[] = [];
