@@ -16,11 +16,10 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import ivm from "isolated-vm";
 import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
 import { readRssBytes } from "../sandbox/supervisor/rss.js";
-
 import { createInlineExecutor } from "../sandbox/worker/index.js";
+import * as ivm from "../sandbox/worker/isolated-vm.js";
 import { invokeHook } from "../src/dispatch/index.js";
 import { BundleHash, Limits, type SandboxCall, TenantId } from "../src/protocol/index.js";
 

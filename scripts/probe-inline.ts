@@ -15,8 +15,8 @@
  */
 import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
-import ivm from "isolated-vm";
 import { createInlineExecutor, IsolatePool } from "../sandbox/worker/index.js";
+import * as ivm from "../sandbox/worker/isolated-vm.js";
 import { BundleHash, DEFAULT_LIMITS, type SandboxCall, TenantId } from "../src/protocol/index.js";
 
 const { values } = parseArgs({

@@ -1,6 +1,8 @@
 /**
- * Probe: the isolated-vm 5.0.4 behaviours the sandbox design rests on, each measured in its own child
- * process (some hang or abort it). Not a test; prints one line per scenario. Run:
+ * Probe: the isolated-vm behaviours the sandbox design rests on, each measured in its own child process
+ * (some hang or abort it), for the build this Node loads (5.0.4 on Node 20/22, 7.0.1 on 24/26: the same
+ * outcomes, except that 7.0.1 leaves the isolate alive after copying the rope message). Not a test; prints
+ * one line per scenario. Run:
  *
  *   node --no-node-snapshot --import tsx scripts/probe-isolated-vm.ts
  *
@@ -18,7 +20,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import ivm from "isolated-vm";
+import * as ivm from "../sandbox/worker/isolated-vm.js";
 
 type Scenario = () => unknown | Promise<unknown>;
 

@@ -1,7 +1,7 @@
 /**
  * The boundaries of DESIGN §6, checked on every .ts file under src/ and sandbox/:
  * src/protocol imports only zod; sandbox/guest imports nothing at run time; only src/bundler imports
- * esbuild; only sandbox/worker imports isolated-vm (and nothing loads it statically from outside, so the
+ * esbuild; only sandbox/worker/isolated-vm.ts loads isolated-vm (and nothing loads it statically from outside, so the
  * host never loads it unless inline mode is asked for); pg only in src/store/postgres-*, loaded by import(); only
  * src/fuzz imports fast-check (one fuzz engine: the deploy gate and `isohook fuzz` both go through it), and
  * src/fuzz sits below them, on the protocol and dispatch only; areas import each other only through their
@@ -17,6 +17,7 @@ import { z } from "zod";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SCANNED = ["src", "sandbox"];
+const ISOLATED_VM_LOADER = "sandbox/worker/isolated-vm.ts";
 
 type Kind = "static" | "dynamic" | "type";
 interface Edge {
@@ -142,6 +143,19 @@ describe("architecture", () => {
     expect(bad.map(show)).toEqual([]);
   });
 
+  it("loads isolated-vm only in sandbox/worker/isolated-vm.ts, which picks the build for the running Node", async () => {
+    const imports = edges.filter((e) => e.isPackage && e.target.startsWith("isolated-vm")).map(show);
+    const naming: string[] = [];
+    for (const file of files) {
+      if (file === ISOLATED_VM_LOADER) continue;
+      if (/["'`]isolated-vm(?:-\d+)?["'`/]/.test(await readFile(join(ROOT, file), "utf8"))) naming.push(file);
+    }
+    expect([...imports, ...naming]).toEqual([]);
+    const loader = await readFile(join(ROOT, ISOLATED_VM_LOADER), "utf8");
+    expect(loader).toContain('"isolated-vm-5"');
+    expect(loader).toContain('"isolated-vm-7"');
+  });
+
   it("imports fast-check only in src/fuzz, the one fuzz engine", () => {
     const bad = edges.filter((e) => e.isPackage && e.target === "fast-check" && !e.from.startsWith("src/fuzz/"));
     expect(bad.map(show)).toEqual([]);
@@ -154,11 +168,6 @@ describe("architecture", () => {
     );
     expect(bad.map(show)).toEqual([]);
     expect(edges.some((e) => e.from.startsWith("src/gate/") && e.target === "src/fuzz/index.ts")).toBe(true);
-  });
-
-  it("imports isolated-vm only in sandbox/worker", () => {
-    const bad = edges.filter((e) => e.isPackage && e.target === "isolated-vm" && !e.from.startsWith("sandbox/worker/"));
-    expect(bad.map(show)).toEqual([]);
   });
 
   it("loads pg only with import() in the PostgreSQL store, so a SQLite host never loads it", () => {

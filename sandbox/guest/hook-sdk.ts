@@ -24,6 +24,21 @@ import type { z } from "zod";
 import type { HookContext as HookContextSchema } from "../../src/protocol/context.js";
 import type { HOOK_POINTS, HookEvent, HookPoint } from "../../src/protocol/hook-points.js";
 
+declare global {
+  /**
+   * The isolate's console (hooks have no Node types): each call is one line of the call's `logs`, capped by
+   * the sandbox limits; nothing reaches a terminal directly. Merges with Node's or the DOM's `Console`.
+   */
+  interface Console {
+    log(...data: unknown[]): void;
+    info(...data: unknown[]): void;
+    debug(...data: unknown[]): void;
+    warn(...data: unknown[]): void;
+    error(...data: unknown[]): void;
+  }
+  var console: Console;
+}
+
 type Points = typeof HOOK_POINTS;
 type HandlerKey<P extends HookPoint> = Points[P]["handler"];
 

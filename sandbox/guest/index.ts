@@ -57,6 +57,9 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   const ObjectDefineProperty = Object.defineProperty;
   const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
   const ErrorCtor = Error;
+  // From V8 12.x (Node 24) an error's own `stack` is an accessor whose getter is one intrinsic: captured
+  // here, before any bundle runs, so a getter a tenant installs is never taken for it.
+  const ErrorStackGetter = ObjectGetOwnPropertyDescriptor(new ErrorCtor(), "stack")?.get;
   const ArrayIsArray = Array.isArray;
   const StringCtor = String;
   const StringSlice = String.prototype.slice;
@@ -258,9 +261,9 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   }
 
   /**
-   * A thrown error's `stack`, capped, or undefined, read without running tenant code: only an own data
-   * property (never a getter), formatted by V8's default (a tenant's `Error.prepareStackTrace` is set aside
-   * for the read, or the stack is skipped when it cannot be). The text is only something the host parses
+   * A thrown error's `stack`, capped, or undefined, read without running tenant getters: only an own data
+   * property or V8's own stack accessor (never a getter the tenant defined), formatted by V8's default (a
+   * tenant's `Error.prepareStackTrace` is set aside for the read, or the stack is skipped when it cannot be). The text is only something the host parses
    * for positions in this bundle, never trusted.
    */
   function stackOf(error: unknown): string | undefined {
@@ -271,7 +274,14 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
       if (prepare !== undefined && (!("value" in prepare) || prepare.writable !== true)) return undefined;
       if (prepare !== undefined) (ErrorCtor as { prepareStackTrace?: unknown }).prepareStackTrace = undefined;
       const own = ObjectGetOwnPropertyDescriptor(error, "stack");
-      const stack: unknown = own !== undefined && "value" in own ? own.value : undefined;
+      const stack: unknown =
+        own === undefined
+          ? undefined
+          : "value" in own
+            ? own.value
+            : own.get !== undefined && own.get === ErrorStackGetter
+              ? ReflectApply(ErrorStackGetter, error, [])
+              : undefined;
       if (typeof stack !== "string" || stack.length > MAX_SLICEABLE) return undefined;
       return stack.length <= MAX_STACK ? stack : (ReflectApply(StringSlice, stack, [0, MAX_STACK]) as string);
     } catch {

@@ -19,3 +19,19 @@ export class SandboxOptionsError extends Error {
 export class PreludeError extends Error {
   readonly code = "prelude_broken";
 }
+
+/**
+ * The isolated-vm build for the running Node is not installed: npm drops an optional dependency whose
+ * build fails (or skips it when its `engines` exclude this Node), so this shows up at the first isolate.
+ */
+export class IsolatedVmMissingError extends Error {
+  readonly code = "isolated_vm_missing";
+  constructor(alias: string, cause: unknown) {
+    super(
+      `isolated-vm could not be loaded for Node ${process.version} (package ${alias}): ${String(cause)}. ` +
+        `Its native build may have failed during npm install: run \`npm rebuild ${alias} --foreground-scripts\` ` +
+        "to see why (it needs python3, make and a C++ compiler), on Node 20, 24 or 26.",
+      { cause },
+    );
+  }
+}

@@ -1,5 +1,5 @@
-import type ivm from "isolated-vm";
 import type { WorkerFailureCode } from "../../src/protocol/index.js";
+import type * as ivm from "./isolated-vm.js";
 
 export interface ClassifiedError {
   readonly code: WorkerFailureCode;
@@ -9,7 +9,7 @@ export interface ClassifiedError {
   readonly detail: string;
 }
 
-/** isolated-vm 5.0.4's messages (src/isolate/run_with_timeout.h). */
+/** isolated-vm's messages, the same in 5.0.4 and 7.0.1 (src/isolate/run_with_timeout.h). */
 const TIMED_OUT = "Script execution timed out.";
 const MEMORY = "memory limit";
 const MAX_DETAIL = 300;

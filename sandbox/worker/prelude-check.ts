@@ -1,5 +1,5 @@
-import ivm from "isolated-vm";
 import { PreludeError } from "./errors.js";
+import * as ivm from "./isolated-vm.js";
 import { preludeScript } from "./prelude-script.js";
 
 const PROBE_BUNDLE =

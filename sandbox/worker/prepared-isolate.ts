@@ -1,4 +1,4 @@
-import ivm from "isolated-vm";
+import * as ivm from "./isolated-vm.js";
 
 /**
  * A fresh isolate with the trusted prelude installed and references to its four entry points, before any

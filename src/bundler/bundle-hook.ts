@@ -16,7 +16,8 @@ import { type FolderBounds, HookFileError, readHookFile } from "./hook-file.js";
 /** The global the bundle script leaves its module namespace in (contracts §1); the prelude deletes it. */
 export const BUNDLE_GLOBAL = "__isohook_bundle";
 
-const SDK_FILE = fileURLToPath(new URL("../../sandbox/guest/hook-sdk.ts", import.meta.url));
+/** hook-sdk.ts beside this source, hook-sdk.js beside the compiled dist/ file. */
+const SDK_FILE = fileURLToPath(new URL(`../../sandbox/guest/hook-sdk.${import.meta.url.slice(-2)}`, import.meta.url));
 /** The generated entry: it re-exports only the hook module's default export (the hooks object). */
 const WRAPPER_FILE = "isohook-entry.js";
 /** Never written (`write: false`); it only anchors the source map's relative `sources`. */

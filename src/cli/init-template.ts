@@ -50,13 +50,12 @@ export function hookProjectFiles(
           noEmit: true,
           skipLibCheck: true,
         },
-        include: ["index.ts", "sandbox-env.d.ts"],
+        include: ["index.ts"],
       },
       null,
       2,
     )}\n`,
     "index.ts": indexTs(points),
-    "sandbox-env.d.ts": SANDBOX_ENV,
     "fixtures.jsonl": `${fixtures.join("\n")}\n`,
     "index.test.ts": testTs(points.includes("tool.call") ? TOOL_CALL_TEST : ""),
     ".gitignore": "node_modules/\n",
@@ -110,20 +109,6 @@ ${handlers.join("\n")}
 });
 `;
 }
-
-/** What the sandbox offers besides ES2022: console (captured, 50 lines and 8 KB a call). No Node, no fetch. */
-const SANDBOX_ENV = `// The hook sandbox has ES2022 and a captured console: no Node, no I/O, no timers.
-type Log = (...data: unknown[]) => void;
-declare const console: {
-  log: Log;
-  info: Log;
-  debug: Log;
-  warn: Log;
-  error: Log;
-  trace: Log;
-  assert: (condition?: unknown, ...data: unknown[]) => void;
-};
-`;
 
 const TOOL_CALL_TEST = `
   it("blocks rm -rf / and says why", async () => {

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { printable } from "../terminal/index.js";
 import { runCli } from "./run-cli.js";
 

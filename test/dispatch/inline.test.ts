@@ -92,8 +92,8 @@ describe("dispatch through the inline sandbox", () => {
 
   it("stops calling the sandbox once the turn budget is spent by timeouts", async () => {
     // A 20 ms timeout can measure 40 ms on a loaded machine: 100 ms of budget still fits two before it is spent.
-    // Each timeout recycles the isolate, and a slow reload after it is a weighted quarantine strike: keep
-    // quarantine out of the way of the budget under test.
+    // Timeouts (5 failures), and the reloads after them (weighted strikes), would otherwise quarantine the
+    // bundle first: keep quarantine out of the way of the budget under test.
     const dispatcher = createDispatcher({
       executor,
       limits: { timeoutMs: 20 },

@@ -181,7 +181,7 @@ describe("fixtures files past the caps", () => {
     const file = join(host.attacker, "fixtures.jsonl");
     const out = createWriteStream(file);
     const chunk = FIXTURE.repeat(1_000);
-    for (let i = 0; i < 1_000; i++) if (!out.write(chunk)) await new Promise((r) => out.once("drain", r));
+    for (let i = 0; i < 1_000; i++) if (!out.write(chunk)) await new Promise<void>((r) => out.once("drain", () => r()));
     await new Promise((r) => out.end(r));
     const { reasons, used } = await gate();
     expect(reasons).toMatchObject([

@@ -13,6 +13,7 @@ import {
   createHookRuntime,
   fixedBundleSource,
   formatRunEvent,
+  type HookRuntime,
   type RunEvent,
   RuntimeError,
 } from "../../src/runtime/index.js";
@@ -233,9 +234,8 @@ describe("runAgent", () => {
     expect(events[1]).toMatchObject({ type: "run.warning", tenantId: "newcomer", code: "no_active_bundle", message });
   });
 
-  it("records a thrown failure's stack in the author's file, on hook.called and in the trace", async () => {
-    const active = await bundleFromEntry("test/fixtures/stack/index.ts", { tenantId: "thrower", executor });
-    const runtime = await createHookRuntime({ executor, bundles: fixedBundleSource([active]), ...ROOMY });
+  /** One run of the `thrower` tenant whose hook throws on its first tool call; the runtime is closed after. */
+  async function runThrower(runtime: HookRuntime): Promise<RunEvent[]> {
     const events: RunEvent[] = [];
     await runtime.runAgent({
       tenantId: "thrower",
@@ -245,6 +245,13 @@ describe("runAgent", () => {
       onEvent: (event) => events.push(event),
     });
     await runtime.close();
+    return events;
+  }
+
+  it("records a thrown failure's stack in the author's file, on hook.called and in the trace", async () => {
+    const active = await bundleFromEntry("test/fixtures/stack/index.ts", { tenantId: "thrower", executor });
+    const runtime = await createHookRuntime({ executor, bundles: fixedBundleSource([active]), ...ROOMY });
+    const events = await runThrower(runtime);
     const called = events.find((e) => e.type === "hook.called");
     const decided = events.find((e) => e.type === "hooks.decided" && e.point === "tool.call");
     const record = decided?.type === "hooks.decided" ? decided.records[0] : undefined;
@@ -264,15 +271,7 @@ describe("runAgent", () => {
     const thrower = TenantId.parse("thrower");
     await stored.upload({ tenantId: thrower, ...built, config: {}, by: "test", activate: true });
     const runtime = await createHookRuntime({ executor, store: stored, ...ROOMY });
-    const events: RunEvent[] = [];
-    await runtime.runAgent({
-      tenantId: "thrower",
-      input: "go",
-      tools: [shell],
-      model: scriptedModel([{ toolCalls: [{ name: "shell", args: { command: "throw" } }] }, { text: "ok" }]),
-      onEvent: (event) => events.push(event),
-    });
-    await runtime.close();
+    const events = await runThrower(runtime);
     const trace = events.flatMap((e) => formatRunEvent(e) ?? []).join("\n");
     expect(trace).toContain("FAILED threw: Error: cannot parse: throw (at index.ts:3:34)");
   });

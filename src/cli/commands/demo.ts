@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createHookExecutor, shardOf } from "../../../sandbox/supervisor/index.js";
 import type { LoadedScenario } from "../../agent/index.js";
 import { buildBundle } from "../../bundler/index.js";
@@ -11,6 +10,7 @@ import { SqliteBundleStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
 import { eventJson } from "../json-output.js";
+import { PACKAGE_ROOT } from "../package-info.js";
 import { type DemoTally, summaryLines, tallyOf } from "./demo-summary.js";
 import { runScenario, scenarioOf, toolsOf } from "./run.js";
 
@@ -34,8 +34,6 @@ Options:
 
 Exit codes: 0 every session went as scripted, 1 otherwise, 2 usage.
 `;
-
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 /** The demo's tenants: each scenario, plus bundles uploaded before its own (to show versions). */
 const TENANTS = [
@@ -73,7 +71,7 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
     allowPositionals: false,
     async run(args, io) {
       const started = performance.now();
-      const scenarios = await Promise.all(TENANTS.map((t) => scenarioOf(join(ROOT, t.scenario), io.signal)));
+      const scenarios = await Promise.all(TENANTS.map((t) => scenarioOf(join(PACKAGE_ROOT, t.scenario), io.signal)));
       const dir = await mkdtemp(join(tmpdir(), "isohook-demo-"));
       const limits = Limits.parse(deps.limits ?? {});
       const executor = await deps.openExecutor(limits, io.signal);
@@ -142,13 +140,13 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
   const uploads: Upload[] = [];
   for (const [i, loaded] of scenarios.entries()) {
     const { tenant, config } = loaded.scenario;
-    const entries = [...(TENANTS[i]?.earlier.map((e) => join(ROOT, e)) ?? []), loaded.hookEntry ?? ""];
+    const entries = [...(TENANTS[i]?.earlier.map((e) => join(PACKAGE_ROOT, e)) ?? []), loaded.hookEntry ?? ""];
     for (const [n, entry] of entries.entries()) {
       const active = n === entries.length - 1;
       // The example hooks share code across hooks/: that folder is the demo tenants' hook folder.
       const built = await buildBundle(entry, {
         executor,
-        root: join(ROOT, "hooks"),
+        root: join(PACKAGE_ROOT, "hooks"),
         ...(io.signal ? { signal: io.signal } : {}),
       });
       const { version } = await store.upload({
@@ -160,7 +158,7 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
         by: "isohook demo",
         activate: active,
       });
-      uploads.push({ tenantId: tenant, version: version.version, entry: relative(ROOT, entry), active });
+      uploads.push({ tenantId: tenant, version: version.version, entry: relative(PACKAGE_ROOT, entry), active });
     }
   }
   return uploads;

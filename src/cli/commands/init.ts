@@ -9,7 +9,7 @@ const HELP = `Usage: isohook init <dir> [--point tool.call …] [--json]
 
 Creates a hook project in <dir> (a new or empty folder) that works outside this repo:
   package.json     depends on isohook and vitest; \`npm test\` runs index.test.ts
-  tsconfig.json    for the hook (no Node types: the sandbox has no Node; sandbox-env.d.ts declares console)
+  tsconfig.json    for the hook (no Node types: the sandbox has no Node; isohook/hook-sdk declares console)
   index.ts         typed handlers for the chosen hook points (default tool.call)
   fixtures.jsonl   one case per point (run by \`isohook test\`, the deploy gate and the test)
   index.test.ts    a vitest file using isohook/testing: bundles the hook and runs it in the real sandbox

@@ -139,10 +139,11 @@ describe("IsolatePool", () => {
 
   it("evicts least recently used isolates past the heap budget", () => {
     const pool = poolWith({ maxHeapMb: 8 });
-    for (let i = 0; i < 12; i++) callCounter(pool, `t${i}`);
+    // 24 isolates hold well over 8 MB on every V8 here (≈ 0.8 MB each on Node 20, ≈ 0.6 MB on Node 24).
+    for (let i = 0; i < 24; i++) callCounter(pool, `t${i}`);
     const stats = pool.stats();
     expect(stats.evicted).toBeGreaterThan(0);
-    expect(stats.isolates).toBeLessThan(12);
+    expect(stats.isolates).toBeLessThan(24);
     expect(stats.heapBytes).toBeLessThanOrEqual(8 * 1024 * 1024);
   });
 

@@ -1,0 +1,84 @@
+import { createRequire } from "node:module";
+import { IsolatedVmMissingError } from "./errors.js";
+
+/**
+ * The one module that loads isolated-vm. isolated-vm 5.0.4 builds on Node 20 and 22 but not against Node
+ * 24's V8 headers; 7.0.1 needs Node 24 or later. package.json lists both as optional dependencies under
+ * npm aliases: npm skips 7.x where its `engines` excludes the running Node, and drops 5.x when its build
+ * fails, so one install holds the build for the running Node and this module picks it by Node's major
+ * version. Both ship the same `isolated-vm.d.ts`; the part of it the sandbox uses is declared here, so
+ * nothing else depends on which one is loaded (and type-checking does not need either installed).
+ */
+
+/** `isolated-vm-5` or `isolated-vm-7`: the alias in package.json for this Node's build. */
+export const ISOLATED_VM_PACKAGE =
+  Number(process.versions.node.split(".")[0]) >= 24 ? "isolated-vm-7" : "isolated-vm-5";
+
+export interface IsolateOptions {
+  /** Heap limit in MB; isolated-vm's minimum is 8. */
+  readonly memoryLimit?: number;
+}
+
+export interface RunOptions {
+  /** Milliseconds; isolated-vm reads 0 as none. */
+  readonly timeout?: number;
+}
+
+export interface HeapStatistics {
+  readonly total_heap_size: number;
+  readonly used_heap_size: number;
+  readonly heap_size_limit: number;
+  readonly externally_allocated_size: number;
+}
+
+export interface Isolate {
+  /** CPU time this isolate has used, in nanoseconds. */
+  readonly cpuTime: bigint;
+  /** Wall time this isolate has been running code, in nanoseconds. */
+  readonly wallTime: bigint;
+  /** True once disposed, by `dispose()` or by isolated-vm after a memory-limit event. */
+  readonly isDisposed: boolean;
+  createContextSync(): Context;
+  compileScriptSync(code: string, options?: { readonly filename?: string }): Script;
+  getHeapStatisticsSync(): HeapStatistics;
+  /** Throws when the isolate is already disposed. */
+  dispose(): void;
+}
+
+export interface Context {
+  readonly global: Reference;
+  evalSync(code: string, options?: RunOptions): unknown;
+  release(): void;
+}
+
+export interface Script {
+  runSync(context: Context, options: RunOptions & { readonly reference: true }): Reference;
+  runSync(context: Context, options?: RunOptions): unknown;
+  release(): void;
+}
+
+/** A handle on a value inside the isolate; arguments and results cross as copies of primitives. */
+export interface Reference {
+  applySync(receiver?: undefined, args?: readonly unknown[], options?: RunOptions): unknown;
+  apply(receiver?: undefined, args?: readonly unknown[], options?: RunOptions): Promise<unknown>;
+  getSync(key: string | number, options: { readonly reference: true }): Reference;
+  release(): void;
+}
+
+export type IsolateConstructor = new (options?: IsolateOptions) => Isolate;
+
+interface IsolatedVmModule {
+  readonly Isolate: IsolateConstructor;
+}
+
+function load(): IsolatedVmModule {
+  try {
+    // The native module's shape is the declared one in both builds (same isolated-vm.d.ts).
+    return createRequire(import.meta.url)(ISOLATED_VM_PACKAGE) as IsolatedVmModule;
+  } catch (error) {
+    throw new IsolatedVmMissingError(ISOLATED_VM_PACKAGE, error);
+  }
+}
+
+/** isolated-vm's `Isolate` class, from the build for the running Node. */
+export const Isolate: IsolateConstructor = load().Isolate;
