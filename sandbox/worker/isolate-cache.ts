@@ -8,9 +8,16 @@ const HEAP_SAMPLE_EVERY = 256;
  * The pool's live isolates by (tenant, bundle) key, with their budgets: a count, a sum of heaps (sampled
  * every 256 calls) and idleness. Past a budget the least recently used isolate is disposed (evicted);
  * recency is `LiveIsolate.lastUsed`, scanned only when something must be evicted (rare next to calls).
+ *
+ * It also remembers why a key has no isolate: the keys whose isolate was recycled after the tenant's own
+ * failure (or whose load failed on the bundle's code), so the next load of that key is known to be the
+ * tenant's doing (`SandboxCost.loadAfterRecycle`). Evictions, bundle reloads and a new process forget it:
+ * those loads are not the tenant's. At most `maxIsolates` keys are remembered, the oldest forgotten first.
  */
 export class IsolateCache {
   readonly #live = new Map<string, LiveIsolate>();
+  /** Keys whose next load the tenant caused, oldest first (a Set keeps insertion order). */
+  readonly #recycledKeys = new Set<string>();
   readonly #maxIsolates: number;
   readonly #maxHeapBytes: number;
   #heapBytes = 0;
@@ -53,6 +60,27 @@ export class IsolateCache {
   recycle(live: LiveIsolate): void {
     this.#drop(live);
     this.#recycled++;
+    this.markRecycled(live.key);
+  }
+
+  /**
+   * The next load of `key` is the tenant's doing: its isolate was recycled, or its load failed on the
+   * bundle's own code.
+   */
+  markRecycled(key: string): void {
+    this.#recycledKeys.delete(key);
+    this.#recycledKeys.add(key);
+    if (this.#recycledKeys.size > this.#maxIsolates) {
+      for (const oldest of this.#recycledKeys) {
+        this.#recycledKeys.delete(oldest);
+        break;
+      }
+    }
+  }
+
+  /** Whether the next load of `key` is the tenant's doing (its isolate was recycled); forgets it either way. */
+  takeRecycled(key: string): boolean {
+    return this.#recycledKeys.delete(key);
   }
 
   /** Evicts isolates last used at or before `cutoff`; returns how many. */
@@ -69,11 +97,14 @@ export class IsolateCache {
   /** Disposes every isolate of a bundle (it was unloaded or reloaded with other code or limits). */
   dropBundle(bundleHash: BundleHash): void {
     for (const live of [...this.#live.values()]) if (live.bundleHash === bundleHash) this.#drop(live);
+    const suffix = `\u0000${bundleHash}`;
+    for (const key of [...this.#recycledKeys]) if (key.endsWith(suffix)) this.#recycledKeys.delete(key);
   }
 
   dispose(): void {
     for (const live of this.#live.values()) disposeQuietly(live.isolate);
     this.#live.clear();
+    this.#recycledKeys.clear();
     this.#heapBytes = 0;
   }
 

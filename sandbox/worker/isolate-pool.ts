@@ -41,10 +41,11 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
  * bundle's load timeout (`SandboxLimits.loadTimeoutMs`, default `loadTimeoutOf`). The call's `timeoutMs`
  * then covers its handler only, so the first call after a recycle is not cut short by loading; the result
  * reports the load apart (`loadMs`). An isolate is disposed and recreated lazily after every timeout,
- * memory-limit event or error outside the prelude's control (DESIGN §2.7). There is no in-thread
- * watchdog: `applySync` blocks this thread, so no timer can fire during a call; what the `timeout` does
- * not cover is stopped by killing the process (the supervisor's deadline). Methods never throw for anything a guest does; they throw
- * `PoolClosedError` after `dispose()`.
+ * memory-limit event or error outside the prelude's control (DESIGN §2.7); the load that recreates it is
+ * the tenant's doing and says so (`loadAfterRecycle`), as does the load after one that failed on the
+ * bundle's code. There is no in-thread watchdog: `applySync` blocks this thread, so no timer can fire
+ * during a call; what the `timeout` does not cover is stopped by killing the process (the supervisor's
+ * deadline). Methods never throw for anything a guest does; they throw `PoolClosedError` after `dispose()`.
  */
 export class IsolatePool {
   readonly #maxIdleMs: number;
@@ -107,17 +108,22 @@ export class IsolatePool {
     let live = this.#cache.get(key);
     let runStart = started;
     let loadMs: number | undefined;
+    let ownLoad = false;
     if (live === undefined) {
       this.#cache.makeRoom();
       onPhase?.("load");
+      ownLoad = this.#cache.takeRecycled(key);
       const loadTimeoutMs = loadTimeoutOf({ ...bundle.limits, timeoutMs: call.timeoutMs });
       const opened = openIsolate(key, bundleHash, bundle, loadTimeoutMs, this.#spares, this.#now?.() ?? started);
       runStart = performance.now();
       loadMs = runStart - started;
       if (opened.type === "failed") {
+        // A bundle that throws, spins or bombs while loading would otherwise reload for free on every call.
+        if (opened.code !== "unavailable") this.#cache.markRecycled(key);
         const hint =
           opened.code === "timeout" ? " (keep module top-level code light, or raise limits.loadTimeoutMs)" : "";
-        return withLoad(failure(opened.code, `${opened.message}; the hook was not called${hint}`, 0, 0), loadMs);
+        const failed = failure(opened.code, `${opened.message}; the hook was not called${hint}`, 0, 0);
+        return withLoad(failed, loadMs, ownLoad);
       }
       live = opened.live;
       this.#cache.add(live);
@@ -136,7 +142,7 @@ export class IsolatePool {
       // Classify before recycling: disposal is how a memory-limit event shows.
       const classified = classifyIsolateError(error, isolate, timeout, live.memoryMb);
       this.#cache.recycle(live);
-      return withLoad(failure(classified.code, classified.message, cpuMs, elapsed(runStart)), loadMs);
+      return withLoad(failure(classified.code, classified.message, cpuMs, elapsed(runStart)), loadMs, ownLoad);
     }
     const cpuNow = isolate.cpuTime;
     const cpuMs = Number(cpuNow - live.cpuMark) / 1e6;
@@ -146,12 +152,11 @@ export class IsolatePool {
       return withLoad(
         failure("threw", "The sandbox prelude returned no reply string", cpuMs, elapsed(runStart)),
         loadMs,
+        ownLoad,
       );
     }
     this.#cache.used(live);
-    const replied: PoolResult = { type: "replied", reply, cpuMs, runMs: elapsed(runStart) };
-    if (loadMs !== undefined) replied.loadMs = loadMs;
-    return replied;
+    return withLoad({ type: "replied", reply, cpuMs, runMs: elapsed(runStart) }, loadMs, ownLoad);
   }
 
   /**
@@ -221,8 +226,11 @@ function failure(code: WorkerFailureCode, message: string, cpuMs: number, runMs:
   return { type: "failed", failure: { code, message }, cpuMs, runMs };
 }
 
-function withLoad(result: PoolResult, loadMs: number | undefined): PoolResult {
-  if (loadMs !== undefined) result.loadMs = loadMs;
+/** Adds a cold call's load to its result, marked when it was the tenant's own doing (`loadAfterRecycle`). */
+function withLoad(result: PoolResult, loadMs: number | undefined, ownLoad: boolean): PoolResult {
+  if (loadMs === undefined) return result;
+  result.loadMs = loadMs;
+  if (ownLoad) result.loadAfterRecycle = true;
   return result;
 }
 

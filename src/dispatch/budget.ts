@@ -1,9 +1,12 @@
+import type { SandboxCost } from "../protocol/index.js";
+
 /**
  * Sandbox hook time of one run (DESIGN §4): a per-turn and a per-run budget beside the per-call timeout.
  * A call that would start with either spent fails `timeout` without running; a call that starts gets what
  * is left as its timeout when that is shorter than the per-call one. Each call is charged its own run time
- * in the sandbox (`SandboxCost.runMs`), never time it queued behind other tenants' calls nor a
- * cold isolate's bundle load (bounded apart by the load timeout).
+ * in the sandbox (`SandboxCost.runMs`), never time it queued behind other tenants' calls, and a cold
+ * isolate's bundle load only when the tenant's own failure caused it (`chargedMs`; docs/architecture.md,
+ * "Reloads a tenant causes").
  */
 export class HookBudget {
   readonly #turnMs: number;
@@ -45,6 +48,11 @@ export class HookBudget {
     const left = Math.min(this.#turnMs - this.#turnSpent, this.#runMs - this.#runSpent);
     return left < perCallMs ? Math.max(1, Math.floor(left)) : undefined;
   }
+}
+
+/** The hook time budgets charge for a call: its run, plus its load when the tenant's own failure caused it. */
+export function chargedMs(cost: SandboxCost): number {
+  return cost.loadAfterRecycle === true ? cost.runMs + (cost.loadMs ?? 0) : cost.runMs;
 }
 
 function round(ms: number): number {

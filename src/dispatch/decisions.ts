@@ -162,9 +162,10 @@ export type RecordedOutcome<P extends HookPoint = HookPoint> =
 /**
  * The provenance record of one hook call at one point, in stack order (also the rewrites a later block
  * overrode): who ran (hook, source, bundle), under which policy, what it ended in, and what it cost (the
- * `SandboxCost` fields: `runMs` is what hook time budgets charge; a platform hook's wall time stands in for
- * run and CPU time). Built once per call; `hook.called` and `hooks.decided` reference it. Hooks that never
- * ran (the point is not exported, or an earlier hook's decision ended the point) have no record.
+ * `SandboxCost` fields: budgets charge `runMs`, plus `loadMs` when `loadAfterRecycle`; a platform hook's
+ * wall time stands in for run and CPU time). Built once per call; `hook.called` and `hooks.decided`
+ * reference it. Hooks that never ran (the point is not exported, or an earlier hook's decision ended the
+ * point) have no record.
  */
 export interface HookRecord<P extends HookPoint = HookPoint> extends Readonly<SandboxCost> {
   readonly point: P;

@@ -1,4 +1,12 @@
-import { type BundleHash, type FailureCode, QUARANTINE_CODES, type TenantId } from "../protocol/index.js";
+import {
+  type BundleHash,
+  countsTowardsQuarantine,
+  type Failure,
+  type FailureCode,
+  QUARANTINE_CODES,
+  type SandboxCost,
+  type TenantId,
+} from "../protocol/index.js";
 import type { Emit } from "./events.js";
 
 export interface QuarantineSettings {
@@ -63,8 +71,11 @@ export class QuarantineBook {
     return undefined;
   }
 
-  /** Counts a failure; only the quarantine kinds count. Returns the quarantine it started, if any. */
-  strike(key: BundleKey, code: FailureCode, now: number): QuarantineStatus | undefined {
+  /**
+   * Counts a failure, `weight` times (a call that held the worker for many timeouts' worth: `strikeWeight`);
+   * only the quarantine kinds count. Returns the quarantine it started, if any.
+   */
+  strike(key: BundleKey, code: FailureCode, now: number, weight = 1): QuarantineStatus | undefined {
     if (!QUARANTINE_CODES.has(code)) return undefined;
     let entry = this.#entries.get(key.id);
     if (entry === undefined) {
@@ -77,7 +88,7 @@ export class QuarantineBook {
       entry.strikes = 0;
       entry.exitedAt = undefined;
     }
-    entry.failures.push(now);
+    for (let i = Math.min(weight, failures); i > 0; i--) entry.failures.push(now);
     while (entry.failures.length > 0 && (entry.failures[0] ?? now) <= now - windowMs) entry.failures.shift();
     if (entry.failures.length < failures) return undefined;
     entry.strikes += 1;
@@ -96,4 +107,28 @@ export class QuarantineBook {
     });
     return { until: entry.until, strike: entry.strikes };
   }
+}
+
+/**
+ * The failure code of the quarantine strike a call takes, or undefined: its own failure when that is of a
+ * quarantine kind (not a bystander's), else `timeout` when a load the tenant caused made the call outlast
+ * `timeoutMs` (the per-call timeout): held to the timeout its calls have, that call timed out. One strike
+ * per call, counted `strikeWeight` times. Why, in docs/architecture.md ("Reloads a tenant causes").
+ */
+export function strikeOf(failure: Failure | undefined, cost: SandboxCost, timeoutMs: number): FailureCode | undefined {
+  if (failure?.bystander === true) return undefined;
+  if (failure !== undefined && countsTowardsQuarantine(failure)) return failure.code;
+  if (cost.loadAfterRecycle === true && (cost.loadMs ?? 0) + cost.runMs > timeoutMs) return "timeout";
+  return undefined;
+}
+
+/**
+ * How many failures a struck call counts for in the quarantine window: 1, or, when a load the tenant caused
+ * is part of it, one per whole per-call timeout the call held the worker. Quarantine then cuts a tenant off
+ * after about K call timeouts of worker time, however that time was spent: a 900 ms reload is 18 timeouts
+ * of 50 ms, not one.
+ */
+export function strikeWeight(cost: SandboxCost, timeoutMs: number): number {
+  if (cost.loadAfterRecycle !== true) return 1;
+  return Math.max(1, Math.floor(((cost.loadMs ?? 0) + cost.runMs) / timeoutMs));
 }

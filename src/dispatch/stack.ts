@@ -59,6 +59,7 @@ export async function runStack<P extends HookPoint, A>(
       runMs: cost.runMs,
       queuedMs: cost.queuedMs,
       loadMs: cost.loadMs,
+      loadAfterRecycle: cost.loadAfterRecycle,
       logs: called.outcome.logs,
     };
     records.push(record);

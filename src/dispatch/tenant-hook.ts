@@ -1,7 +1,6 @@
 import {
   type ActiveBundle,
   type BundleRef,
-  countsTowardsQuarantine,
   type Failure,
   type FailureCode,
   type HookEvent,
@@ -15,9 +14,9 @@ import {
   type SandboxCost,
   type TenantId,
 } from "../protocol/index.js";
-import type { HookBudget } from "./budget.js";
+import { chargedMs, type HookBudget } from "./budget.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
-import { type BundleKey, bundleKey, type QuarantineBook } from "./quarantine.js";
+import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import type { FailurePolicy } from "./registration.js";
 import { withSourceStack } from "./stack-map.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
@@ -111,12 +110,10 @@ export class TenantHook implements StackedHook {
       return notRun("unavailable", `The sandbox did not take the call: ${reason}`);
     }
     const { outcome, cost } = invoked;
-    // Only the handler's own time in the sandbox: never time queued behind other tenants' calls, nor the
-    // bundle load of a cold isolate (SandboxCost).
-    budget.charge(cost.runMs);
+    budget.charge(chargedMs(cost));
+    const strike = strikeOf(outcome.type === "failed" ? outcome.failure : undefined, cost, limits.timeoutMs);
+    if (strike !== undefined) book.strike(this.#key, strike, clock(), strikeWeight(cost, limits.timeoutMs));
     if (outcome.type === "failed") {
-      // A bystander's call was only pending on a worker another call crashed: no strike (DESIGN §1).
-      if (countsTowardsQuarantine(outcome.failure)) book.strike(this.#key, outcome.failure.code, clock());
       return {
         outcome: { type: "failed", failure: withSourceStack(outcome.failure, this.#sourceMap), logs: outcome.logs },
         cost,

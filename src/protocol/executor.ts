@@ -37,8 +37,14 @@ export interface SandboxCall {
  *   budgets charge exactly this.
  * - `cpuMs`: CPU time of the isolate over the same span.
  * - `loadMs`: wall time a cold call (no warm isolate for its tenant and bundle) spent before its handler
- *   creating the isolate and evaluating the bundle. Bounded by the load timeout, not by the call's; not
- *   charged to budgets. Absent on a warm call.
+ *   creating the isolate and evaluating the bundle. Bounded by the load timeout, not by the call's. Absent
+ *   on a warm call. Not charged to budgets unless `loadAfterRecycle`: a first load, an eviction or a worker
+ *   restart is not the tenant's doing.
+ * - `loadAfterRecycle`: set with `loadMs` when the worker knows the load was the tenant's own doing: the
+ *   isolate it replaces was recycled after this tenant's own failure on this bundle (a timeout, memory
+ *   event or error outside the prelude's control), or the previous load failed on the bundle's code. Budgets
+ *   then charge `loadMs` too, and a reload that makes the call outlast its timeout is a quarantine strike
+ *   (docs/architecture.md, "Reloads a tenant causes").
  * - `queuedMs`: wall time the call waited and was not running: behind other calls on its worker, for a
  *   worker to be (re)started, in transit over IPC. Absent in inline mode (nothing queues there).
  *
@@ -48,6 +54,7 @@ export interface SandboxCost {
   cpuMs: number;
   runMs: number;
   loadMs?: number | undefined;
+  loadAfterRecycle?: true | undefined;
   queuedMs?: number | undefined;
 }
 

@@ -50,7 +50,12 @@ export type WorkerRequest = z.infer<typeof WorkerRequest>;
 export const WorkerFailureCode = z.enum(["timeout", "memory_limit", "unavailable", "threw"]);
 export type WorkerFailureCode = z.infer<typeof WorkerFailureCode>;
 
-const cost = { cpuMs: z.number(), runMs: z.number(), loadMs: z.number().optional() };
+const cost = {
+  cpuMs: z.number(),
+  runMs: z.number(),
+  loadMs: z.number().optional(),
+  loadAfterRecycle: z.literal(true).optional(),
+};
 
 /** The `SandboxResult` (executor.ts) as a worker sends it: the pool's result, unchanged, under its request id. */
 export const WireResult = z.discriminatedUnion("type", [

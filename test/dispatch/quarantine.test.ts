@@ -106,6 +106,15 @@ describe("QuarantineBook", () => {
     expect(book.strike(KEY, "timeout", 60_001)).toEqual({ until: 90_001, strike: 1 });
   });
 
+  it("counts a weighted strike as that many failures, and only quarantine kinds at all", () => {
+    const book = new QuarantineBook(settings, undefined);
+    expect(book.strike(KEY, "threw", 0, 10)).toBeUndefined();
+    expect(book.strike(KEY, "timeout", 0, 2)).toBeUndefined();
+    expect(book.strike(KEY, "timeout", 1, 1)).toEqual({ until: 30_001, strike: 1 });
+    const other = bundleKey(TENANT, `sha256-${"c".repeat(64)}` as typeof HASH);
+    expect(book.strike(other, "timeout", 0, 18)).toEqual({ until: 30_000, strike: 1 });
+  });
+
   it("doubles the cooldown on each repeat up to the maximum", () => {
     const events: DispatchEvent[] = [];
     const book = new QuarantineBook(settings, (e) => events.push(e));

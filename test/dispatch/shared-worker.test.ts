@@ -2,23 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProcessExecutor } from "../../sandbox/supervisor/create-executor.js";
 import type { ProcessExecutor } from "../../sandbox/supervisor/process-executor.js";
 import { createDispatcher } from "../../src/dispatch/index.js";
-import { type ActiveBundle, RunId, type SandboxBundle, type SandboxCall, TenantId } from "../../src/protocol/index.js";
-import { ctxJson, hooksBundle } from "../sandbox/bundle-fixtures.js";
+import { RunId, type SandboxCall, TenantId } from "../../src/protocol/index.js";
+import { activeBundle, ctxJson, hooksBundle } from "../sandbox/bundle-fixtures.js";
 
 /** A tenant id on the given shard (`shardOf`), so two tenants can be put on one worker. */
 function tenantOn(executor: ProcessExecutor, shard: number, prefix: string): TenantId {
   for (let i = 0; ; i++) if (executor.shardOf(`${prefix}-${i}`) === shard) return TenantId.parse(`${prefix}-${i}`);
-}
-
-function active(tenantId: TenantId, bundle: SandboxBundle): ActiveBundle {
-  const manifest = {
-    hash: bundle.hash,
-    bytes: bundle.code.length,
-    hookPoints: ["tool.call" as const],
-    sdkVersion: "1",
-    entry: "t",
-  };
-  return { tenantId, version: 1, code: bundle.code, manifest, config: {} };
 }
 
 const TOOL_CALL = { call: { id: "c1", name: "shell", args: { command: "ls" } }, batch: { index: 0, size: 1 } };
@@ -40,7 +29,11 @@ describe("tenants sharing a sandbox worker", () => {
     const runaway = tenantOn(executor, shard, "mallory");
     const turnMs = 100;
     const dispatcher = createDispatcher({ executor, limits: { timeoutMs: 50 }, budgets: { turnMs, runMs: 10_000 } });
-    const run = dispatcher.openRun({ tenantId: quick, runId: RunId.parse("shared-1"), bundle: active(quick, QUICK) });
+    const run = dispatcher.openRun({
+      tenantId: quick,
+      runId: RunId.parse("shared-1"),
+      bundle: activeBundle(quick, QUICK),
+    });
     run.beginTurn(0);
     expect((await run.toolCall(TOOL_CALL)).decision.type).toBe("execute");
 

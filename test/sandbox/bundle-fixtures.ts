@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
 import {
+  type ActiveBundle,
   BundleHash,
   type HookPoint,
   type JsonObject,
   type JsonValue,
   type SandboxBundle,
   type SandboxCall,
+  type SandboxLimits,
   TenantId,
 } from "../../src/protocol/index.js";
 
@@ -15,9 +17,30 @@ import {
  * byte a tenant could.
  */
 
+/** Small sandbox limits for isolate pool tests: a 16 MB heap, short results, state and logs. */
+export const POOL_LIMITS: SandboxLimits = {
+  memoryMb: 16,
+  maxResultChars: 4_096,
+  maxStateChars: 1_024,
+  maxLogLines: 5,
+  maxLogChars: 512,
+};
+
 /** A bundle from a raw classic script; the hash is the sha256 of the code, as the bundler makes it. */
 export function scriptBundle(code: string): SandboxBundle {
   return { hash: BundleHash.parse(`sha256-${createHash("sha256").update(code).digest("hex")}`), code };
+}
+
+/** `bundle` as the store would serve it as a tenant's active version 1, exporting `tool.call`. */
+export function activeBundle(tenantId: TenantId, bundle: SandboxBundle): ActiveBundle {
+  const manifest = {
+    hash: bundle.hash,
+    bytes: bundle.code.length,
+    hookPoints: ["tool.call" as const],
+    sdkVersion: "1",
+    entry: "t",
+  };
+  return { tenantId, version: 1, code: bundle.code, manifest, config: {} };
 }
 
 /** A bundle whose default export is the value of the JS expression `hooks` (an object literal, usually). */

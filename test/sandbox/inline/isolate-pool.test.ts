@@ -1,15 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { IsolatePool, PoolClosedError, SandboxOptionsError } from "../../../sandbox/worker/index.js";
-import { GuestReply, type SandboxLimits, type SandboxResult } from "../../../src/protocol/index.js";
-import { ctxJson, HEALTHY, hooksBundle, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
+import { GuestReply, type SandboxResult } from "../../../src/protocol/index.js";
+import { ctxJson, HEALTHY, hooksBundle, POOL_LIMITS, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
 
-const LIMITS: SandboxLimits = {
-  memoryMb: 16,
-  maxResultChars: 4_096,
-  maxStateChars: 1_024,
-  maxLogLines: 5,
-  maxLogChars: 512,
-};
+const LIMITS = POOL_LIMITS;
 const COUNTER = hooksBundle(`{ toolCall(event) {
   if (event.loop) for (;;) {}
   globalThis.n = (globalThis.n || 0) + 1;

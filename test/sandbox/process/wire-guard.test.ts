@@ -26,6 +26,18 @@ const VALID_RESPONSES: Record<string, unknown>[] = [
     id: 2,
     result: { type: "failed", failure: { code: "timeout", message: "m" }, cpuMs: 0, runMs: 0, loadMs: 1000 },
   },
+  {
+    kind: "result",
+    id: 3,
+    result: {
+      type: "failed",
+      failure: { code: "threw", message: "m" },
+      cpuMs: 1,
+      runMs: 2,
+      loadMs: 900,
+      loadAfterRecycle: true,
+    },
+  },
 ];
 
 /** The nested objects of the valid messages, each with the message it sits in and its key there. */
@@ -120,6 +132,10 @@ describe("wire guards", () => {
     expect(isWorkerResponse(result({ type: "replied", reply: "{}", cpuMs: 0, runMs: 0, queuedMs: 0 }))).toBe(false);
     expect(isWorkerResponse(result({ type: "replied", reply: "{}", cpuMs: 0, runMs: Number.NaN }))).toBe(false);
     expect(isWorkerResponse(result({ type: "replied", reply: 42, cpuMs: 0, runMs: 0 }))).toBe(false);
+    // A reload is either the tenant's (true) or not said at all.
+    const reload = { type: "replied", reply: "{}", cpuMs: 0, runMs: 0, loadMs: 5 };
+    expect(isWorkerResponse(result({ ...reload, loadAfterRecycle: false }))).toBe(false);
+    expect(isWorkerResponse(result({ ...reload, loadAfterRecycle: true }))).toBe(true);
   });
 
   it("reject nested garbage in a call", () => {
