@@ -13,6 +13,7 @@ import { effectivePolicy } from "./policy.js";
 import { bundleKey, QuarantineBook } from "./quarantine.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 import { RunScope } from "./run-dispatcher.js";
+import { SourceMaps } from "./stack-map.js";
 import type { StackedHook } from "./stacked-hook.js";
 import { TenantHook } from "./tenant-hook.js";
 
@@ -35,6 +36,7 @@ export function createDispatcher(options: DispatcherOptionsInput): Dispatcher {
 class HookDispatcher implements Dispatcher {
   readonly #options: ResolvedDispatcherOptions;
   readonly #book: QuarantineBook;
+  readonly #sourceMaps = new SourceMaps();
   #platform: readonly PlatformRegistration[] = [];
 
   constructor(options: ResolvedDispatcherOptions) {
@@ -82,7 +84,8 @@ class HookDispatcher implements Dispatcher {
     const hooks: StackedHook[] = [...platform("first")];
     if (bundle !== undefined) {
       const policy = effectivePolicy(options.policy, this.#floorOf(tenantId));
-      hooks.push(new TenantHook(runId, bundle, policy, { executor, limits, book: this.#book, budget, clock }));
+      const deps = { executor, limits, book: this.#book, budget, clock, sourceMaps: this.#sourceMaps };
+      hooks.push(new TenantHook(runId, bundle, policy, deps));
     }
     hooks.push(...platform("last"));
     return new RunScope({ tenantId, runId, hooks, budget, emit, clock });

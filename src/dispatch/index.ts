@@ -49,4 +49,4 @@ export {
   type PlatformReturn,
   type PolicyMap,
 } from "./registration.js";
-export { mapStack, withSourceStack } from "./stack-map.js";
+export { mapStack, SourceMapIndex, withSourceStack } from "./stack-map.js";

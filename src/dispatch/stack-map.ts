@@ -11,23 +11,66 @@ interface Segment {
 }
 
 /**
+ * One bundle's source map, read (JSON-parsed) at the first failure that needs it and decoded only as far as
+ * the deepest frame asked so far: a hook that throws on every call costs the host one parse, not one per
+ * call. An unreadable map maps nothing.
+ */
+export class SourceMapIndex {
+  readonly #text: string;
+  #map: { readonly sources: string[]; readonly mappings: string } | null | undefined;
+  #lines: Segment[][] = [];
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  /** The segments of generated line `line` (1-based), or undefined when the map cannot be read. */
+  segmentsOf(line: number): { readonly segments: readonly Segment[]; readonly sources: string[] } | undefined {
+    if (this.#map === undefined) this.#map = readMap(this.#text) ?? null;
+    if (this.#map === null) return undefined;
+    if (line > this.#lines.length) this.#lines = decodeMappings(this.#map.mappings, line);
+    return { segments: this.#lines[line - 1] ?? [], sources: this.#map.sources };
+  }
+}
+
+/** Bounded by bundle: the dispatcher keeps the indexes of the bundles it has seen fail lately. */
+export class SourceMaps {
+  readonly #byHash = new Map<string, SourceMapIndex>();
+  readonly #max: number;
+
+  constructor(max = 64) {
+    this.#max = max;
+  }
+
+  of(hash: string, text: string): SourceMapIndex {
+    let index = this.#byHash.get(hash);
+    if (index !== undefined) {
+      this.#byHash.delete(hash); // re-insert: Map order is the LRU order
+    } else {
+      index = new SourceMapIndex(text);
+      const oldest = this.#byHash.keys().next();
+      if (this.#byHash.size >= this.#max && oldest.done !== true) this.#byHash.delete(oldest.value);
+    }
+    this.#byHash.set(hash, index);
+    return index;
+  }
+}
+
+/**
  * Maps stack frames in a bundle (`file: "bundle"`, 1-based line and column of the bundle script) through the
  * bundle's source map to the author's files (`index.ts:12:7`, paths relative to the hook's folder as the
- * bundler wrote them). Frames with no mapping (the bundler's own wrapper) are dropped; a map that cannot be
- * read maps nothing. Runs only for failures, never on the hot path.
+ * bundler wrote them). Frames with no mapping (the bundler's own wrapper) are dropped. Runs only for
+ * failures, never on the hot path.
  */
-export function mapStack(frames: readonly StackFrame[], sourceMap: string): StackFrame[] {
-  const map = readMap(sourceMap);
-  if (map === undefined) return [];
-  const wanted = Math.max(0, ...frames.map((f) => f.line));
-  const lines = decodeMappings(map.mappings, wanted);
+export function mapStack(frames: readonly StackFrame[], sourceMap: SourceMapIndex): StackFrame[] {
   const mapped: StackFrame[] = [];
   for (const frame of frames) {
     if (frame.file !== "bundle") continue;
-    const segments = lines[frame.line - 1] ?? [];
+    const found = sourceMap.segmentsOf(frame.line);
+    if (found === undefined) return [];
     let best: Segment | undefined;
-    for (const segment of segments) if (segment.column <= frame.column - 1) best = segment;
-    const file = best === undefined ? undefined : map.sources[best.source];
+    for (const segment of found.segments) if (segment.column <= frame.column - 1) best = segment;
+    const file = best === undefined ? undefined : found.sources[best.source];
     if (best === undefined || file === undefined) continue;
     const out: StackFrame = { file, line: best.line + 1, column: best.sourceColumn + 1 };
     if (frame.name !== undefined) out.name = frame.name;
@@ -40,7 +83,7 @@ export function mapStack(frames: readonly StackFrame[], sourceMap: string): Stac
  * A thrown failure with its stack mapped to the author's files, or without a stack when no frame maps (the
  * raw bundle positions mean nothing to an author). Only failures pay for it.
  */
-export function withSourceStack(failure: Failure, sourceMap: string | undefined): Failure {
+export function withSourceStack(failure: Failure, sourceMap: SourceMapIndex | undefined): Failure {
   if (failure.stack === undefined) return failure;
   const { stack, ...rest } = failure;
   const mapped = sourceMap === undefined ? [] : mapStack(stack, sourceMap);

@@ -18,7 +18,7 @@ import { chargedMs, type HookBudget } from "./budget.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import type { FailurePolicy } from "./registration.js";
-import { withSourceStack } from "./stack-map.js";
+import { type SourceMapIndex, type SourceMaps, withSourceStack } from "./stack-map.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
 
 export interface TenantHookDeps {
@@ -27,6 +27,8 @@ export interface TenantHookDeps {
   readonly book: QuarantineBook;
   readonly budget: HookBudget;
   readonly clock: () => number;
+  /** Parsed source maps by bundle, shared by the dispatcher's runs. */
+  readonly sourceMaps: SourceMaps;
 }
 
 /**
@@ -41,7 +43,7 @@ export class TenantHook implements StackedHook {
   readonly #tenantId: TenantId;
   readonly #key: BundleKey;
   readonly #sandboxBundle: SandboxBundle;
-  readonly #sourceMap: string | undefined;
+  readonly #sourceMap: SourceMapIndex | undefined;
   readonly #exported: ReadonlySet<HookPoint>;
   readonly #ctxPrefix: string;
   readonly #deps: TenantHookDeps;
@@ -59,7 +61,8 @@ export class TenantHook implements StackedHook {
     this.bundle = { version: active.version, hash: active.manifest.hash };
     this.policy = policy;
     this.#sandboxBundle = { hash: active.manifest.hash, code: active.code };
-    this.#sourceMap = active.sourceMap;
+    this.#sourceMap =
+      active.sourceMap === undefined ? undefined : deps.sourceMaps.of(active.manifest.hash, active.sourceMap);
     this.#exported = new Set(active.manifest.hookPoints);
     this.#deps = deps;
     this.#ctxPrefix =
