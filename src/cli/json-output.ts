@@ -110,6 +110,35 @@ const Activation = z.strictObject({
   changed: z.boolean(),
 });
 
+const LogSettingsJson = z
+  .strictObject({
+    sample: z.number().meta({ description: "the share of runs recorded, (0, 1]" }),
+    mask: z.array(z.strictObject({ path: z.string(), action: z.enum(["drop", "hash"]) })),
+    retainDays: Count,
+    retain: Count,
+  })
+  .meta({ title: "decision-log settings" });
+
+const DecisionJson = z
+  .strictObject({
+    id: z.int().positive(),
+    at: Iso,
+    tenantId: z.string(),
+    runId: z.string(),
+    turn: Count,
+    point: Point,
+    version: Version.meta({ description: "the bundle version that decided" }),
+    hash: Hash,
+    event: JsonValue.nullable().meta({ description: "null when the event was stored truncated" }),
+    eventText: z.string().nullable().meta({ description: "a truncated event's first characters" }),
+    eventChars: Count,
+    truncated: z.boolean(),
+    ctx: JsonObject,
+    record: JsonObject.meta({ description: "the call's HookRecord (outcome, policy, cost, logs)" }),
+    shadow: JsonObject.nullable().meta({ description: "a shadow candidate's HookRecord of the same event" }),
+  })
+  .meta({ title: "recorded decision" });
+
 /** A run event (`run --json`): the library's RunEvent with `at` as an ISO string. */
 const RunEventLine = z
   .looseObject({
@@ -217,13 +246,25 @@ export const CLI_OUTPUT = {
         id: z.int().positive(),
         at: Iso,
         tenantId: z.string(),
-        type: z.enum(["upload", "activate", "rollback", "delete"]),
-        version: Version,
+        type: z.enum(["upload", "activate", "rollback", "delete", "log"]),
+        version: Version.nullable().meta({ description: "null for a `log` change" }),
         previousVersion: Version.nullable(),
         hash: Hash.nullable(),
         by: z.string(),
+        detail: z.string().nullable().meta({ description: "a `log` change: the new settings, or `off`" }),
       }),
     ),
+  }),
+  log: z.strictObject({
+    tenantId: z.string(),
+    settings: LogSettingsJson.nullable().meta({ description: "null: the log is off" }),
+    previous: LogSettingsJson.nullable(),
+    changed: z.boolean(),
+  }),
+  decisions: z.strictObject({
+    tenantId: z.string(),
+    decisions: z.array(DecisionJson),
+    exported: z.strictObject({ file: z.string(), lines: Count, skipped: Count }).nullable(),
   }),
   run: z.union([RunResult, RunEventLine]),
   demo: z.union([DemoSummary, z.strictObject({ tenant: z.string(), event: RunEventLine })]),

@@ -26,8 +26,21 @@ import type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
+import {
+  checkDecisionQuery,
+  checkLogSettingsInput,
+  checkPrune,
+  type DecisionQuery,
+  type DecisionRow,
+  type LogSettingsChange,
+  type LogSettingsInput,
+  type PruneInput,
+  type StoredDecision,
+  type TenantLogSettings,
+} from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
 import { openDatabase, type SqliteDatabase } from "./open-database.js";
+import { SqliteDecisionLog } from "./sqlite-decision-log.js";
 import { toStoreError } from "./sqlite-errors.js";
 import { SqliteQueries } from "./sqlite-queries.js";
 import {
@@ -72,6 +85,7 @@ export class SqliteBundleStore implements BundleStore {
   readonly migration: { readonly from: number; readonly to: number };
   readonly #db: SqliteDatabase;
   readonly #q: SqliteQueries;
+  readonly #log: SqliteDecisionLog;
   readonly #cache: ActiveBundleCache;
   readonly #busyTimeoutMs: number;
   readonly #maxBundleBytes: number;
@@ -99,6 +113,7 @@ export class SqliteBundleStore implements BundleStore {
     this.#clock = options.clock ?? Date.now;
     this.#onUploadStep = options.onUploadStep;
     this.#q = new SqliteQueries(db);
+    this.#log = new SqliteDecisionLog(db);
     const q = this.#q;
     this.#cache = new ActiveBundleCache(
       {
@@ -195,6 +210,31 @@ export class SqliteBundleStore implements BundleStore {
     } catch (error) {
       throw toStoreError(error, this.path, this.#busyTimeoutMs);
     }
+  }
+
+  async logSettings(tenantId?: TenantId, signal?: AbortSignal): Promise<TenantLogSettings[]> {
+    const id = tenantId === undefined ? undefined : checkTenantId(tenantId);
+    return this.#read(signal, () => this.#log.logSettings(id));
+  }
+
+  async setLogSettings(input: LogSettingsInput, signal?: AbortSignal): Promise<LogSettingsChange> {
+    const checked = checkLogSettingsInput(input);
+    return this.#read(signal, () => this.#log.setLogSettings(checked, this.#clock()));
+  }
+
+  /** Not through `#write`: decision records change no active version, so the bundle cache stays. */
+  async appendDecisions(rows: readonly DecisionRow[], signal?: AbortSignal): Promise<number> {
+    return this.#read(signal, () => this.#log.append(rows));
+  }
+
+  async decisions(query: DecisionQuery, signal?: AbortSignal): Promise<StoredDecision[]> {
+    const checked = checkDecisionQuery(query);
+    return this.#read(signal, () => this.#log.decisions(checked));
+  }
+
+  async pruneDecisions(input: PruneInput, signal?: AbortSignal): Promise<number> {
+    const checked = checkPrune(input);
+    return this.#read(signal, () => this.#log.prune(checked));
   }
 
   async close(): Promise<void> {

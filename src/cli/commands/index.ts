@@ -2,11 +2,13 @@ import type { Command } from "../command.js";
 import { activateCommand } from "./activate.js";
 import { auditCommand } from "./audit.js";
 import { bundleCommand } from "./bundle.js";
+import { decisionsCommand } from "./decisions.js";
 import { demoCommand } from "./demo.js";
 import { fuzzCommand } from "./fuzz.js";
 import { initCommand } from "./init.js";
 import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
+import { logCommand } from "./log.js";
 import { migrateCommand } from "./migrate.js";
 import { rollbackCommand } from "./rollback.js";
 import { runCommand } from "./run.js";
@@ -28,6 +30,8 @@ export const COMMANDS: readonly Command[] = [
   rollbackCommand,
   inspectCommand,
   auditCommand,
+  logCommand,
+  decisionsCommand,
   migrateCommand,
   runCommand,
   demoCommand,
