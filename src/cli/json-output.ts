@@ -52,6 +52,41 @@ const GateReport = z
   })
   .meta({ title: "gate report" });
 
+const OutcomeJson = z.strictObject({
+  key: z.string().meta({ description: "`noop`, the result's type, or `failed:<code>`" }),
+  result: JsonValue.nullable(),
+  failure: z.string().nullable(),
+});
+const CostJson = z.strictObject({ calls: Count, p50: z.number().nullable(), p99: z.number().nullable() });
+const Counts = z.record(z.string(), Count);
+
+/** What two versions decided on the same events: `replay` and the shadow report print it. */
+export const ComparisonJson = z
+  .strictObject({
+    compared: Count,
+    agreed: Count,
+    differed: Count,
+    newFailures: Count.meta({ description: "candidate failures where the baseline did not fail" }),
+    skipped: Counts.meta({ description: "events left out, by why" }),
+    byPoint: z.record(z.string(), z.strictObject({ compared: Count, agreed: Count, differed: Count })),
+    changes: z.array(z.strictObject({ from: z.string(), to: z.string(), count: Count })),
+    failures: z.strictObject({ baseline: Counts, candidate: Counts }),
+    cost: z.strictObject({ baseline: CostJson, candidate: CostJson }).meta({ description: "run time (ms)" }),
+    versions: z.strictObject({ baseline: z.array(Version), candidate: z.array(Version) }),
+    differences: z.array(
+      z.strictObject({
+        point: Point,
+        runId: z.string(),
+        turn: Count,
+        id: z.int().positive().nullable(),
+        event: JsonValue,
+        baseline: OutcomeJson,
+        candidate: OutcomeJson,
+      }),
+    ),
+  })
+  .meta({ title: "decision comparison" });
+
 export const ErrorOutput = z
   .strictObject({
     error: z.strictObject({
@@ -60,6 +95,7 @@ export const ErrorOutput = z
       usage: z.string().optional().meta({ description: "the command's usage line (usage errors)" }),
       problems: z.array(Problem).optional().meta({ description: "each problem of a hook that does not bundle" }),
       report: GateReport.optional().meta({ description: "the deploy gate's report of a rejected upload" }),
+      comparison: ComparisonJson.optional().meta({ description: "replay --fail-on-diff: what changed" }),
     }),
   })
   .meta({ title: "error", description: "The last line of every failed command (exit 1 or 2)." });
@@ -265,6 +301,12 @@ export const CLI_OUTPUT = {
     tenantId: z.string(),
     decisions: z.array(DecisionJson),
     exported: z.strictObject({ file: z.string(), lines: Count, skipped: Count }).nullable(),
+  }),
+  replay: z.strictObject({
+    tenantId: z.string(),
+    version: Version,
+    source: z.enum(["log", "file"]),
+    report: ComparisonJson,
   }),
   run: z.union([RunResult, RunEventLine]),
   demo: z.union([DemoSummary, z.strictObject({ tenant: z.string(), event: RunEventLine })]),

@@ -84,7 +84,7 @@ export function outcomeText(outcome: ComparableOutcome, width = 60): string {
  */
 export function exportLine(view: DecisionView): string | undefined {
   if (view.event === null) return undefined;
-  const ctx: JsonObject = { turn: view.turn };
+  const ctx: JsonObject = { turn: view.turn, bundle: { version: view.version } };
   if (typeof view.ctx.runId === "string") ctx.runId = view.ctx.runId;
   if (view.ctx.config !== undefined) ctx.config = view.ctx.config;
   if (typeof view.ctx.state === "object" && view.ctx.state !== null) ctx.state = view.ctx.state;

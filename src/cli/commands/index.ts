@@ -10,6 +10,7 @@ import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
 import { logCommand } from "./log.js";
 import { migrateCommand } from "./migrate.js";
+import { replayCommand } from "./replay.js";
 import { rollbackCommand } from "./rollback.js";
 import { runCommand } from "./run.js";
 import { schemaCommand } from "./schema.js";
@@ -32,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   auditCommand,
   logCommand,
   decisionsCommand,
+  replayCommand,
   migrateCommand,
   runCommand,
   demoCommand,
