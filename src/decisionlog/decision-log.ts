@@ -134,8 +134,8 @@ export class DecisionLog implements DecisionSink {
   #drain(): Promise<void> {
     if (this.#writing !== undefined) return this.#writing;
     const batch = this.#buffer.splice(0, this.#options.batchSize);
-    this.#bufferedChars = this.#buffer.reduce((n, e) => n + e.eventJson.length + e.ctxJson.length, 0);
     if (batch.length === 0) return Promise.resolve();
+    for (const e of batch) this.#bufferedChars -= e.eventJson.length + e.ctxJson.length;
     this.#inFlight = batch.length;
     this.#writing = this.#write(batch).finally(() => {
       this.#writing = undefined;

@@ -19,7 +19,7 @@ export interface LogOptions {
   readonly flushMs?: number;
   /** How often tenants' settings are re-read from the store [1000 ms]. */
   readonly refreshMs?: number;
-  /** How often a tenant's retention is applied, at most [1000 ms]. */
+  /** How often a tenant's retention is applied, at most [30 s]: its log may pass `retain` by that long's records. */
   readonly pruneMs?: number;
   /** Events longer than this are stored truncated and marked [65,536 characters]. */
   readonly maxEventChars?: number;
@@ -67,7 +67,7 @@ const Schema = z.strictObject({
   batchSize: int("batchSize", 1, 100_000, 500),
   flushMs: int("flushMs", 1, 60_000, 200),
   refreshMs: int("refreshMs", 10, 3_600_000, 1_000),
-  pruneMs: int("pruneMs", 0, 3_600_000, 1_000),
+  pruneMs: int("pruneMs", 0, 3_600_000, 30_000),
   maxEventChars: int("maxEventChars", 1, 16 * 1024 * 1024, 65_536),
   clock: z
     .custom<() => number>((v) => typeof v === "function", { error: "Expected `clock` to be a function" })

@@ -118,10 +118,12 @@ export class PostgresDecisionLog {
 
   async prune(c: PoolClient, input: PruneInput): Promise<number> {
     const s = this.#s;
-    const aged = await c.query(`DELETE FROM ${s}decisions WHERE tenant_id = $1 AND at < $2`, [
-      input.tenantId,
-      new Date(input.before),
-    ]);
+    // As in the SQLite store: below the oldest record young enough, from the oldest end of the index.
+    const aged = await c.query(
+      `DELETE FROM ${s}decisions WHERE tenant_id = $1 AND id < coalesce((SELECT id FROM ${s}decisions
+         WHERE tenant_id = $1 AND at >= $2 ORDER BY id LIMIT 1), 9223372036854775807)`,
+      [input.tenantId, new Date(input.before)],
+    );
     const over = await c.query(
       `DELETE FROM ${s}decisions WHERE tenant_id = $1 AND id <= (SELECT id FROM ${s}decisions WHERE tenant_id = $1
          ORDER BY id DESC LIMIT 1 OFFSET $2)`,
