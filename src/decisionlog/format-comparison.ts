@@ -27,7 +27,8 @@ export function formatComparison(report: ComparisonReport, labels: ComparisonLab
       `  ${point.padEnd(16)} ${counts.compared} compared, ${counts.agreed} agreed, ${counts.differed} differed`,
     );
   }
-  for (const change of report.changes) lines.push(`  changed: ${change.from} → ${change.to} × ${change.count}`);
+  for (const { from, to, count } of report.changes)
+    lines.push(`  changed: ${from === to ? `${from}, another result` : `${from} → ${to}`} × ${count}`);
   const failures = (side: Readonly<Record<string, number>>) =>
     Object.entries(side)
       .map(([code, n]) => `${code} ${n}`)

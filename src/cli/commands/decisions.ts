@@ -68,7 +68,7 @@ Exit codes: 0 listed, 1 the store cannot be read or the file cannot be written, 
     else
       io.stdout(
         textTable(
-          ["ID", "AT", "RUN", "TURN", "POINT", "VERSION", "OUTCOME", "RUN MS"],
+          ["ID", "AT", "RUN", "TURN", "POINT", "VERSION", "OUTCOME", "RUN TIME"],
           views.map((v) => [
             String(v.id),
             v.at,
@@ -77,7 +77,7 @@ Exit codes: 0 listed, 1 the store cannot be read or the file cannot be written, 
             v.point,
             `v${v.version}`,
             `${outcomeText(outcomeOf(v.record))}${v.truncated ? ` (event truncated, ${v.eventChars} chars)` : ""}`,
-            typeof v.record.runMs === "number" ? v.record.runMs.toFixed(2) : "-",
+            typeof v.record.runMs === "number" ? `${v.record.runMs.toFixed(2)} ms` : "-",
           ]),
         ),
       );
