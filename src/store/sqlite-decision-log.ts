@@ -86,41 +86,6 @@ export class SqliteDecisionLog {
     return run.immediate();
   }
 
-  append(rows: readonly DecisionRow[]): number {
-    const insert = this.#one(
-      `INSERT INTO decisions (tenant_id, at, run_id, turn, point, version, bundle_hash, event, event_chars, truncated,
-         ctx, record, shadow) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const run = this.#db.transaction(() => {
-      for (const r of rows) {
-        insert.run(
-          r.tenantId,
-          r.at,
-          r.runId,
-          r.turn,
-          r.point,
-          r.version,
-          r.hash,
-          r.event,
-          r.eventChars,
-          r.truncated ? 1 : 0,
-          r.ctx,
-          r.record,
-          r.shadow,
-        );
-      }
-    });
-    // Records are not admin changes: their commits skip the fsync (WAL with synchronous NORMAL is durable
-    // across a process crash, not a power cut), which took ~20 µs a record at synchronous FULL.
-    this.#db.pragma("synchronous = NORMAL");
-    try {
-      run.immediate();
-    } finally {
-      this.#db.pragma("synchronous = FULL");
-    }
-    return rows.length;
-  }
-
   decisions(query: Required<Pick<DecisionQuery, "tenantId" | "limit">> & DecisionQuery): StoredDecision[] {
     const rows = this.#one(
       `SELECT * FROM (SELECT * FROM decisions WHERE tenant_id = @tenant AND (@point IS NULL OR point = @point)

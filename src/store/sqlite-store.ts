@@ -40,6 +40,7 @@ import {
 } from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
 import { openDatabase, type SqliteDatabase } from "./open-database.js";
+import { SqliteAppendThread } from "./sqlite-append-thread.js";
 import { SqliteDecisionLog } from "./sqlite-decision-log.js";
 import { toStoreError } from "./sqlite-errors.js";
 import { SqliteQueries } from "./sqlite-queries.js";
@@ -86,6 +87,7 @@ export class SqliteBundleStore implements BundleStore {
   readonly #db: SqliteDatabase;
   readonly #q: SqliteQueries;
   readonly #log: SqliteDecisionLog;
+  readonly #appender: SqliteAppendThread;
   readonly #cache: ActiveBundleCache;
   readonly #busyTimeoutMs: number;
   readonly #maxBundleBytes: number;
@@ -114,6 +116,9 @@ export class SqliteBundleStore implements BundleStore {
     this.#onUploadStep = options.onUploadStep;
     this.#q = new SqliteQueries(db);
     this.#log = new SqliteDecisionLog(db);
+    const maxPageCount =
+      options.maxSizeBytes === undefined ? null : Number(db.pragma("max_page_count", { simple: true }));
+    this.#appender = new SqliteAppendThread(path, busyTimeoutMs, maxPageCount);
     const q = this.#q;
     this.#cache = new ActiveBundleCache(
       {
@@ -222,9 +227,18 @@ export class SqliteBundleStore implements BundleStore {
     return this.#read(signal, () => this.#log.setLogSettings(checked, this.#clock()));
   }
 
-  /** Not through `#write`: decision records change no active version, so the bundle cache stays. */
+  /**
+   * On a thread of its own (SqliteAppendThread), so the inserts leave the event loop that runs hook calls;
+   * not through `#write`: records change no active version.
+   */
   async appendDecisions(rows: readonly DecisionRow[], signal?: AbortSignal): Promise<number> {
-    return this.#read(signal, () => this.#log.append(rows));
+    this.#read(signal, () => undefined);
+    if (rows.length === 0) return 0;
+    try {
+      return await this.#appender.append(rows);
+    } catch (error) {
+      throw toStoreError(error, this.path, this.#busyTimeoutMs);
+    }
   }
 
   async decisions(query: DecisionQuery, signal?: AbortSignal): Promise<StoredDecision[]> {
@@ -240,6 +254,7 @@ export class SqliteBundleStore implements BundleStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#appender.close();
     this.#db.close();
   }
 
