@@ -135,7 +135,8 @@ export class IsolatePool {
     const timeout = call.timeoutMs;
     let reply: unknown;
     try {
-      reply = live.call.applySync(undefined, [call.point, call.eventJson, call.ctxJson], { timeout });
+      const args = [call.point, call.eventJson, call.ctxJson, call.priority === "observe"];
+      reply = live.call.applySync(undefined, args, { timeout });
       if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + timeout) });
     } catch (error) {
       const cpuMs = cpuSince(isolate, live.cpuMark, runStart);

@@ -14,7 +14,6 @@ import {
   type BundleManifest,
   failureText,
   type HookExecutor,
-  type HookPoint,
   hookPointOfHandler,
   type JsonValue,
   Limits,
@@ -136,16 +135,17 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     });
   }
 
-  const hookPoints = await exportedPoints(built, executor, tenantId, reasons, signal);
-  if (hookPoints === undefined) return { type: "rejected", report: report(base) };
+  const exported = await exportedPoints(built, executor, tenantId, reasons, signal);
+  if (exported === undefined) return { type: "rejected", report: report(base) };
+  const { hookPoints } = exported;
   const manifest: BundleManifest = {
     hash: built.hash,
     bytes: built.bytes,
-    hookPoints,
+    ...exported,
     sdkVersion: SDK_VERSION,
     entry: shownEntry,
   };
-  if (hookPoints.length === 0 && !reasons.some((r) => r.code === "unknown_exports")) {
+  if (hookPoints.length === 0 && exported.observe === undefined && !reasons.some((r) => r.code === "unknown_exports")) {
     reasons.push({
       code: "no_hook_points",
       message: "The default export has no handlers: export at least one, e.g. `toolCall(event) { … }`.",
@@ -204,16 +204,23 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   return { type: "passed", report: final, bundle: { code: built.code, sourceMap: built.sourceMap, manifest } };
 }
 
-/** The exported hook points; unknown keys become a reason but the known points are still checked. */
+/**
+ * The exported hook points and matchers; unknown keys become a reason but the known (decision) points are
+ * still checked.
+ */
 async function exportedPoints(
   built: BuiltBundle,
   executor: HookExecutor,
   tenantId: TenantId,
   reasons: GateReason[],
   signal: AbortSignal | undefined,
-): Promise<HookPoint[] | undefined> {
+): Promise<Pick<BundleManifest, "hookPoints" | "tools" | "observe"> | undefined> {
   try {
-    return (await describeBundle(built, executor, { tenantId, ...(signal ? { signal } : {}) })).hookPoints;
+    const { hookPoints, tools, observe } = await describeBundle(built, executor, {
+      tenantId,
+      ...(signal ? { signal } : {}),
+    });
+    return { hookPoints, ...(tools === undefined ? {} : { tools }), ...(observe === undefined ? {} : { observe }) };
   } catch (error) {
     if (!(error instanceof BundleError)) throw error;
     if (error.code === "describe_failed") {
@@ -224,7 +231,7 @@ async function exportedPoints(
     const described = await executor.describe(tenantId, { hash: built.hash, code: built.code }, signal);
     if (described.type === "failed") return undefined;
     const points = new Set(described.handlers.map(hookPointOfHandler).filter((p) => p !== undefined));
-    return [...points];
+    return { hookPoints: [...points] };
   }
 }
 
