@@ -74,7 +74,12 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   const MAX_FORM_KEYS = 8;
   const MAX_GLOBS = 65;
   const MAX_GLOB_CHARS = 129;
-  const TOOL_HANDLERS: Record<string, true> = { __proto__: null, toolCall: true, toolResult: true, toolInvalid: true } as unknown as Record<string, true>;
+  const TOOL_HANDLERS: Record<string, true> = {
+    __proto__: null,
+    toolCall: true,
+    toolResult: true,
+    toolInvalid: true,
+  } as unknown as Record<string, true>;
   // Strings this long are never sliced (that would flatten a rope inside a small heap); they are described.
   const MAX_SLICEABLE = 1 << 20;
   /** Characters of a thrown error's stack sent to the host (enough for ~20 frames). */
@@ -490,7 +495,10 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   /** The `DescribedKey` JSON of one key, each property read once, or the failure reply. */
   function describeKey(name: string, value: unknown, prefix: string): { json: string; failure?: string } {
     if (name.length > MAX_KEY_CHARS) {
-      return { json: "", failure: failed("invalid_result", `The default export has a key of ${name.length} characters`) };
+      return {
+        json: "",
+        failure: failed("invalid_result", `The default export has a key of ${name.length} characters`),
+      };
     }
     const type = typeof value;
     let json = `{"name":${JSONStringify(name)},"type":"${type}"`;

@@ -62,7 +62,9 @@ export async function describeBundle(
     ...(tools === undefined ? {} : { tools }),
     ...(observed === undefined
       ? {}
-      : { observe: { hookPoints: observed.hookPoints, ...(observeTools === undefined ? {} : { tools: observeTools }) } }),
+      : {
+          observe: { hookPoints: observed.hookPoints, ...(observeTools === undefined ? {} : { tools: observeTools }) },
+        }),
     sdkVersion: SDK_VERSION,
     entry: built.entry,
   };

@@ -20,7 +20,14 @@ const DescribedKey = z.strictObject({
   handler: z.string().max(16).optional(),
   tools: z
     .union([
-      z.array(z.string().max(MAX_TOOL_GLOB_CHARS + 1).nullable()).max(MAX_TOOL_GLOBS + 1),
+      z
+        .array(
+          z
+            .string()
+            .max(MAX_TOOL_GLOB_CHARS + 1)
+            .nullable(),
+        )
+        .max(MAX_TOOL_GLOBS + 1),
       z.literal("not-an-array"),
     ])
     .optional(),

@@ -80,9 +80,11 @@ function recordLine(record: HookRecord, width: number): string {
   const outcome =
     record.outcome.type === "failed"
       ? `FAILED ${clip(failureText(record.outcome.failure), width * 3)}`
-      : record.outcome.result === null
-        ? "no-op"
-        : resultText(record.point, record.outcome.result as Record<string, JsonValue | undefined>, width);
+      : record.outcome.type === "skipped"
+        ? `skipped: ${record.outcome.reason}`
+        : record.outcome.result === null
+          ? "no-op"
+          : resultText(record.point, record.outcome.result as Record<string, JsonValue | undefined>, width);
   return `    ${pad(record.point, 16)}${pad(record.hookId, 24)}${outcome} · ${ms}`;
 }
 
