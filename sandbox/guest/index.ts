@@ -386,10 +386,14 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
 
   /** A handler in `container`: a function, or the `handler` of a `{ tools, handler }` object (read now). */
   function handlerIn(container: unknown, key: string): unknown {
-    if (typeof container !== "object" || container === null || !ObjectHasOwn(container, key)) return undefined;
-    const value = (container as Record<string, unknown>)[key];
+    const value = ownValue(container, key);
     if (typeof value !== "object" || value === null) return value;
     return (value as { handler?: unknown }).handler;
+  }
+
+  function ownValue(container: unknown, key: string): unknown {
+    if (typeof container !== "object" || container === null || !ObjectHasOwn(container, key)) return undefined;
+    return (container as Record<string, unknown>)[key];
   }
 
   const call: Call = (point, eventJson, ctxJson, observe) => {
@@ -419,7 +423,7 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
       }
       let value: unknown;
       try {
-        const handler = observing ? handlerIn(handlerIn(hooks, "observe"), key) : handlerIn(hooks, key);
+        const handler = observing ? handlerIn(ownValue(hooks, "observe"), key) : handlerIn(hooks, key);
         if (handler === undefined || handler === null) return finish(returned(point, undefined, ctx));
         if (typeof handler !== "function") {
           return finish(failed("invalid_result", `The default export's ${key} is a ${typeof handler}, not a function`));

@@ -100,6 +100,9 @@ function handlersOf(keys: readonly z.infer<typeof DescribedKey>[], prefix: strin
   const tools: Record<string, string[]> = {};
   for (const key of keys) {
     const name = `${prefix}${key.name}`;
+    if (key.name === "observe" && prefix === "") {
+      return `The default export's \`observe\` is a ${key.type}: it holds observe-only handlers, \`observe: { toolResult(event, ctx) { … } }\``;
+    }
     if (key.type === "function") {
       handlers.push(key.name);
       continue;
