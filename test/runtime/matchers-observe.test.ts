@@ -196,8 +196,8 @@ describe("observe-only hooks", () => {
     ]);
     expect(crossings.filter((c) => c.priority === "observe")).toHaveLength(3);
     expect(crossings.filter((c) => c.priority === undefined).map((c) => c.point)).toEqual(["tool.call", "tool.call"]);
-    const decided = events.filter((e) => e.type === "hooks.decided");
-    expect(decided.flatMap((e) => (e.type === "hooks.decided" ? e.records : [])).some((r) => r.observe)).toBe(false);
+    const decided: HookRecord[] = events.flatMap((e) => (e.type === "hooks.decided" ? [...e.records] : []));
+    expect(decided.some((r) => r.observe)).toBe(false);
   });
 
   it("never holds the run up: a spinning observer times out off the run's path and is quarantined", async () => {
