@@ -132,9 +132,12 @@ function handlersOf(keys: readonly z.infer<typeof DescribedKey>[], prefix: strin
 function globsProblem(error: z.ZodError): string {
   const issue = error.issues[0];
   if (issue === undefined) return "invalid";
-  const where = issue.path.length > 0 ? `item ${issue.path.join(".")}: ` : "";
   const bounds = `1 to ${MAX_TOOL_GLOBS} globs of 1 to ${MAX_TOOL_GLOB_CHARS} characters`;
-  return `${where}${issue.code === "invalid_type" ? "not a string" : issue.message} (expected ${bounds})`;
+  if (issue.path.length === 0)
+    return `${issue.code === "invalid_type" ? "not an array" : issue.message} (expected ${bounds})`;
+  const what =
+    issue.code === "invalid_type" ? `not a string of at most ${MAX_TOOL_GLOB_CHARS} characters` : issue.message;
+  return `item ${issue.path.join(".")}: ${what} (expected ${bounds})`;
 }
 
 function invalid(message: string): ParsedDescribe {
