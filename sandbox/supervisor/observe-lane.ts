@@ -3,6 +3,13 @@ import type { SandboxResult } from "../../src/protocol/index.js";
 /** Observe calls a lane holds before it answers new ones `unavailable` (a run of decisions that never pauses). */
 export const MAX_QUEUED_OBSERVE_CALLS = 1_024;
 
+/**
+ * How long the shard must have had no decision call in flight before an observe call starts. A run's hook
+ * points come back to back (host work between them is well under a millisecond), so a burst of decisions
+ * passes before any observer takes the worker; the pause of a model call or a slow tool lets them in.
+ */
+export const OBSERVE_IDLE_MS = 10;
+
 interface Queued {
   readonly send: (askedAt: number) => Promise<SandboxResult>;
   readonly askedAt: number;
@@ -14,21 +21,30 @@ interface Queued {
 
 /**
  * The one place that schedules calls of priority `observe` (observe-only hooks), one lane per shard: an
- * observe call is sent to the shard's worker only while no decision call is in flight there, and at most
- * one observe call is in flight at a time. So an observe call never runs ahead of a decision call waiting
- * for the same worker, and a decision call that arrives meanwhile waits behind one observe call at most
- * (bounded by its timeout). Time held in the lane counts in the call's `queuedMs`.
+ * observe call is sent to the shard's worker only once no decision call has been in flight there for
+ * `OBSERVE_IDLE_MS`, and at most one observe call is in flight at a time. So an observe call never runs ahead
+ * of a decision call waiting for the same worker, a run's back-to-back decisions pass first, and a decision
+ * call that arrives while an observer runs waits behind that one call at most (bounded by its timeout).
+ * Time held in the lane counts in the call's `queuedMs`.
  */
 export class ObserveLane {
   #decisions = 0;
   #observing = false;
   #queue: Queued[] = [];
+  #lastDecisionAt = Number.NEGATIVE_INFINITY;
+  #idleTimer: NodeJS.Timeout | undefined;
+  readonly #idleMs: number;
+
+  constructor(idleMs = OBSERVE_IDLE_MS) {
+    this.#idleMs = idleMs;
+  }
 
   /** Counts a decision call in flight on the shard until it settles. */
   decision(call: Promise<SandboxResult>): Promise<SandboxResult> {
     this.#decisions++;
     const done = (): void => {
       this.#decisions--;
+      this.#lastDecisionAt = performance.now();
       this.#pump();
     };
     call.then(done, done);
@@ -60,6 +76,8 @@ export class ObserveLane {
   close(reason: unknown): void {
     const queued = this.#queue;
     this.#queue = [];
+    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
     for (const entry of queued) {
       entry.signal?.removeEventListener("abort", entry.onAbort);
       entry.reject(reason);
@@ -67,7 +85,15 @@ export class ObserveLane {
   }
 
   #pump(): void {
-    if (this.#observing || this.#decisions > 0) return;
+    if (this.#observing || this.#decisions > 0 || this.#idleTimer !== undefined || this.#queue.length === 0) return;
+    const wait = this.#lastDecisionAt + this.#idleMs - performance.now();
+    if (wait > 0) {
+      this.#idleTimer = setTimeout(() => {
+        this.#idleTimer = undefined;
+        this.#pump();
+      }, wait);
+      return;
+    }
     const next = this.#queue.shift();
     if (next === undefined) return;
     next.signal?.removeEventListener("abort", next.onAbort);

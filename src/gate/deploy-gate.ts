@@ -156,7 +156,11 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const { summary: fixtures, dictionary } = await checkFixtures(loaded, shownFile, reasons, async (fixtures) =>
     runFixtures({
       executor,
-      bundle: { code: built.code, manifest: { hash: built.hash, hookPoints }, sourceMap: built.sourceMap },
+      bundle: {
+        code: built.code,
+        manifest: { hash: built.hash, hookPoints, observe: exported.observe },
+        sourceMap: built.sourceMap,
+      },
       tenantId,
       fixtures,
       limits,
@@ -167,12 +171,17 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     if (fixtures && !dictionary.points.has(point))
       warnings.push(`No fixture exercises ${point}: add one to ${shownFile}.`);
   }
+  // Observe-only handlers are fuzzed like the deciding ones: their failures would be quarantined in production.
+  const targets = [
+    ...hookPoints.map((point) => ({ point, observe: false })),
+    ...(exported.observe?.hookPoints ?? []).map((point) => ({ point, observe: true })),
+  ];
 
   const fuzz: FuzzSummary[] = [];
   // One seed for every point: `--seed <n>` replays the whole fuzz.
   const seed = options.fuzz?.seed ?? Math.floor(Math.random() * 2 ** 31);
-  for (const point of hookPoints) {
-    const target = { executor, bundle: sandboxBundle, tenantId, config: options.config ?? {}, limits };
+  for (const { point, observe } of targets) {
+    const target = { executor, bundle: sandboxBundle, tenantId, config: options.config ?? {}, limits, observe };
     const result = await fuzzPoint(target, {
       point,
       dictionary: dictionary.strings,
@@ -183,13 +192,14 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
       ...(signal ? { signal } : {}),
     });
     const failed = result.failures[0];
-    fuzz.push({ point, runs: result.runs, passed: failed === undefined, seed, durationMs: result.durationMs });
+    const summary = { point, runs: result.runs, passed: failed === undefined, seed, durationMs: result.durationMs };
+    fuzz.push(observe ? { ...summary, observe: true } : summary);
     if (failed) {
       reasons.push({
         code: "fuzz_failed",
         // The failure message is the tenant's (a thrown message): escaped, so it stays on this reason's line.
         message: printable(
-          `${point} failed with ${failed.code} (${failed.message}) on the generated event ${preview(failed.event)}; reproduce with --seed ${seed}`,
+          `${observe ? "observe " : ""}${point} failed with ${failed.code} (${failed.message}) on the generated event ${preview(failed.event)}; reproduce with --seed ${seed}`,
         ),
         point,
         failure: failed.code,
