@@ -23,7 +23,7 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("ObserveLane", () => {
   it("holds observe calls while a decision call is in flight, then sends one at a time", async () => {
-    const lane = new ObserveLane();
+    const lane = new ObserveLane(0);
     const sent: string[] = [];
     const decision = controlled(sent, "decision");
     const o1 = controlled(sent, "o1");
@@ -43,7 +43,7 @@ describe("ObserveLane", () => {
   });
 
   it("lets a decision call go out while an observe call runs, and holds the next observe call behind it", async () => {
-    const lane = new ObserveLane();
+    const lane = new ObserveLane(0);
     const sent: string[] = [];
     const o1 = controlled(sent, "o1");
     const o2 = controlled(sent, "o2");
@@ -61,7 +61,7 @@ describe("ObserveLane", () => {
   });
 
   it("drops a queued call on abort and rejects the rest on close", async () => {
-    const lane = new ObserveLane();
+    const lane = new ObserveLane(0);
     const sent: string[] = [];
     const decision = controlled(sent, "decision");
     void lane.decision(decision.send());
@@ -77,8 +77,27 @@ describe("ObserveLane", () => {
     expect(sent).toEqual(["decision"]);
   });
 
+  it("waits for the worker to be free of decision calls for its idle time before an observe call", async () => {
+    const lane = new ObserveLane(30);
+    const sent: string[] = [];
+    const decision = controlled(sent, "decision");
+    void lane.decision(decision.send());
+    void lane.observe(controlled(sent, "o1").send, undefined);
+    decision.settle();
+    await tick();
+    expect(sent).toEqual(["decision"]);
+    // A decision arriving within the idle time goes first and restarts the wait.
+    const next = controlled(sent, "next");
+    void lane.decision(next.send());
+    next.settle();
+    await tick();
+    expect(sent).toEqual(["decision", "next"]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sent).toEqual(["decision", "next", "o1"]);
+  });
+
   it("answers unavailable past its queue cap instead of growing", async () => {
-    const lane = new ObserveLane();
+    const lane = new ObserveLane(0);
     const sent: string[] = [];
     void lane.decision(controlled(sent, "decision").send());
     const queued = Array.from({ length: MAX_QUEUED_OBSERVE_CALLS }, (_, i) =>
