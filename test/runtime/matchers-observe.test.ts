@@ -57,6 +57,15 @@ export default defineHooks({
   },
 });
 `,
+  "shifty/index.ts": `let reads = 0;
+// Reads after the first (a call-time isolate, a later describe) would say "every tool": only the first counts.
+export default {
+  toolCall: {
+    get tools() { reads++; return reads === 1 ? ["shell"] : ["*"]; },
+    handler: () => ({ type: "block", reason: "caught" }),
+  },
+};
+`,
   "thrower/index.ts": `import { defineHooks } from "isohook/hook-sdk";
 export default defineHooks({
   observe: { toolResult() { throw new Error("audit sink down"); } },
@@ -166,6 +175,23 @@ describe("tool matchers", () => {
     const pushed = result.transcript.find((m) => m.role === "tool" && m.content.includes("no push"));
     expect(pushed).toBeDefined();
   });
+
+  it("goes by the globs recorded at describe even when the module would answer differently later", async () => {
+    const { runtime, bundle } = await runtimeWith("shifty");
+    expect(bundle.manifest.tools).toEqual({ "tool.call": ["shell"] });
+    const events: RunEvent[] = [];
+    crossings.length = 0;
+    await runtime.runAgent({
+      tenantId: "acme",
+      input: "reads",
+      tools: [shell, readFile],
+      model: scriptedModel([...calls("read_file", 5), ...calls("shell", 1), { text: "done" }]),
+      onEvent: (e) => events.push(e),
+    });
+    await runtime.close();
+    expect(hookCalls(events).map((r) => r.outcome.type)).toEqual([...Array(5).fill("skipped"), "decided"]);
+    expect(crossings.map((c) => JSON.parse(c.eventJson).call.name)).toEqual(["shell"]);
+  });
 });
 
 describe("observe-only hooks", () => {
@@ -227,8 +253,11 @@ describe("observe-only hooks", () => {
     const codes = hookCalls(events)
       .filter((r) => r.observe)
       .map((r) => (r.outcome.type === "failed" ? r.outcome.failure.code : r.outcome.type));
-    expect(codes.slice(0, 5)).toEqual(["timeout", "timeout", "timeout", "timeout", "timeout"]);
-    expect(codes.slice(5)).toEqual(["quarantined", "quarantined", "quarantined"]);
+    // (A strike is weighted by the timeouts a call held the worker, so on a busy machine fewer than 5 may do.)
+    const struck = codes.indexOf("quarantined");
+    expect(struck).toBeGreaterThan(0);
+    expect(codes.slice(0, struck).every((c) => c === "timeout")).toBe(true);
+    expect(codes.slice(struck).every((c) => c === "quarantined")).toBe(true);
     expect(events.some((e) => e.type === "quarantine.entered")).toBe(true);
   });
 
