@@ -42,14 +42,17 @@ export class ObserveLane {
   /** Counts a decision call in flight on the shard until it settles. */
   decision(call: Promise<SandboxResult>): Promise<SandboxResult> {
     this.#decisions++;
-    const done = (): void => {
-      this.#decisions--;
-      this.#lastDecisionAt = performance.now();
-      this.#pump();
-    };
-    call.then(done, done);
+    call.then(this.#decisionDone, this.#decisionDone);
     return call;
   }
+
+  // One function for every decision call (the hot path): no closure per call.
+  readonly #decisionDone = (): void => {
+    this.#decisions--;
+    // Always stamped: an observe call queued just after this decision must still wait out the idle time.
+    this.#lastDecisionAt = performance.now();
+    if (this.#queue.length > 0) this.#pump();
+  };
 
   /** Queues an observe call; `send` runs it on the shard's worker, given when it was asked (for `queuedMs`). */
   observe(send: (askedAt: number) => Promise<SandboxResult>, signal: AbortSignal | undefined): Promise<SandboxResult> {

@@ -96,6 +96,19 @@ describe("ObserveLane", () => {
     expect(sent).toEqual(["decision", "next", "o1"]);
   });
 
+  it("holds an observe call queued just after a decision ended for the idle time too", async () => {
+    const lane = new ObserveLane(30);
+    const sent: string[] = [];
+    const decision = controlled(sent, "decision");
+    void lane.decision(decision.send());
+    decision.settle();
+    await tick();
+    void lane.observe(controlled(sent, "o1").send, undefined);
+    expect(sent).toEqual(["decision"]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sent).toEqual(["decision", "o1"]);
+  });
+
   it("answers unavailable past its queue cap instead of growing", async () => {
     const lane = new ObserveLane(0);
     const sent: string[] = [];
