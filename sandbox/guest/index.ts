@@ -14,10 +14,14 @@
  *   trusted functions before any tenant code runs);
  * - the worker runs the bundle script, then `adopt()`, which takes `__isohook_bundle.default` into this
  *   closure and clears the global;
- * - `call(point, eventJson, ctxJson)` returns one `GuestReply` JSON string, or `""` when the handler
- *   returned a thenable: the microtasks then drain inside the same timed `applySync` (V8 runs them when the
- *   call returns), and the worker calls `collect()` for the settled reply (`pending` if it did not settle);
- * - `describe()` returns a `DescribeReply` JSON string listing the default export's keys.
+ * - `call(point, eventJson, ctxJson, observe)` returns one `GuestReply` JSON string, or `""` when the
+ *   handler returned a thenable: the microtasks then drain inside the same timed `applySync` (V8 runs them
+ *   when the call returns), and the worker calls `collect()` for the settled reply (`pending` if it did not
+ *   settle). `observe` calls the handler of the default export's `observe` object and replies with a null
+ *   result whatever it returned. A handler is a function or `{ tools, handler }` (`handler` read per call;
+ *   `tools` is the host's business, recorded at describe);
+ * - `describe()` returns a `DescribeReply` JSON string listing the default export's keys (and the
+ *   `observe` object's), each read once, with the `tools` of the tool handlers copied.
  *
  * Tamper resistance: every intrinsic the prelude uses after install is captured here, first. Later it
  * calls only captured functions, concatenates only strings it made, keeps per-call data in closure
@@ -42,7 +46,7 @@ export interface PreludeConfig {
   readonly handlers: { readonly [point: string]: string };
 }
 
-type Call = (point: string, eventJson: string, ctxJson: string) => string;
+type Call = (point: string, eventJson: string, ctxJson: string, observe?: boolean) => string;
 
 /** What the prelude script evaluates to, in this order. */
 export type PreludeEntries = readonly [call: Call, collect: () => string, adopt: () => string, describe: () => string];
@@ -66,6 +70,16 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   const MAX_MESSAGE = 1_000;
   const MAX_KEYS = 64;
   const MAX_KEY_CHARS = 128;
+  // A `{ tools, handler }` object's keys listed, and globs copied, before the host's caps (8; 64 of 128).
+  const MAX_FORM_KEYS = 8;
+  const MAX_GLOBS = 65;
+  const MAX_GLOB_CHARS = 129;
+  const TOOL_HANDLERS: Record<string, true> = {
+    __proto__: null,
+    toolCall: true,
+    toolResult: true,
+    toolInvalid: true,
+  } as unknown as Record<string, true>;
   // Strings this long are never sliced (that would flatten a rope inside a small heap); they are described.
   const MAX_SLICEABLE = 1 << 20;
   /** Characters of a thrown error's stack sent to the host (enough for ~20 frames). */
@@ -92,6 +106,8 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   let asyncValue: unknown;
   let asyncPoint = "";
   let asyncCtx: unknown;
+  // The current call is an observe-only handler's: its result is discarded.
+  let observing = false;
 
   /** A data descriptor without a prototype: a tenant's `get`/`value` on Object.prototype cannot leak in. */
   function descriptor(value: unknown, enumerable = true): PropertyDescriptor {
@@ -316,7 +332,8 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   }
 
   /** The reply for a handler's settled value: result and state as capped JSON, or a failure. */
-  function returned(point: string, value: unknown, ctx: unknown): string {
+  function returned(point: string, settled: unknown, ctx: unknown): string {
+    const value = observing ? undefined : settled;
     const t = typeof value;
     if (t === "function" || t === "symbol" || t === "bigint") {
       return failed("invalid_result", `The ${point} hook returned a ${t}, not a JSON result`);
@@ -367,8 +384,21 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
     }
   }
 
-  const call: Call = (point, eventJson, ctxJson) => {
+  /** A handler in `container`: a function, or the `handler` of a `{ tools, handler }` object (read now). */
+  function handlerIn(container: unknown, key: string): unknown {
+    const value = ownValue(container, key);
+    if (typeof value !== "object" || value === null) return value;
+    return (value as { handler?: unknown }).handler;
+  }
+
+  function ownValue(container: unknown, key: string): unknown {
+    if (typeof container !== "object" || container === null || !ObjectHasOwn(container, key)) return undefined;
+    return (container as Record<string, unknown>)[key];
+  }
+
+  const call: Call = (point, eventJson, ctxJson, observe) => {
     try {
+      observing = observe === true;
       asyncToken++;
       asyncState = "none";
       asyncValue = undefined;
@@ -393,10 +423,7 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
       }
       let value: unknown;
       try {
-        const handler =
-          typeof hooks === "object" && hooks !== null && ObjectHasOwn(hooks, key)
-            ? (hooks as Record<string, unknown>)[key]
-            : undefined;
+        const handler = observing ? handlerIn(ownValue(hooks, "observe"), key) : handlerIn(hooks, key);
         if (handler === undefined || handler === null) return finish(returned(point, undefined, ctx));
         if (typeof handler !== "function") {
           return finish(failed("invalid_result", `The default export's ${key} is a ${typeof handler}, not a function`));
@@ -469,6 +496,68 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
     }
   };
 
+  /** The `DescribedKey` JSON of one key, each property read once, or the failure reply. */
+  function describeKey(name: string, value: unknown, prefix: string): { json: string; failure?: string } {
+    if (name.length > MAX_KEY_CHARS) {
+      return {
+        json: "",
+        failure: failed("invalid_result", `The default export has a key of ${name.length} characters`),
+      };
+    }
+    const type = typeof value;
+    let json = `{"name":${JSONStringify(name)},"type":"${type}"`;
+    if (type !== "object" || value === null) return { json: `${json}}` };
+    const keys = ObjectKeys(value as object);
+    if (keys.length > MAX_FORM_KEYS) {
+      const message = `The default export's ${prefix}${name} has ${keys.length} keys: a matched handler is { tools, handler }`;
+      return { json: "", failure: failed("invalid_result", message) };
+    }
+    let listed = "";
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      if (key.length > MAX_KEY_CHARS) {
+        const message = `The default export's ${prefix}${name} has a key of ${key.length} characters`;
+        return { json: "", failure: failed("invalid_result", message) };
+      }
+      listed = i === 0 ? JSONStringify(key) : `${listed},${JSONStringify(key)}`;
+    }
+    json = `${json},"keys":[${listed}],"handler":"${typeof (value as { handler?: unknown }).handler}"`;
+    if (TOOL_HANDLERS[name] !== true) return { json: `${json}}` };
+    const tools = (value as { tools?: unknown }).tools;
+    if (tools === undefined) return { json: `${json}}` };
+    if (!ArrayIsArray(tools)) return { json: `${json},"tools":"not-an-array"}` };
+    const length = (tools as unknown[]).length;
+    let globs = "";
+    for (let i = 0; i < length && i < MAX_GLOBS; i++) {
+      const glob: unknown = (tools as unknown[])[i];
+      const item = typeof glob === "string" && glob.length <= MAX_GLOB_CHARS ? JSONStringify(glob) : "null";
+      globs = i === 0 ? item : `${globs},${item}`;
+    }
+    return { json: `${json},"tools":[${globs}]}` };
+  }
+
+  function describeKeys(object: object, prefix: string): { entries: string; failure?: string } {
+    const keys = ObjectKeys(object);
+    if (keys.length > MAX_KEYS) {
+      const message = `The default export's observe has ${keys.length} keys, more than ${MAX_KEYS}`;
+      return { entries: "", failure: failed("invalid_result", message) };
+    }
+    let entries = "";
+    for (let i = 0; i < keys.length; i++) {
+      const name = keys[i] as string;
+      let entry: { json: string; failure?: string };
+      try {
+        entry = describeKey(name, (object as Record<string, unknown>)[name], prefix);
+      } catch (error) {
+        const message = `Reading the default export's ${prefix}${clip(name)} threw: ${describeThrown(error)}`;
+        return { entries: "", failure: failed("threw", message) };
+      }
+      if (entry.failure !== undefined) return { entries: "", failure: entry.failure };
+      entries = i === 0 ? entry.json : `${entries},${entry.json}`;
+    }
+    return { entries };
+  }
+
   const describe = (): string => {
     try {
       resetLogs();
@@ -483,16 +572,31 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
         return finish(failed("invalid_result", `The default export has ${keys.length} keys, more than ${MAX_KEYS}`));
       }
       let handlers = "";
+      let observe = "";
       for (let i = 0; i < keys.length; i++) {
         const name = keys[i] as string;
-        if (name.length > MAX_KEY_CHARS) {
-          return finish(failed("invalid_result", `The default export has a key of ${name.length} characters`));
+        let value: unknown;
+        try {
+          value = (hooks as Record<string, unknown>)[name];
+        } catch (error) {
+          return finish(failed("threw", `Reading the default export's ${clip(name)} threw: ${describeThrown(error)}`));
         }
-        const type = typeof (hooks as Record<string, unknown>)[name];
-        const entry = `{"name":${JSONStringify(name)},"type":"${type}"}`;
-        handlers = i === 0 ? entry : `${handlers},${entry}`;
+        if (name === "observe" && typeof value === "object" && value !== null) {
+          const listed = describeKeys(value, "observe.");
+          if (listed.failure !== undefined) return finish(listed.failure);
+          observe = `,"observe":[${listed.entries}]`;
+          continue;
+        }
+        let entry: { json: string; failure?: string };
+        try {
+          entry = describeKey(name, value, "");
+        } catch (error) {
+          return finish(failed("threw", `Reading the default export's ${clip(name)} threw: ${describeThrown(error)}`));
+        }
+        if (entry.failure !== undefined) return finish(entry.failure);
+        handlers = handlers === "" ? entry.json : `${handlers},${entry.json}`;
       }
-      return finish(`{"kind":"described","handlers":[${handlers}]}`);
+      return finish(`{"kind":"described","handlers":[${handlers}]${observe}}`);
     } catch (error) {
       return finish(failed("threw", describeThrown(error)));
     }

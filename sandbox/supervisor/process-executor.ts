@@ -14,6 +14,7 @@ import {
 } from "../../src/protocol/index.js";
 import { SandboxStartError } from "./errors.js";
 import type { SupervisorEvent, WorkerExit } from "./events.js";
+import { ObserveLane } from "./observe-lane.js";
 import type { ProcessOptions } from "./options.js";
 import { fail, type PendingCall } from "./pending-call.js";
 import { readRssBytes } from "./rss.js";
@@ -53,6 +54,7 @@ export class ProcessExecutor implements HookExecutor {
   #spec: WorkerSpawnSpec;
   #sandboxLimits: SandboxLimits;
   #slots: WorkerSlot[];
+  #lanes: ObserveLane[];
   #spare: WorkerProcess | undefined;
   #all = new Set<WorkerProcess>();
   #closing: Promise<void> | undefined;
@@ -66,6 +68,7 @@ export class ProcessExecutor implements HookExecutor {
     const loadTimeoutMs = loadTimeoutOf(options.limits);
     this.#sandboxLimits = { memoryMb, maxResultChars, maxStateChars, maxLogLines, maxLogChars, loadTimeoutMs };
     this.#slots = Array.from({ length: options.workers }, (_, i) => new WorkerSlot(i, this.#spawn));
+    this.#lanes = this.#slots.map(() => new ObserveLane());
     this.#refillSpare();
     this.#rssTimer = setInterval(this.#checkRss, options.rssCheckMs);
     this.#rssTimer.unref();
@@ -102,13 +105,27 @@ export class ProcessExecutor implements HookExecutor {
     const admitted = admitCall(call, this.#options.limits);
     if (isRefused(admitted)) return Promise.resolve(admitted);
     const slot = this.#slotOf(call.tenantId);
+    const lane = this.#lanes[slot.index] as ObserveLane;
+    if (admitted.priority === "observe") {
+      return lane.observe((askedAt) => this.#send(slot, bundle, admitted, signal, askedAt), signal);
+    }
+    return lane.decision(this.#send(slot, bundle, admitted, signal, undefined));
+  }
+
+  #send(
+    slot: WorkerSlot,
+    bundle: SandboxBundle,
+    call: SandboxCall,
+    signal: AbortSignal | undefined,
+    askedAt: number | undefined,
+  ): Promise<SandboxResult> {
     const worker = slot.current;
-    if (worker !== undefined) return worker.execute(bundle, admitted, signal);
+    if (worker !== undefined) return worker.execute(bundle, call, signal, askedAt);
     // Waiting for the shard's worker to be (re)started is queueing too: it counts in `queuedMs`.
-    const askedAt = performance.now();
+    const waitedFrom = askedAt ?? performance.now();
     return slot.whenWorker().then((next) => {
       if (signal?.aborted) throw signal.reason;
-      return next === undefined ? closedOutcome() : next.execute(bundle, admitted, signal, askedAt);
+      return next === undefined ? closedOutcome() : next.execute(bundle, call, signal, waitedFrom);
     });
   }
 
@@ -155,6 +172,7 @@ export class ProcessExecutor implements HookExecutor {
   async #shutdown(): Promise<void> {
     clearInterval(this.#rssTimer);
     for (const slot of this.#slots) slot.close();
+    for (const lane of this.#lanes) lane.close(new ExecutorClosedError());
     this.#spare = undefined;
     await Promise.all([...this.#all].map((w) => w.close()));
     LIVE.delete(this);

@@ -59,6 +59,8 @@ export function createInlineExecutor(options: InlineExecutorOptions = {}): HookE
     );
   }
   let closed = false;
+  // Observe calls run one per macrotask, after the decision calls already under way on this thread.
+  let observeTail: Promise<unknown> = Promise.resolve();
 
   function ready(bundle: SandboxBundle, signal: AbortSignal | undefined): void {
     if (closed) throw new ExecutorClosedError();
@@ -71,7 +73,13 @@ export function createInlineExecutor(options: InlineExecutorOptions = {}): HookE
     async execute(bundle: SandboxBundle, call: SandboxCall, signal?: AbortSignal): Promise<SandboxResult> {
       ready(bundle, signal);
       const admitted = admitCall(call, limits);
-      return isRefused(admitted) ? admitted : pool.call(bundle.hash, admitted);
+      if (isRefused(admitted)) return admitted;
+      if (admitted.priority !== "observe") return pool.call(bundle.hash, admitted);
+      const turn = observeTail.then(() => new Promise((resolve) => setImmediate(resolve)));
+      observeTail = turn;
+      await turn;
+      ready(bundle, signal);
+      return pool.call(bundle.hash, admitted);
     },
     async describe(tenantId: TenantId, bundle: SandboxBundle, signal?: AbortSignal): Promise<DescribeOutcome> {
       ready(bundle, signal);

@@ -104,7 +104,8 @@ export class IsolatePool {
     if (!bundle) return failure("unavailable", notLoaded(bundleHash), 0, 0);
     if (!isHookPoint(call.point))
       return failure("unavailable", `Unknown hook point ${JSON.stringify(call.point)}`, 0, 0);
-    const key = `${call.tenantId}\u0000${bundleHash}`;
+    // Observe-only handlers get an isolate of their own: an observer's timeout never recycles the deciding one.
+    const key = `${call.tenantId}\u0000${bundleHash}${call.priority === "observe" ? "\u0000observe" : ""}`;
     let live = this.#cache.get(key);
     let runStart = started;
     let loadMs: number | undefined;
@@ -135,7 +136,8 @@ export class IsolatePool {
     const timeout = call.timeoutMs;
     let reply: unknown;
     try {
-      reply = live.call.applySync(undefined, [call.point, call.eventJson, call.ctxJson], { timeout });
+      const args = [call.point, call.eventJson, call.ctxJson, call.priority === "observe"];
+      reply = live.call.applySync(undefined, args, { timeout });
       if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + timeout) });
     } catch (error) {
       const cpuMs = cpuSince(isolate, live.cpuMark, runStart);

@@ -15,7 +15,7 @@ const VALID = HOOK_POINT_NAMES.map(handlerOf);
  * (That each holds a function the sandbox checks: `parseDescribeReply`.) Near-misses of case or format
  * (`toolcall`, `tool.call`, `ToolCall`, `tool_call`) and one- or two-letter typos get a did-you-mean.
  */
-export function checkHandlers(keys: readonly string[]): CheckedHandlers {
+export function checkHandlers(keys: readonly string[], prefix = ""): CheckedHandlers {
   const hookPoints = new Set<HookPoint>();
   const unknown: BundleProblem[] = [];
   for (const key of keys) {
@@ -26,7 +26,9 @@ export function checkHandlers(keys: readonly string[]): CheckedHandlers {
     }
     const guess = suggestHandler(key);
     const hint = guess === undefined ? "" : ` (did you mean \`${guess}\`?)`;
-    unknown.push({ message: `Unknown handler \`${key}\`${hint}. Valid handlers: ${VALID.join(", ")}.` });
+    unknown.push({
+      message: `Unknown handler \`${prefix}${key}\`${hint}. Valid handlers: ${VALID.join(", ")}${prefix === "" ? ", observe" : ""}.`,
+    });
   }
   return { hookPoints: HOOK_POINT_NAMES.filter((p) => hookPoints.has(p)), unknown };
 }

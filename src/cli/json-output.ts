@@ -46,7 +46,14 @@ const GateReport = z
     warnings: z.array(z.string()),
     fixtures: z.looseObject({ file: z.string(), total: Count, passed: Count, failed: Count }).nullable(),
     fuzz: z.array(
-      z.looseObject({ point: Point, runs: Count, passed: z.boolean(), seed: z.int(), durationMs: z.number() }),
+      z.looseObject({
+        point: Point,
+        observe: z.literal(true).optional(),
+        runs: Count,
+        passed: z.boolean(),
+        seed: z.int(),
+        durationMs: z.number(),
+      }),
     ),
     durationMs: z.number(),
   })
@@ -104,6 +111,7 @@ const FixtureResultBase = {
   line: z.int().positive(),
   name: z.string().optional(),
   point: Point,
+  observe: z.literal(true).optional().meta({ description: "the line called the point's observe-only handler" }),
   logs: Logs,
   runMs: z.number().meta({ description: "the handler's run time in the sandbox" }),
   cpuMs: z.number(),

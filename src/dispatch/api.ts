@@ -17,6 +17,18 @@ export interface Dispatcher {
   openRun(options: OpenRunOptions): RunDispatcher;
   /** When the (tenant, bundle) quarantine ends, if it is in one now. */
   quarantinedUntil(tenantId: TenantId, hash: BundleHash): number | undefined;
+  /**
+   * Resolves once every observe-only call queued so far (and any queued meanwhile) has ended and its
+   * `hook.called` record was emitted. Runs never wait for their observers; a host that wants their records
+   * (a CLI printing a run's trace, a test) waits here.
+   */
+  observersSettled(): Promise<void>;
+  /**
+   * Cancels the observe-only calls not yet started (they leave no record), lets go of those running, and
+   * resolves once all are accounted for; observers of runs dispatched afterwards do not run. Call it before
+   * closing the executor. Decision calls are unaffected.
+   */
+  close(): Promise<void>;
 }
 
 export interface OpenRunOptions {
@@ -52,6 +64,8 @@ export interface RunDispatcher {
   beginTurn(turn: number): void;
   /** Sandbox time charged so far (ms). Platform hooks are trusted and not charged. */
   spent(): { readonly turnMs: number; readonly runMs: number };
+  /** Resolves once this run's observe-only calls queued so far have ended (the run itself never waits). */
+  observed(): Promise<void>;
   runStart(event: HookEvent<"run.start">, options?: DispatchOptions): Promise<Dispatched<"run.start">>;
   inputInbound(event: HookEvent<"input.inbound">, options?: DispatchOptions): Promise<Dispatched<"input.inbound">>;
   contextPrepare(

@@ -154,10 +154,15 @@ export interface PointDecisions {
 
 export type PointDecision<P extends HookPoint> = PointDecisions[P];
 
-/** What one hook call ended in, as kept on the record (state and logs are elsewhere). */
+/**
+ * What one hook call ended in, as kept on the record (state and logs are elsewhere). `skipped` with reason
+ * `no match`: the hook exports the point but its tool matcher (`{ tools, handler }`, recorded in the
+ * manifest) does not select this call's tool, so nothing crossed into the sandbox (cost fields 0).
+ */
 export type RecordedOutcome<P extends HookPoint = HookPoint> =
   | { readonly type: "decided"; readonly result: HookResult<P> | null }
-  | { readonly type: "failed"; readonly failure: Failure };
+  | { readonly type: "failed"; readonly failure: Failure }
+  | { readonly type: "skipped"; readonly reason: "no match" };
 
 /**
  * The provenance record of one hook call at one point, in stack order (also the rewrites a later block
@@ -165,7 +170,9 @@ export type RecordedOutcome<P extends HookPoint = HookPoint> =
  * `SandboxCost` fields: budgets charge `runMs`, plus `loadMs` when `loadAfterRecycle`; a platform hook's
  * wall time stands in for run and CPU time). Built once per call; `hook.called` and `hooks.decided`
  * reference it. Hooks that never ran (the point is not exported, or an earlier hook's decision ended the
- * point) have no record.
+ * point) have no record; a tool call no matcher of the hook selects has one, `skipped` (`no match`).
+ * An observe-only handler's call has `observe: true`: it is emitted by `hook.called` alone, after the
+ * point decided (never in `hooks.decided`), its result is always the no-op and its policy `open`.
  */
 export interface HookRecord<P extends HookPoint = HookPoint> extends Readonly<SandboxCost> {
   readonly point: P;
@@ -178,6 +185,8 @@ export interface HookRecord<P extends HookPoint = HookPoint> extends Readonly<Sa
   readonly policy: FailurePolicy;
   /** Lines the hook logged (capped by the prelude for tenant hooks). */
   readonly logs: readonly string[];
+  /** Set on an observe-only handler's call. */
+  readonly observe?: true;
 }
 
 /** A point's combined decision plus every hook call that led to it. */

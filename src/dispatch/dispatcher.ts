@@ -3,6 +3,7 @@ import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
 import type { DecisionSink } from "./decision-sink.js";
 import { DispatchError } from "./errors.js";
+import { ObserveCalls } from "./observe-calls.js";
 import {
   type DispatcherOptionsInput,
   PolicyMapInput,
@@ -17,6 +18,7 @@ import { RunScope } from "./run-dispatcher.js";
 import { SourceMaps } from "./stack-map.js";
 import type { StackedHook } from "./stacked-hook.js";
 import { TenantHook } from "./tenant-hook.js";
+import { TenantObserver } from "./tenant-observer.js";
 
 /**
  * Creates the dispatcher the agent loop calls at every hook point. Options are validated (throws
@@ -38,6 +40,7 @@ class HookDispatcher implements Dispatcher {
   readonly #options: ResolvedDispatcherOptions;
   readonly #book: QuarantineBook;
   readonly #sourceMaps = new SourceMaps();
+  readonly #observeCalls = new ObserveCalls();
   #platform: readonly PlatformRegistration[] = [];
 
   constructor(options: ResolvedDispatcherOptions) {
@@ -83,14 +86,37 @@ class HookDispatcher implements Dispatcher {
     const platform = (position: "first" | "last") =>
       this.#platform.filter((r) => r.position === position).map((r) => new PlatformHook(r, tenantId, runId, tenantRef));
     const hooks: StackedHook[] = [...platform("first")];
+    let observer: TenantObserver | undefined;
     if (bundle !== undefined) {
       const policy = effectivePolicy(options.policy, this.#floorOf(tenantId));
       const log = decisionLog !== undefined && wantsRun(decisionLog, tenantId, runId) ? decisionLog : undefined;
-      const deps = { executor, limits, book: this.#book, budget, clock, sourceMaps: this.#sourceMaps, log };
-      hooks.push(new TenantHook(runId, bundle, policy, deps));
+      const sourceMaps = this.#sourceMaps;
+      hooks.push(
+        new TenantHook(runId, bundle, policy, { executor, limits, book: this.#book, budget, clock, sourceMaps, log }),
+      );
+      if (bundle.manifest.observe !== undefined) {
+        const calls = this.#observeCalls;
+        observer = new TenantObserver(runId, bundle, {
+          executor,
+          limits,
+          book: this.#book,
+          clock,
+          sourceMaps,
+          emit,
+          calls,
+        });
+      }
     }
     hooks.push(...platform("last"));
-    return new RunScope({ tenantId, runId, hooks, budget, emit, clock });
+    return new RunScope({ tenantId, runId, hooks, observer, budget, emit, clock });
+  }
+
+  observersSettled(): Promise<void> {
+    return this.#observeCalls.settled();
+  }
+
+  close(): Promise<void> {
+    return this.#observeCalls.close();
   }
 
   quarantinedUntil(tenantId: TenantId, hash: BundleHash): number | undefined {

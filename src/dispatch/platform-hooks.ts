@@ -114,6 +114,11 @@ export class PlatformHook implements StackedHook {
     return this.#registration.handlers.has(point);
   }
 
+  /** Platform handlers have no matchers: they are trusted code and check the tool themselves. */
+  selects(): boolean {
+    return true;
+  }
+
   async call<P extends HookPoint>(
     point: P,
     event: HookEvent<P>,

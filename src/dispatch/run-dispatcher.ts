@@ -22,11 +22,14 @@ import {
 } from "./rules-tools.js";
 import { runStack } from "./stack.js";
 import type { StackedHook } from "./stacked-hook.js";
+import type { TenantObserver } from "./tenant-observer.js";
 
 export interface RunScopeDeps {
   readonly tenantId: TenantId;
   readonly runId: RunId;
   readonly hooks: readonly StackedHook[];
+  /** The tenant bundle's observe-only handlers, when it has any. */
+  readonly observer: TenantObserver | undefined;
   readonly budget: HookBudget;
   readonly emit: Emit | undefined;
   readonly clock: () => number;
@@ -60,6 +63,10 @@ export class RunScope implements RunDispatcher {
 
   spent(): { readonly turnMs: number; readonly runMs: number } {
     return this.#deps.budget.spent();
+  }
+
+  observed(): Promise<void> {
+    return this.#deps.observer?.observed() ?? Promise.resolve();
   }
 
   runStart(event: HookEvent<"run.start">, options?: DispatchOptions): Promise<Dispatched<"run.start">> {
@@ -113,10 +120,13 @@ export class RunScope implements RunDispatcher {
   ): Promise<Dispatched<P>> {
     const signal = options?.signal;
     signal?.throwIfAborted();
-    const { hooks, tenantId, runId, emit, clock } = this.#deps;
+    const { hooks, tenantId, runId, emit, clock, observer } = this.#deps;
+    const observing = observer?.observesPoint(rule.point) === true;
     // Most points in most runs have no hook at all: answer without queueing.
-    if (!hooks.some((hook) => hook.exports(rule.point)))
+    if (!hooks.some((hook) => hook.exports(rule.point))) {
+      if (observing) observer?.observe(rule.point, event, JSON.stringify(event), this.#turn);
       return { decision: rule.decide(rule.start(event)), records: [] };
+    }
     const previous = this.#tail;
     let release = () => {};
     this.#tail = new Promise<void>((resolve) => {
@@ -125,7 +135,11 @@ export class RunScope implements RunDispatcher {
     try {
       await untilDone(previous, signal);
       signal?.throwIfAborted();
-      return await runStack(rule, hooks, event, { tenantId, runId, turn: this.#turn, signal, emit, clock });
+      const turn = this.#turn;
+      const dispatched = await runStack(rule, hooks, event, { tenantId, runId, turn, signal, emit, clock });
+      // After the decision, off the run's path: queued, never awaited (tenant-observer.ts).
+      if (observing) observer?.observe(rule.point, event, JSON.stringify(event), turn);
+      return dispatched;
     } finally {
       // Release only after the previous dispatch ended, so the queue order holds even when this one aborted early.
       void previous.then(release);

@@ -20,6 +20,8 @@ export interface StackedHook {
   /** The effective failure policy at each point. */
   readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
   exports(point: HookPoint): boolean;
+  /** At a tool point: whether the hook's handler is called for the tool `name` (its matcher selects it). */
+  selects(point: HookPoint, name: string): boolean;
   /** `eventJson` serialises the event on first use and is shared by the hooks that see the same event. */
   call<P extends HookPoint>(
     point: P,

@@ -18,6 +18,7 @@ import { chargedMs, type HookBudget } from "./budget.js";
 import type { DecisionSink } from "./decision-sink.js";
 import type { HookRecord } from "./decisions.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
+import { type BundleHandlers, handlersOf } from "./matchers.js";
 import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import type { FailurePolicy } from "./registration.js";
 import { type SourceMapIndex, type SourceMaps, withSourceStack } from "./stack-map.js";
@@ -49,7 +50,7 @@ export class TenantHook implements StackedHook {
   readonly #key: BundleKey;
   readonly #sandboxBundle: SandboxBundle;
   readonly #sourceMap: SourceMapIndex | undefined;
-  readonly #exported: ReadonlySet<HookPoint>;
+  readonly #handlers: BundleHandlers;
   readonly #ctxPrefix: string;
   readonly #deps: TenantHookDeps;
   #stateJson = "{}";
@@ -72,16 +73,17 @@ export class TenantHook implements StackedHook {
     this.#sandboxBundle = { hash: active.manifest.hash, code: active.code };
     this.#sourceMap =
       active.sourceMap === undefined ? undefined : deps.sourceMaps.of(active.manifest.hash, active.sourceMap);
-    this.#exported = new Set(active.manifest.hookPoints);
+    this.#handlers = handlersOf(active.manifest);
     this.#deps = deps;
-    this.#ctxPrefix =
-      `{"tenantId":${JSON.stringify(active.tenantId)},"runId":${JSON.stringify(runId)},` +
-      `"hookId":${JSON.stringify(this.hookId)},"bundle":${JSON.stringify(this.bundle)},` +
-      `"config":${JSON.stringify(active.config)},"turn":`;
+    this.#ctxPrefix = ctxPrefixOf(runId, active, this.hookId, this.bundle);
   }
 
   exports(point: HookPoint): boolean {
-    return this.#exported.has(point);
+    return this.#handlers.decides.has(point);
+  }
+
+  selects(point: HookPoint, name: string): boolean {
+    return this.#handlers.selects(point, false, name);
   }
 
   async call<P extends HookPoint>(
@@ -171,13 +173,22 @@ export class TenantHook implements StackedHook {
   }
 }
 
+/** The JSON text of a tenant hook's `ctx` up to its turn: the rest is `${turn},"state":${state}}`. */
+export function ctxPrefixOf(runId: RunId, active: ActiveBundle, hookId: HookId, bundle: BundleRef): string {
+  return (
+    `{"tenantId":${JSON.stringify(active.tenantId)},"runId":${JSON.stringify(runId)},` +
+    `"hookId":${JSON.stringify(hookId)},"bundle":${JSON.stringify(bundle)},` +
+    `"config":${JSON.stringify(active.config)},"turn":`
+  );
+}
+
 const NOT_RUN: SandboxCost = { cpuMs: 0, runMs: 0 };
 
-function notRun<P extends HookPoint>(code: FailureCode, message: string): InvokedHook<P> {
+export function notRun<P extends HookPoint>(code: FailureCode, message: string): InvokedHook<P> {
   return { outcome: { type: "failed", failure: { code, message }, logs: [] }, cost: NOT_RUN };
 }
 
-function stateTooLarge(chars: number, max: number): Failure {
+export function stateTooLarge(chars: number, max: number): Failure {
   return {
     code: "result_too_large",
     message: `The hook's state is ${chars} characters, over the ${max} limit; its result and state were discarded (keep less in ctx.state)`,

@@ -21,6 +21,8 @@ export interface FuzzTarget {
   readonly config: JsonValue;
   /** Must match the executor's limits: `timeoutMs` is the headroom's reference, `maxEventBytes` the growth cap. */
   readonly limits: Limits;
+  /** Calls the bundle's observe-only handlers (priority `observe`) instead of its decision handlers. */
+  readonly observe?: boolean;
 }
 
 /**
@@ -91,7 +93,12 @@ export async function fuzzCall(
   signal: AbortSignal | undefined,
   retries = 1,
 ): Promise<InvokedHook<HookPoint>> {
-  const full = { tenantId: target.tenantId, timeoutMs: target.limits.timeoutMs, ...call };
+  const full = {
+    tenantId: target.tenantId,
+    timeoutMs: target.limits.timeoutMs,
+    ...(target.observe === true ? { priority: "observe" as const } : {}),
+    ...call,
+  };
   let invoked = await invokeHook(target.executor, target.bundle, full, target.limits, signal);
   for (let i = 0; i < retries && invoked.outcome.type === "failed" && invoked.outcome.failure.code === "timeout"; i++) {
     invoked = await invokeHook(target.executor, target.bundle, full, target.limits, signal);

@@ -14,7 +14,6 @@ import {
   type BundleManifest,
   failureText,
   type HookExecutor,
-  type HookPoint,
   hookPointOfHandler,
   type JsonValue,
   Limits,
@@ -136,16 +135,17 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     });
   }
 
-  const hookPoints = await exportedPoints(built, executor, tenantId, reasons, signal);
-  if (hookPoints === undefined) return { type: "rejected", report: report(base) };
+  const exported = await exportedPoints(built, executor, tenantId, reasons, signal);
+  if (exported === undefined) return { type: "rejected", report: report(base) };
+  const { hookPoints } = exported;
   const manifest: BundleManifest = {
     hash: built.hash,
     bytes: built.bytes,
-    hookPoints,
+    ...exported,
     sdkVersion: SDK_VERSION,
     entry: shownEntry,
   };
-  if (hookPoints.length === 0 && !reasons.some((r) => r.code === "unknown_exports")) {
+  if (hookPoints.length === 0 && exported.observe === undefined && !reasons.some((r) => r.code === "unknown_exports")) {
     reasons.push({
       code: "no_hook_points",
       message: "The default export has no handlers: export at least one, e.g. `toolCall(event) { … }`.",
@@ -156,7 +156,11 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const { summary: fixtures, dictionary } = await checkFixtures(loaded, shownFile, reasons, async (fixtures) =>
     runFixtures({
       executor,
-      bundle: { code: built.code, manifest: { hash: built.hash, hookPoints }, sourceMap: built.sourceMap },
+      bundle: {
+        code: built.code,
+        manifest: { hash: built.hash, hookPoints, observe: exported.observe },
+        sourceMap: built.sourceMap,
+      },
       tenantId,
       fixtures,
       limits,
@@ -167,12 +171,17 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
     if (fixtures && !dictionary.points.has(point))
       warnings.push(`No fixture exercises ${point}: add one to ${shownFile}.`);
   }
+  // Observe-only handlers are fuzzed like the deciding ones: their failures would be quarantined in production.
+  const targets = [
+    ...hookPoints.map((point) => ({ point, observe: false })),
+    ...(exported.observe?.hookPoints ?? []).map((point) => ({ point, observe: true })),
+  ];
 
   const fuzz: FuzzSummary[] = [];
   // One seed for every point: `--seed <n>` replays the whole fuzz.
   const seed = options.fuzz?.seed ?? Math.floor(Math.random() * 2 ** 31);
-  for (const point of hookPoints) {
-    const target = { executor, bundle: sandboxBundle, tenantId, config: options.config ?? {}, limits };
+  for (const { point, observe } of targets) {
+    const target = { executor, bundle: sandboxBundle, tenantId, config: options.config ?? {}, limits, observe };
     const result = await fuzzPoint(target, {
       point,
       dictionary: dictionary.strings,
@@ -183,13 +192,14 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
       ...(signal ? { signal } : {}),
     });
     const failed = result.failures[0];
-    fuzz.push({ point, runs: result.runs, passed: failed === undefined, seed, durationMs: result.durationMs });
+    const summary = { point, runs: result.runs, passed: failed === undefined, seed, durationMs: result.durationMs };
+    fuzz.push(observe ? { ...summary, observe: true } : summary);
     if (failed) {
       reasons.push({
         code: "fuzz_failed",
         // The failure message is the tenant's (a thrown message): escaped, so it stays on this reason's line.
         message: printable(
-          `${point} failed with ${failed.code} (${failed.message}) on the generated event ${preview(failed.event)}; reproduce with --seed ${seed}`,
+          `${observe ? "observe " : ""}${point} failed with ${failed.code} (${failed.message}) on the generated event ${preview(failed.event)}; reproduce with --seed ${seed}`,
         ),
         point,
         failure: failed.code,
@@ -204,16 +214,23 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   return { type: "passed", report: final, bundle: { code: built.code, sourceMap: built.sourceMap, manifest } };
 }
 
-/** The exported hook points; unknown keys become a reason but the known points are still checked. */
+/**
+ * The exported hook points and matchers; unknown keys become a reason but the known (decision) points are
+ * still checked.
+ */
 async function exportedPoints(
   built: BuiltBundle,
   executor: HookExecutor,
   tenantId: TenantId,
   reasons: GateReason[],
   signal: AbortSignal | undefined,
-): Promise<HookPoint[] | undefined> {
+): Promise<Pick<BundleManifest, "hookPoints" | "tools" | "observe"> | undefined> {
   try {
-    return (await describeBundle(built, executor, { tenantId, ...(signal ? { signal } : {}) })).hookPoints;
+    const { hookPoints, tools, observe } = await describeBundle(built, executor, {
+      tenantId,
+      ...(signal ? { signal } : {}),
+    });
+    return { hookPoints, ...(tools === undefined ? {} : { tools }), ...(observe === undefined ? {} : { observe }) };
   } catch (error) {
     if (!(error instanceof BundleError)) throw error;
     if (error.code === "describe_failed") {
@@ -224,7 +241,7 @@ async function exportedPoints(
     const described = await executor.describe(tenantId, { hash: built.hash, code: built.code }, signal);
     if (described.type === "failed") return undefined;
     const points = new Set(described.handlers.map(hookPointOfHandler).filter((p) => p !== undefined));
-    return [...points];
+    return { hookPoints: [...points] };
   }
 }
 

@@ -31,7 +31,9 @@ export function formatGateReport(report: GateReport | JsonValue | null): string[
   if (r.fixtures) lines.push(`fixtures: ${r.fixtures.passed}/${r.fixtures.total} passed (${r.fixtures.file})`);
   for (const f of r.fuzz) {
     const events = `${f.runs} event${f.runs === 1 ? "" : "s"}`;
-    lines.push(`fuzz ${f.point}: ${f.passed ? `${events}, all valid` : `failed at event ${f.runs}`} (seed ${f.seed})`);
+    lines.push(
+      `fuzz ${f.observe ? "observe " : ""}${f.point}: ${f.passed ? `${events}, all valid` : `failed at event ${f.runs}`} (seed ${f.seed})`,
+    );
   }
   if (r.replay) {
     const { compared, agreed, differed, newFailures } = r.replay;

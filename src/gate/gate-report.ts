@@ -66,6 +66,8 @@ export interface FixtureEvent {
 
 export interface FuzzSummary {
   readonly point: HookPoint;
+  /** Set when the observe-only handler of the point was fuzzed. */
+  readonly observe?: true;
   /** Events tried (fewer than asked when the time budget ran out first). */
   readonly runs: number;
   readonly passed: boolean;

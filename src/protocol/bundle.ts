@@ -2,15 +2,26 @@ import { z } from "zod";
 import { HOOK_POINT_NAMES, type HookPoint } from "./hook-points.js";
 import { BundleHash, type TenantId } from "./ids.js";
 import type { JsonValue } from "./json.js";
+import { ToolMatchers } from "./tool-matchers.js";
+
+const HookPointName = z.enum(HOOK_POINT_NAMES as [HookPoint, ...HookPoint[]]);
 
 /**
- * What the bundler records about a bundle: the store persists it and the host reads `hookPoints` to skip
- * points a bundle does not export without crossing into the sandbox.
+ * What the bundler records about a bundle: the store persists it and the host reads `hookPoints`, `tools`
+ * and `observe` to skip, without crossing into the sandbox, the points a bundle does not export and the
+ * tool calls none of its matchers selects. All of it is read once, at bundle time, in a throwaway isolate
+ * (`HookExecutor.describe`): the host never evaluates tenant code, and a handler that changes its
+ * `tools` later changes nothing.
  */
 export const BundleManifest = z.strictObject({
   hash: BundleHash,
   bytes: z.number().int().nonnegative(),
-  hookPoints: z.array(z.enum(HOOK_POINT_NAMES as [HookPoint, ...HookPoint[]])),
+  /** The points with a decision handler. */
+  hookPoints: z.array(HookPointName),
+  /** Globs of the decision handlers written `{ tools, handler }`; absent when there is none. */
+  tools: ToolMatchers.optional(),
+  /** Observe-only handlers (`observe: { toolResult, … }`): their points and matchers; absent when none. */
+  observe: z.strictObject({ hookPoints: z.array(HookPointName).min(1), tools: ToolMatchers.optional() }).optional(),
   sdkVersion: z.string(),
   /** The entry the bundle was built from, relative to where the bundler ran (for operators, not for lookup). */
   entry: z.string(),

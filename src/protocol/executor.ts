@@ -1,3 +1,4 @@
+import type { ParsedDescribe } from "./describe-reply.js";
 import type { BundleHash, TenantId } from "./ids.js";
 import type { Limits } from "./limits.js";
 import type { Failure, FailureCode } from "./outcome.js";
@@ -25,6 +26,13 @@ export interface SandboxCall {
    * isolate's bundle evaluation has its own load timeout (`Limits.loadTimeoutMs`), which this does not cover.
    */
   readonly timeoutMs: number;
+  /**
+   * `observe`: an observe-only handler's call (`defineHooks({ observe: { … } })`). The guest runs the
+   * bundle's observe handler for the point and discards what it returns; the executor runs it behind every
+   * decision call waiting for the same worker, never ahead of one (docs/architecture.md, "Observe-only
+   * hooks"). Absent: a decision call.
+   */
+  readonly priority?: "observe" | undefined;
 }
 
 /**
@@ -72,9 +80,11 @@ export type SandboxResult<C extends FailureCode = FailureCode> = (
 ) &
   SandboxCost;
 
-/** What a bundle exports, read by evaluating it in the sandbox: the handler keys of its default export. */
-export type DescribeOutcome = ({ type: "described"; handlers: string[] } | { type: "failed"; failure: Failure }) &
-  SandboxCost;
+/**
+ * What a bundle exports, read by evaluating it in the sandbox: the handler keys of its default export, the
+ * tool globs of those written `{ tools, handler }`, and the same for its `observe` object.
+ */
+export type DescribeOutcome = ParsedDescribe & SandboxCost;
 
 /**
  * Runs bundled hooks in V8 isolates. `process` (the default) keeps isolates in supervised worker

@@ -70,6 +70,20 @@ export {
   readRunningMark,
   writeRunningMark,
 } from "./running-mark.js";
+export {
+  compileToolGlobs,
+  globMatch,
+  isToolPoint,
+  MAX_TOOL_GLOB_CHARS,
+  MAX_TOOL_GLOBS,
+  TOOL_POINTS,
+  ToolGlob,
+  ToolGlobs,
+  ToolMatchers,
+  type ToolNameTest,
+  type ToolPoint,
+  toolNameOf,
+} from "./tool-matchers.js";
 export { SDK_VERSION } from "./version.js";
 export { SandboxLimits, WorkerFailureCode, WorkerRequest, WorkerResponse } from "./wire.js";
 export { isWorkerRequest, isWorkerResponse } from "./wire-guard.js";

@@ -38,7 +38,7 @@ const LIMIT_KEYS = new Set([
 ]);
 const LOAD_KEYS = new Set(["kind", "bundleHash", "code", "limits"]);
 const CALL_KEYS = new Set(["kind", "id", "bundleHash", "call"]);
-const SANDBOX_CALL_KEYS = new Set(["tenantId", "point", "eventJson", "ctxJson", "timeoutMs"]);
+const SANDBOX_CALL_KEYS = new Set(["tenantId", "point", "eventJson", "ctxJson", "timeoutMs", "priority"]);
 const DESCRIBE_KEYS = new Set(["kind", "id", "tenantId", "bundleHash"]);
 const UNLOAD_KEYS = new Set(["kind", "bundleHash"]);
 const READY_KEYS = new Set(["kind", "pid"]);
@@ -109,6 +109,7 @@ function isSandboxCall(v: unknown): boolean {
     typeof v.eventJson === "string" &&
     typeof v.ctxJson === "string" &&
     isInt(v.timeoutMs, 1) &&
+    (v.priority === undefined || v.priority === "observe") &&
     hasOnlyKeys(v, inSandboxCall)
   );
 }

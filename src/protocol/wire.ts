@@ -25,6 +25,7 @@ export const WireCall = z.strictObject({
   eventJson: z.string(),
   ctxJson: z.string(),
   timeoutMs: z.number().int().positive(),
+  priority: z.literal("observe").optional(),
 });
 
 export const WorkerRequest = z.discriminatedUnion("kind", [

@@ -58,8 +58,13 @@ export interface HookRuntime {
   /** The decision log the runtime writes (see `decisionLog` in the options); its `stats()` count drops. */
   readonly decisionLog: DecisionLog | undefined;
   /**
-   * Aborts runs in flight, waits for them, flushes the decision log, then closes what the runtime opened
-   * (executor, store).
+   * Resolves once the observe-only calls queued so far have ended (runs never wait for them; their
+   * `hook.called` records arrive through `onEvent` meanwhile).
+   */
+  observersSettled(): Promise<void>;
+  /**
+   * Aborts runs in flight, waits for them, cancels observe-only calls not yet started (and lets go of those
+   * running), flushes the decision log, then closes what the runtime opened (executor, store).
    */
   close(): Promise<void>;
 }
@@ -142,10 +147,11 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     const entry = { controller, done: Promise.resolve() as Promise<unknown> };
     inFlight.add(entry);
     const forward = (event: RunEvent) => notify(run.onEvent, event);
+    let hooks: ReturnType<typeof dispatcher.openRun> | undefined;
     try {
       const bundle = await bundles?.active(tenantId, controller.signal);
       const ref = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
-      const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: run.policy });
+      hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: run.policy });
       listeners.set(runId, (event) => {
         if (event.type === "hook.called" || event.tenantId === tenantId) forward(event);
       });
@@ -158,7 +164,9 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
       const result = await loop;
       return { ...result, runId, tenantId, bundle: ref, warnings };
     } finally {
-      listeners.delete(runId);
+      // The run's observe-only calls may still be running: their records go to its `onEvent` until they end.
+      if (hooks === undefined) listeners.delete(runId);
+      else void hooks.observed().then(() => listeners.delete(runId));
       inFlight.delete(entry);
       run.signal?.removeEventListener("abort", onAbort);
     }
@@ -170,12 +178,14 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     store,
     executor,
     decisionLog,
+    observersSettled: () => dispatcher.observersSettled(),
     async close() {
       if (closed) return;
       closed = true;
       const running = [...inFlight];
       for (const run of running) run.controller.abort(new RuntimeError("closed", "The hook runtime is closing"));
       await Promise.allSettled(running.map((r) => r.done));
+      await dispatcher.close();
       await decisionLog?.close();
       if (!isExecutor(options.executor)) await executor.close();
       if (ownsStore) await store?.close();

@@ -65,8 +65,10 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
       const usage = `${event.usage.inputTokens} tokens in / ${event.usage.outputTokens} out`;
       return `■ ${event.stopReason}${why} · ${event.turns} turn${event.turns === 1 ? "" : "s"} · ${usage}`;
     }
-    case "message.added":
     case "hook.called":
+      // Decision records are shown once, with their point's `hooks.decided`; observe-only calls have no other event.
+      return event.record.observe === true ? recordLine(event.record, width) : undefined;
+    case "message.added":
       return undefined;
     default: {
       const never: never = event;
@@ -80,10 +82,13 @@ function recordLine(record: HookRecord, width: number): string {
   const outcome =
     record.outcome.type === "failed"
       ? `FAILED ${clip(failureText(record.outcome.failure), width * 3)}`
-      : record.outcome.result === null
-        ? "no-op"
-        : resultText(record.point, record.outcome.result as Record<string, JsonValue | undefined>, width);
-  return `    ${pad(record.point, 16)}${pad(record.hookId, 24)}${outcome} · ${ms}`;
+      : record.outcome.type === "skipped"
+        ? `skipped: ${record.outcome.reason}`
+        : record.outcome.result === null
+          ? "no-op"
+          : resultText(record.point, record.outcome.result as Record<string, JsonValue | undefined>, width);
+  const observe = record.observe === true ? "observe: " : "";
+  return `    ${pad(record.point, 16)}${pad(record.hookId, 24)}${observe}${outcome} · ${ms}`;
 }
 
 /** `block “reason”`, `rewrite args → {…}`, `patch content → “…”`, … */

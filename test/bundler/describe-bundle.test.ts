@@ -66,7 +66,7 @@ describe("describeBundle", () => {
     expect(error.code).toBe("unknown_handler");
     expect(error.problems).toEqual([
       {
-        message: `Unknown handler \`toolcall\` (did you mean \`toolCall\`?). Valid handlers: ${HOOK_POINT_NAMES.map(handlerOf).join(", ")}.`,
+        message: `Unknown handler \`toolcall\` (did you mean \`toolCall\`?). Valid handlers: ${HOOK_POINT_NAMES.map(handlerOf).join(", ")}, observe.`,
       },
     ]);
     expect(error.message).toMatch(/^Cannot use hook: it exports unknown hook handlers\n {2}Unknown handler `toolcall`/);

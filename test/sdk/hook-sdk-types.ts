@@ -30,3 +30,36 @@ export const rejected = [
   // @ts-expect-error the event has no such field
   defineHooks({ toolCall: (event) => ({ type: "rewrite", args: event.arguments }) }),
 ];
+
+export const matchedAndObserved = [
+  defineHooks({
+    toolCall: { tools: ["shell", "git_*"], handler: (event) => ({ type: "block", reason: `no ${event.call.name}` }) },
+    toolResult: { tools: ["read_?ile"], handler: () => undefined },
+    toolInvalid: { tools: ["*"], handler: () => ({ type: "skip", reason: "unknown tool" }) },
+  }),
+  defineHooks({
+    observe: {
+      toolResult(event, ctx) {
+        ctx.state.seen = Number(ctx.state.seen ?? 0) + event.result.content.length;
+        return "ignored";
+      },
+      toolCall: { tools: ["shell"], handler: () => undefined },
+      runEnd: async () => undefined,
+    },
+  }),
+];
+
+// A composing module calls another module's function handler with (event, ctx).
+const composed = defineHooks({ toolCall: (event) => (event.call.name === "x" ? undefined : undefined) });
+export const composedCall = composed.toolCall;
+
+export const rejectedForms = [
+  // @ts-expect-error only tool points take { tools, handler }
+  defineHooks({ turnEnd: { tools: ["shell"], handler: () => undefined } }),
+  // @ts-expect-error a matched handler still returns a result of its point
+  defineHooks({ toolCall: { tools: ["shell"], handler: () => ({ type: "drop", reason: "no" }) } }),
+  // @ts-expect-error tools is a list of globs
+  defineHooks({ toolCall: { tools: "shell", handler: () => undefined } }),
+  // @ts-expect-error observe handlers use the hook point's handler keys
+  defineHooks({ observe: { toolresult() {} } }),
+];

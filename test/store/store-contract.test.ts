@@ -238,6 +238,18 @@ describe.each(factories)("BundleStore contract (%s)", (_name, open) => {
     expect(await store.version(globex)).toBeUndefined();
   });
 
+  it("keeps a manifest's tool matchers and observe-only points as the bundler recorded them", async () => {
+    const bundle = fakeBundle("matched");
+    const manifest = {
+      ...bundle.manifest,
+      tools: { "tool.call": ["shell", "git_*"] },
+      observe: { hookPoints: ["tool.result" as const, "run.end" as const], tools: { "tool.result": ["read_?ile"] } },
+    };
+    await store.upload({ tenantId: acme, ...bundle, manifest, by: "ops", activate: true });
+    expect((await store.version(acme))?.manifest).toEqual(manifest);
+    expect((await store.active(acme))?.manifest).toEqual(manifest);
+  });
+
   it("audits every upload, activation, rollback and deletion with who and from which version", async () => {
     await upload(acme, "a1", { activate: true });
     await store.upload({ tenantId: acme, ...fakeBundle("a2"), by: "alice", activate: true });

@@ -2,7 +2,13 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { bundleHook, describeBundle } from "../../bundler/index.js";
-import type { BundleManifest, HookExecutor } from "../../protocol/index.js";
+import {
+  type BundleManifest,
+  type HookExecutor,
+  type HookPoint,
+  isToolPoint,
+  type ToolMatchers,
+} from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import { CliError, type Command, EXIT, stringFlag, writeJson } from "../command.js";
 import { hookEntryOf } from "../hook-entry.js";
@@ -89,11 +95,25 @@ async function writeOutput(file: string, code: string, sourceMap: string): Promi
 }
 
 function summary(manifest: BundleManifest, out: string | undefined): string {
-  const points = manifest.hookPoints.length > 0 ? manifest.hookPoints.join(", ") : "none (the bundle does nothing)";
+  const nothing = manifest.observe === undefined ? "none (the bundle does nothing)" : "none";
+  const points = manifest.hookPoints.length > 0 ? pointsText(manifest.hookPoints, manifest.tools) : nothing;
   const lines = [
     `Bundled ${manifest.entry}: ${manifest.bytes.toLocaleString("en-US")} bytes, ${manifest.hash}`,
     `Hook points: ${points}`,
   ];
+  if (manifest.observe !== undefined) {
+    lines.push(`Observe-only: ${pointsText(manifest.observe.hookPoints, manifest.observe.tools)}`);
+  }
   if (out !== undefined) lines.push(`Wrote ${out} and ${out}.map`);
   return `${lines.join("\n")}\n`;
+}
+
+/** `tool.call (tools: shell, git_*), run.end`: globs are tool-name characters and wildcards only (ToolGlob). */
+function pointsText(points: readonly HookPoint[], tools: ToolMatchers | undefined): string {
+  return points
+    .map((point) => {
+      const globs = isToolPoint(point) ? tools?.[point] : undefined;
+      return globs === undefined ? point : `${point} (tools: ${globs.join(", ")})`;
+    })
+    .join(", ");
 }

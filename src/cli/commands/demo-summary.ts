@@ -38,6 +38,7 @@ export function tallyOf(
     if (event.type === "quarantine.entered") quarantined = true;
     if (event.type !== "hooks.decided") continue;
     for (const record of event.records) {
+      if (record.outcome.type === "skipped") continue;
       durations.push(record.runMs);
       maxQueuedMs = Math.max(maxQueuedMs, record.queuedMs ?? 0);
       if (record.outcome.type === "failed") {

@@ -103,6 +103,8 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           if (args.json) writeJson(io, eventJson(event));
           else for (const line of trace(event)) io.stdout(`${line}\n`);
         });
+        // The run did not wait for its observe-only hooks; their records come before the result line.
+        await runtime.observersSettled();
         if (args.json) writeJson(io, resultLine(result));
         else io.stdout(`  answer: ${result.output === "" ? "(none)" : printable(result.output)}\n`);
         return result.stopReason === "error" || result.stopReason === "aborted" ? EXIT.failed : EXIT.ok;

@@ -6,7 +6,10 @@ const HELP = `Usage: isohook schema [hook-point] [--json]
 
 Prints JSON Schema (draft 2020-12) for hook authors, generated from the protocol's zod schemas: for each
 hook point, the event its handler receives (properties.event) and the results it may return
-(properties.result). Returning nothing is the no-op at every point; run.end accepts no result.
+(properties.result). Returning nothing is the no-op at every point; run.end accepts no result. At
+tool.call, tool.result and tool.invalid, properties.tools is the list of tool-name globs of a handler
+written { tools, handler }. Observe-only handlers (observe: { … }) receive the same events; their
+results are ignored.
 
 Arguments:
   hook-point   One of ${HOOK_POINT_NAMES.join(", ")}.

@@ -199,11 +199,12 @@ function shown(file: string, cwd: string): string {
 
 /** One `--json` result: the outcome object (DESIGN §4) plus where it came from and what it cost. */
 function jsonLine(report: FixtureReport): Record<string, unknown> {
-  const { line, name, point, outcome, runMs, cpuMs, passed, mismatch } = report;
+  const { line, name, point, observe, outcome, runMs, cpuMs, passed, mismatch } = report;
   return {
     line,
     ...(name === undefined ? {} : { name }),
     point,
+    ...(observe === undefined ? {} : { observe }),
     ...outcome,
     runMs: round(runMs),
     cpuMs: round(cpuMs),
@@ -223,7 +224,9 @@ function readableLine(report: FixtureReport): string {
     const { type, ...fields } = outcome.result;
     what = Object.keys(fields).length === 0 ? type : `${type} ${clip(JSON.stringify(fields))}`;
   }
-  const lines = [`${mark} line ${report.line} ${report.point}${label} → ${what} (${round(report.runMs)} ms)`];
+  const lines = [
+    `${mark} line ${report.line} ${report.observe ? "observe " : ""}${report.point}${label} → ${what} (${round(report.runMs)} ms)`,
+  ];
   if (outcome.type === "failed") {
     for (const frame of outcome.failure.stack ?? []) {
       const at = `${frame.file}:${frame.line}:${frame.column}`;
