@@ -88,7 +88,7 @@ class HookDispatcher implements Dispatcher {
       hooks.push(new TenantHook(runId, bundle, policy, deps));
     }
     hooks.push(...platform("last"));
-    return new RunScope({ tenantId, runId, hooks, budget, emit, clock });
+    return new RunScope({ tenantId, runId, hooks, budget, emit, clock }, options.resume);
   }
 
   quarantinedUntil(tenantId: TenantId, hash: BundleHash): number | undefined {

@@ -114,6 +114,15 @@ export class PlatformHook implements StackedHook {
     return this.#registration.handlers.has(point);
   }
 
+  saveState(): JsonObject {
+    return JSON.parse(JSON.stringify(this.#state)) as JsonObject;
+  }
+
+  restoreState(state: JsonObject): void {
+    for (const key of Object.keys(this.#state)) delete this.#state[key];
+    Object.assign(this.#state, state);
+  }
+
   async call<P extends HookPoint>(
     point: P,
     event: HookEvent<P>,

@@ -8,7 +8,7 @@ import type {
   ToolResultDecision,
   TurnEndDecision,
 } from "./decisions.js";
-import { type Chain, chainStart, finished, noCheck, type PointRule, rewritten, stopOf } from "./rule.js";
+import { type Chain, chainStart, finished, noCheck, type PointRule, stopOf } from "./rule.js";
 
 /** The rules of the points from the model's tool calls to the end of the run. */
 
@@ -46,7 +46,10 @@ export const toolInvalidRule: PointRule<"tool.invalid", ToolInvalidAcc> = {
   decide: (acc) => acc.final ?? { type: "fail" },
 };
 
-type ToolCallAcc = Chain<"tool.call", ToolCallDecision>;
+interface ToolCallAcc extends Chain<"tool.call", ToolCallDecision> {
+  /** The first `ask`: it stands unless a later hook blocks or stops the call. */
+  readonly asked: { readonly reason: string; readonly question: string | undefined; readonly by: DecidedBy } | undefined;
+}
 
 /** `tool.call` re-validates each rewrite against the tool's own schema (`validateArgs`). */
 export function toolCallRule(
@@ -54,7 +57,7 @@ export function toolCallRule(
 ): PointRule<"tool.call", ToolCallAcc> {
   return {
     point: "tool.call",
-    start: chainStart,
+    start: (event) => ({ ...chainStart<"tool.call", ToolCallDecision>(event), asked: undefined }),
     event: (acc) => acc.event,
     check(_acc, result) {
       if (result.type !== "rewrite" || validateArgs === undefined) return undefined;
@@ -64,20 +67,31 @@ export function toolCallRule(
     apply(acc, result, by) {
       switch (result.type) {
         case "rewrite":
-          return rewritten(acc, { ...acc.event, call: { ...acc.event.call, args: result.args } });
+          return { ...acc, event: { ...acc.event, call: { ...acc.event.call, args: result.args } }, changed: true };
         case "block":
-          return finished(acc, block(acc, result.reason, result.terminate ?? false, by));
+          return { ...acc, final: block(acc, result.reason, result.terminate ?? false, by) };
+        case "ask":
+          return acc.asked ? acc : { ...acc, asked: { reason: result.reason, question: result.question, by } };
         case "stop":
-          return finished(acc, stopOf(result.reason, by));
+          return { ...acc, final: stopOf(result.reason, by) };
         default: {
           const never: never = result;
           return never;
         }
       }
     },
-    safe: (acc, failure, by) => finished(acc, block(acc, failure.code, false, by)),
+    // A failure is never an ask: closed stays block.
+    safe: (acc, failure, by) => ({ ...acc, final: block(acc, failure.code, false, by) }),
     done: (acc) => acc.final !== undefined,
-    decide: (acc) => acc.final ?? { type: "execute", args: acc.event.call.args, rewritten: acc.changed },
+    decide(acc) {
+      if (acc.final !== undefined) return acc.final;
+      const args = acc.event.call.args;
+      if (acc.asked === undefined) return { type: "execute", args, rewritten: acc.changed };
+      const { reason, question, by } = acc.asked;
+      return question === undefined
+        ? { type: "ask", reason, args, rewritten: acc.changed, by }
+        : { type: "ask", reason, question, args, rewritten: acc.changed, by };
+    },
   };
 }
 

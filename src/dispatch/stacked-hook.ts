@@ -1,4 +1,4 @@
-import type { BundleRef, HookEvent, HookId, HookPoint } from "../protocol/index.js";
+import type { BundleRef, HookEvent, HookId, HookPoint, JsonObject } from "../protocol/index.js";
 import type { InvokedHook } from "./invoke-hook.js";
 import type { FailurePolicy, HookSource } from "./registration.js";
 
@@ -19,6 +19,10 @@ export interface StackedHook {
   /** The effective failure policy at each point. */
   readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
   exports(point: HookPoint): boolean;
+  /** The hook's run-scoped `ctx.state` now, as JSON (for a checkpoint). */
+  saveState(): JsonObject;
+  /** Puts back a state `saveState` returned (a resumed run). */
+  restoreState(state: JsonObject): void;
   /** `eventJson` serialises the event on first use and is shared by the hooks that see the same event. */
   call<P extends HookPoint>(
     point: P,

@@ -7,6 +7,7 @@ import {
   type HookExecutor,
   HookId,
   type HookPoint,
+  type JsonObject,
   type Limits,
   type RunId,
   type SandboxBundle,
@@ -73,6 +74,17 @@ export class TenantHook implements StackedHook {
 
   exports(point: HookPoint): boolean {
     return this.#exported.has(point);
+  }
+
+  saveState(): JsonObject {
+    return JSON.parse(this.#stateJson) as JsonObject;
+  }
+
+  restoreState(state: JsonObject): void {
+    const json = JSON.stringify(state);
+    // The checkpoint is authenticated; the cap still holds, as for any state the hook returns.
+    if (json.length > this.#deps.limits.maxStateChars) throw new RangeError("The restored state is over maxStateChars");
+    this.#stateJson = json;
   }
 
   async call<P extends HookPoint>(

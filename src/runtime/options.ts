@@ -11,6 +11,7 @@ import {
 } from "../protocol/index.js";
 import type { BundleStore } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
+import { type CheckpointKey, keyBytes } from "./checkpoint.js";
 import type { RuntimeEvent } from "./events.js";
 
 /** Options of the executor the runtime starts (and closes): everything `createHookExecutor` takes but the limits, events and signal, which are the runtime's. */
@@ -62,6 +63,12 @@ export interface HookRuntimeOptions {
   readonly onEvent?: (event: RuntimeEvent) => void;
   /** Aborts start-up (opening the store, starting the sandbox workers). */
   readonly signal?: AbortSignal;
+  /**
+   * The key that seals and checks checkpoints (HMAC-SHA256): at least 16 bytes, 32 random bytes
+   * recommended; keep it secret and the same on every host that resumes runs. Without it (here or per
+   * run), a run that pauses for approval, or a resume, is a `no_checkpoint_key` error.
+   */
+  readonly checkpointKey?: CheckpointKey;
 }
 
 const objectWith = (name: string, methods: string[], what: string) =>
@@ -98,6 +105,7 @@ const Schema = z.strictObject({
       error: (issue) => `Expected \`onEvent\` to be a function, got \`${describeValue(issue.input)}\``,
     })
     .optional(),
+  checkpointKey: z.unknown().optional(),
   signal: z
     .custom<AbortSignal>((v) => v instanceof AbortSignal, {
       error: (issue) => `Expected \`signal\` to be an AbortSignal, got \`${describeValue(issue.input)}\``,
@@ -138,6 +146,7 @@ export function checkRuntimeOptions(options: HookRuntimeOptions): void {
     throw invalid("Pass `bundles` or `store`, not both: the store is a bundle source already");
   }
   if (options.limits !== undefined) parseLimits(options.limits, invalid);
+  if (options.checkpointKey !== undefined) keyBytes(options.checkpointKey);
   const { executor } = options;
   if (executor !== undefined && !isExecutor(executor)) {
     if ("limits" in executor)
