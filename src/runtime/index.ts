@@ -1,5 +1,5 @@
 /** The library entry: `createHookRuntime` wires the sandbox executor, the dispatcher, bundles and the agent loop. */
-export { bundleFromEntry, type EntryBundleOptions, fixedBundleSource } from "./entry-source.js";
+
 export {
   CHECKPOINT_VERSION,
   type Checkpoint,
@@ -7,6 +7,7 @@ export {
   type CheckpointKey,
   openCheckpoint,
 } from "./checkpoint.js";
+export { bundleFromEntry, type EntryBundleOptions, fixedBundleSource } from "./entry-source.js";
 export { RuntimeError, type RuntimeErrorCode } from "./errors.js";
 export type { RunEvent, RunStartedEvent, RuntimeEvent, RunWarning, RunWarningEvent } from "./events.js";
 export {

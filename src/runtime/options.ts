@@ -10,8 +10,8 @@ import {
   parseLimits,
 } from "../protocol/index.js";
 import type { BundleStore } from "../store/index.js";
-import { RuntimeError } from "./errors.js";
 import { type CheckpointKey, keyBytes } from "./checkpoint.js";
+import { RuntimeError } from "./errors.js";
 import type { RuntimeEvent } from "./events.js";
 
 /** Options of the executor the runtime starts (and closes): everything `createHookExecutor` takes but the limits, events and signal, which are the runtime's. */
