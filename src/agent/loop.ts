@@ -2,7 +2,13 @@ import type { z } from "zod";
 import type { DecidedBy, RunDispatcher, StopDecision } from "../dispatch/index.js";
 import type { AssistantMessage, events, Message, ModelSettings, ToolMessage } from "../protocol/index.js";
 import type { AgentEvent, AgentRunResult } from "./agent-events.js";
-import { type ApprovalDecisions, decisionsProblem, type PausedBatch, type PausedRun } from "./approval.js";
+import {
+  type ApprovalDecisions,
+  decisionsProblem,
+  type PausedBatch,
+  type PausedRun,
+  type PendingApproval,
+} from "./approval.js";
 import { deliver } from "./inbound.js";
 import type { Model } from "./model.js";
 import { modelTurn } from "./model-turn.js";
@@ -45,6 +51,14 @@ export interface AgentLoopOptions {
   /** Milliseconds for durations; default `performance.now`. */
   readonly clock?: () => number;
   readonly onEvent?: (event: AgentEvent) => void;
+  /**
+   * Answers asks in-process, the way a human would: called with a batch's held calls; decisions (checked
+   * like `resumeAgentLoop`'s) finish the batch at once, undefined ends the run with stop reason `approval`.
+   */
+  readonly approve?: (
+    pending: readonly PendingApproval[],
+    signal: AbortSignal,
+  ) => ApprovalDecisions | undefined | Promise<ApprovalDecisions | undefined>;
 }
 
 /**
@@ -228,6 +242,14 @@ async function turns(
       }
     }
 
+    while (batch?.held !== undefined && options.approve !== undefined) {
+      const held: PausedBatch = { ...batch.held, message };
+      const decisions = await options.approve(held.pending, signal);
+      if (decisions === undefined) break;
+      const problem = decisionsProblem(held.pending, decisions);
+      if (problem !== undefined) throw new TypeError(`approve: ${problem}`);
+      batch = await resumeToolBatch(run, held, byName, decisions);
+    }
     const calls = message.toolCalls ?? [];
     let toolResults: ToolMessage[] = [];
     if (batch !== undefined) {

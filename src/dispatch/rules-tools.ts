@@ -48,7 +48,9 @@ export const toolInvalidRule: PointRule<"tool.invalid", ToolInvalidAcc> = {
 
 interface ToolCallAcc extends Chain<"tool.call", ToolCallDecision> {
   /** The first `ask`: it stands unless a later hook blocks or stops the call. */
-  readonly asked: { readonly reason: string; readonly question: string | undefined; readonly by: DecidedBy } | undefined;
+  readonly asked:
+    | { readonly reason: string; readonly question: string | undefined; readonly by: DecidedBy }
+    | undefined;
 }
 
 /** `tool.call` re-validates each rewrite against the tool's own schema (`validateArgs`). */

@@ -183,7 +183,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     });
     try {
       const s = await start(controller.signal, forward);
-      const done = settle(s, run, controller.signal);
+      const done = settle(s, run);
       entry.done = done;
       return await done;
     } finally {
@@ -193,15 +193,9 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     }
   }
 
-  /** Answers asks in-process while `approve` does; seals a checkpoint when the run still waits. */
-  async function settle(s: Session, run: Parameters<typeof session>[0], signal: AbortSignal): Promise<RunAgentResult> {
-    let result = await s.result;
-    while (result.paused !== undefined && run.approve !== undefined) {
-      const decisions = await run.approve(result.pending ?? [], signal);
-      if (decisions === undefined) break;
-      checkDecisions(result.paused, decisions, s.loop.tools ?? []);
-      result = await resumeAgentLoop(s.loop, result.paused, decisions);
-    }
+  /** Seals a checkpoint when the run paused for approval. */
+  async function settle(s: Session, run: Parameters<typeof session>[0]): Promise<RunAgentResult> {
+    const result = await s.result;
     const { paused, ...rest } = result;
     const base = { ...rest, runId: s.runId, tenantId: s.tenantId, bundle: s.bundle, warnings: s.warnings };
     if (paused === undefined) return base;
@@ -265,7 +259,8 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
       const warnings: RunWarning[] = [];
       if (bundle === undefined) warnings.push(noBundleWarning(tenantId, bundles !== undefined));
       for (const warning of warnings) forward({ type: "run.warning", runId, tenantId, ...warning });
-      const loop = { ...loopFields(run), hooks, model, signal, onEvent: forward };
+      const approve = run.approve === undefined ? {} : { approve: run.approve };
+      const loop = { ...loopFields(run), ...approve, hooks, model, signal, onEvent: forward };
       const settings = run.settings ?? {};
       const sessionOptions = {
         maxTurns: run.maxTurns ?? DEFAULT_MAX_TURNS,
@@ -323,6 +318,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
         ...(run.tools !== undefined ? { tools: run.tools } : {}),
         ...(run.steering !== undefined ? { steering: run.steering } : {}),
         ...(run.followUp !== undefined ? { followUp: run.followUp } : {}),
+        ...(run.approve !== undefined ? { approve: run.approve } : {}),
         settings,
         maxTurns,
         parallelToolCalls,

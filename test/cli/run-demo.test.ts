@@ -56,6 +56,9 @@ describe("isohook run", () => {
     expect(stdout).toMatch(/rewrite args → \{"command":"ls","cwd":"\/workspace"\}/);
     expect(stdout).toMatch(/tool\.result +tenant:acme@v1 +patch content “OPENAI_API_KEY=\[REDACTED\]/);
     expect(stdout).toContain("■ completed · 3 turns");
+    expect(stdout).toMatch(/tenant:initech@v1 +ask “git push to main needs a human”/);
+    expect(stdout).toContain("✗ rejected: release freeze until Monday");
+    expect(stdout).not.toMatch(/■ approval/);
     expect(stdout).not.toMatch(/sk-proj-/);
   });
 
@@ -134,7 +137,7 @@ describe("isohook demo", () => {
     expect(stdout).toMatch(/^Usage: isohook demo/);
   });
 
-  it("runs three tenants and shows a block, a redaction, a rewrite, a turn budget and a contained runaway", async () => {
+  it("runs four tenants and shows a block, a redaction, a rewrite, a turn budget, a contained runaway and an ask", async () => {
     const command = createDemoCommand({
       openExecutor: (limits) => createHookExecutor({ workers: DEMO_WORKERS, limits }),
       ...ROOMY,
