@@ -6,8 +6,13 @@ export {
   type AgentEvent,
   type AgentLoopOptions,
   type AgentRunResult,
+  type ApprovalDecisions,
   DEFAULT_MAX_TURNS,
   type HooksDecidedEvent,
+  type PausedBatch,
+  type PausedRun,
+  type PendingApproval,
+  resumeAgentLoop,
   runAgentLoop,
   type StopReason,
 } from "./agent/index.js";
@@ -30,6 +35,8 @@ export {
   type QuarantineEnteredEvent,
   type QuarantineExitedEvent,
   type RunDispatcher,
+  type RunSnapshot,
+  type ToolCallDecision,
 } from "./dispatch/index.js";
 export type {
   HookContext,
@@ -41,4 +48,14 @@ export type {
   ToolSpec,
   Usage,
 } from "./protocol/index.js";
-export type { RunStartedEvent, RuntimeEvent } from "./runtime/index.js";
+// Approvals: a run paused by an ask, sealed as a checkpoint, resumed with runtime.resumeAgent.
+export {
+  CHECKPOINT_VERSION,
+  type Checkpoint,
+  type CheckpointBody,
+  type CheckpointKey,
+  openCheckpoint,
+  type ResumeAgentOptions,
+  type RunStartedEvent,
+  type RuntimeEvent,
+} from "./runtime/index.js";

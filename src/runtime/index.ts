@@ -3,7 +3,7 @@
 export {
   CHECKPOINT_VERSION,
   type Checkpoint,
-  type CheckpointBody,
+  CheckpointBody,
   type CheckpointKey,
   openCheckpoint,
 } from "./checkpoint.js";
