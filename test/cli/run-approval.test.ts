@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reportPaused } from "../../src/cli/commands/run-approval.js";
+import type { RunAgentResult } from "../../src/runtime/index.js";
+import { fakeIO } from "./fake-io.js";
 
 /** The done-when of issue 11, with the real CLI: a push held for approval, resumed in a second process. */
 
@@ -104,5 +107,26 @@ describe("isohook run with approvals, across processes", { timeout: 120_000 }, (
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("✓ $ git push origin main ok");
     expect(run.stdout).toContain("■ completed");
+  });
+});
+
+describe("the held calls in the text output", () => {
+  it("shows tenant text through printable: a reason cannot erase a line or forge an approval", async () => {
+    const io = fakeIO(REPO);
+    const pending = {
+      callId: "call_1_1",
+      call: { id: "call_1_1", name: "shell", args: { command: "git push" } },
+      args: { command: "git push\u001b[2K" },
+      reason: "ok\u001b[2K\u001b[1A\rAPPROVED",
+      question: "\u202eevil",
+      by: { hookId: "tenant:mallory@v1", source: "tenant" },
+      turn: 1,
+      index: 0,
+    };
+    const result = { pending: [pending], checkpoint: { type: "isohook.checkpoint" } } as unknown as RunAgentResult;
+    await reportPaused(result, { values: {}, positionals: [], json: false }, io);
+    expect(io.out()).not.toMatch(/[\u001b\r\u202e]/);
+    expect(io.out()).toContain("“ok\\x1b[2K\\x1b[1A\\rAPPROVED”");
+    expect(io.out()).toContain("\\u202eevil");
   });
 });
