@@ -56,9 +56,6 @@ describe("isohook run", () => {
     expect(stdout).toMatch(/rewrite args → \{"command":"ls","cwd":"\/workspace"\}/);
     expect(stdout).toMatch(/tool\.result +tenant:acme@v1 +patch content “OPENAI_API_KEY=\[REDACTED\]/);
     expect(stdout).toContain("■ completed · 3 turns");
-    expect(stdout).toMatch(/tenant:initech@v1 +ask “git push to main needs a human”/);
-    expect(stdout).toContain("✗ rejected: release freeze until Monday");
-    expect(stdout).not.toMatch(/■ approval/);
     expect(stdout).not.toMatch(/sk-proj-/);
   });
 
@@ -161,6 +158,9 @@ describe("isohook demo", () => {
     expect(stdout).toMatch(
       /acme shares worker \d with it: its hook calls waited up to \d+ ms behind the spins,\n {2}time not charged to its hook-time budget/,
     );
+    expect(stdout).toMatch(/tenant:initech@v1 +ask “git push to main needs a human”/);
+    expect(stdout).toContain("✗ rejected: release freeze until Monday");
+    expect(stdout).not.toMatch(/■ approval/);
     expect(stdout).not.toMatch(/sk-proj-/);
   });
 });
