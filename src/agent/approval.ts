@@ -89,8 +89,3 @@ export function decisionsProblem(pending: readonly PendingApproval[], decisions:
 export function pendingCall(call: ToolCall, args: JsonObject): ToolCall {
   return { id: call.id, name: call.name, args };
 }
-
-/** Narrowing helper for a paused batch's results. */
-export function isComplete(results: readonly (ToolMessage | null)[]): results is readonly ToolMessage[] {
-  return results.every((r) => r !== null);
-}

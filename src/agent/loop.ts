@@ -9,6 +9,7 @@ import {
   type PausedRun,
   type PendingApproval,
 } from "./approval.js";
+import type { BatchOutcome } from "./batch-state.js";
 import { deliver } from "./inbound.js";
 import type { Model } from "./model.js";
 import { modelTurn } from "./model-turn.js";
@@ -23,7 +24,7 @@ import {
   type Tally,
 } from "./run-context.js";
 import type { Tool } from "./tool.js";
-import { type BatchOutcome, resumeToolBatch, runToolBatch } from "./tool-batch.js";
+import { resumeToolBatch, runToolBatch } from "./tool-batch.js";
 
 type RunEndStopReason = z.infer<typeof events.StopReason>;
 

@@ -15,7 +15,7 @@ import {
 import { createDispatcher, type DispatchEvent, type PlatformHooks, type PolicyMap } from "../dispatch/index.js";
 import type { BundleRef, BundleSource, HookExecutor, JsonValue, Message, ModelSettings } from "../protocol/index.js";
 import { notify, RunId, TenantId } from "../protocol/index.js";
-import { type BundleStore, openStore, StoreError, storeLocation } from "../store/index.js";
+import type { BundleStore } from "../store/index.js";
 import { checkDecisions, RecentIds } from "./approvals.js";
 import { bundleAt } from "./bundle-version.js";
 import {
@@ -36,6 +36,7 @@ import {
   isExecutor,
 } from "./options.js";
 import { checkRun, loopFields, noBundleWarning } from "./run-options.js";
+import { openRuntimeStore } from "./runtime-store.js";
 
 export interface RunAgentOptions {
   readonly tenantId: string;
@@ -368,25 +369,4 @@ interface Session {
   readonly options: CheckpointBody["options"];
   readonly loop: AgentLoopOptions;
   readonly result: Promise<AgentRunResult>;
-}
-
-/** Opens the store at a location; a missing one is refused unless `createStore` (a typo must not run every tenant unguarded). */
-async function openRuntimeStore(location: string, options: HookRuntimeOptions): Promise<BundleStore> {
-  try {
-    return await openStore(location, {
-      create: options.createStore === true,
-      onEvent: (event) => notify(options.onEvent, event),
-    });
-  } catch (error) {
-    if (!(error instanceof StoreError) || error.code !== "missing") throw error;
-    throw new RuntimeError(
-      "invalid_options",
-      `No store at ${shownLocation(location)}: pass the location of an existing store, \`createStore: true\` to create an empty one, or create it first with \`isohook migrate --store …\``,
-    );
-  }
-}
-
-function shownLocation(location: string): string {
-  const parsed = storeLocation(location);
-  return parsed.kind === "postgres" ? parsed.display : parsed.path;
 }

@@ -62,12 +62,12 @@ ${STORE_HELP}
   -h, --help           Show this help
 
 Environment:
-  ISOHOOK_CHECKPOINT_KEY  The checkpoint key (at least 16 bytes): needed when a run pauses, and to resume
+  ISOHOOK_CHECKPOINT_KEY  The checkpoint key (at least 16 bytes): needed when a run pauses, and to
+                          resume; missing then, it is a usage error
 
 Exit codes: 0 the session ran (whatever its hooks decided: completed, stopped, failed, maxTurns or
 approval), 1 it could not start or ended in error or aborted, or the checkpoint was refused (changed,
-sealed with another key, another format version, its scenario changed), 2 usage (a missing
-ISOHOOK_CHECKPOINT_KEY included).
+sealed with another key, another format version, its scenario changed), 2 usage.
 `;
 
 /** What the command needs from outside; tests pass a shared executor. */
