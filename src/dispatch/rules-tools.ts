@@ -112,7 +112,7 @@ interface ToolResultAcc extends Chain<"tool.result", ToolResultDecision> {
 }
 export const toolResultRule: PointRule<"tool.result", ToolResultAcc> = {
   point: "tool.result",
-  start: (event) => ({ ...chainStart<"tool.result", ToolResultDecision>(event), terminatedBy: undefined }),
+  start: (event) => ({ event, changed: false, final: undefined, terminatedBy: undefined }),
   event: (acc) => acc.event,
   check: noCheck,
   apply(acc, result, by) {
