@@ -33,6 +33,10 @@ export class RecentIds {
   constructor(max: number) {
     this.#max = max;
   }
+  has(id: string): boolean {
+    return this.#ids.has(id);
+  }
+
   /** False when `id` was added already. */
   add(id: string): boolean {
     if (this.#ids.has(id)) return false;

@@ -301,16 +301,18 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     checkRun(run);
     const loopState: PausedRun = body.loop;
     checkDecisions(loopState, run.decisions, run.tools ?? []);
-    if (!resumed.add(body.id)) {
-      throw new RuntimeError(
+    const replayed = () =>
+      new RuntimeError(
         "checkpoint_replayed",
         `Checkpoint ${body.id} of run ${body.runId} was resumed already; a paused run goes on once`,
       );
-    }
+    if (resumed.has(body.id)) throw replayed();
     const { tenantId, runId } = body;
     return session(run, tenantId, runId, async (signal, forward) => {
       const ref = body.bundle ?? undefined;
       const bundle = ref === undefined ? undefined : await bundleAt(bundles, tenantId, ref, signal);
+      // Marked once nothing can refuse it any more (a refused resume may be retried); no await in between.
+      if (!resumed.add(body.id)) throw replayed();
       const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: body.policy, resume: body.hooks });
       forward({ type: "run.started", runId, tenantId, bundle: ref, resumed: true });
       const { maxTurns, parallelToolCalls, settings } = body.options;
