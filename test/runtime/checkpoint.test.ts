@@ -252,4 +252,29 @@ describe("checkpoints", () => {
     expect(result.transcript.find((m) => m.role === "tool")).toMatchObject({ content: "blocked: no force pushes" });
     await rt.close();
   });
+
+  it("refuses to resume on another bundle when the checkpoint's version is gone", async () => {
+    const initech = TenantId.parse("initech");
+    const asker = await buildBundle("hooks/ask-before-push", { executor });
+    await store.upload({ tenantId: initech, ...asker, by: "test", activate: true });
+    const rt = await runtime({ key: KEY });
+    const paused = await rt.runAgent({ tenantId: "initech", input: "go", tools: [shell], model: scriptedModel(TURNS) });
+    if (paused.checkpoint === undefined) throw new Error("no checkpoint");
+    const other = await buildBundle("hooks/block-destructive-shell", { executor });
+    await store.upload({ tenantId: initech, ...other, by: "test", activate: true });
+    await store.deleteVersion({ tenantId: initech, version: 1, by: "test" });
+    const resume = () =>
+      rt.resumeAgent(paused.checkpoint as Checkpoint, {
+        tenantId: "initech",
+        decisions: { call_1_2: { type: "approve" } },
+        tools: [shell],
+        model: scriptedModel(TURNS, { start: 1 }),
+      });
+    const error = await refusal(resume());
+    expect(error.code).toBe("checkpoint_bundle");
+    expect(error.message).toMatch(/version 1 of tenant initech/);
+    // Refused before it ran: the same checkpoint is not marked as resumed.
+    expect((await refusal(resume())).code).toBe("checkpoint_bundle");
+    await rt.close();
+  });
 });
