@@ -1,6 +1,7 @@
 /**
  * `isohook/loop`: the parts the runtime wires together, for hosts that bring their own loop or executor:
- * the dispatcher (stacking, failure policy, quarantine, budgets, provenance) and the agent loop.
+ * the dispatcher (stacking, failure policy, quarantine, budgets, provenance) and the agent loop, and
+ * what a run paused for approval is made of (pending calls, snapshots, checkpoints).
  */
 export {
   type AgentEvent,
