@@ -1,13 +1,19 @@
 /**
  * `isohook/loop`: the parts the runtime wires together, for hosts that bring their own loop or executor:
- * the dispatcher (stacking, failure policy, quarantine, budgets, provenance) and the agent loop.
+ * the dispatcher (stacking, failure policy, quarantine, budgets, provenance) and the agent loop, and
+ * what a run paused for approval is made of (pending calls, snapshots, checkpoints).
  */
 export {
   type AgentEvent,
   type AgentLoopOptions,
   type AgentRunResult,
+  type ApprovalDecisions,
   DEFAULT_MAX_TURNS,
   type HooksDecidedEvent,
+  type PausedBatch,
+  type PausedRun,
+  type PendingApproval,
+  resumeAgentLoop,
   runAgentLoop,
   type StopReason,
 } from "./agent/index.js";
@@ -32,6 +38,8 @@ export {
   type QuarantineEnteredEvent,
   type QuarantineExitedEvent,
   type RunDispatcher,
+  type RunSnapshot,
+  type ToolCallDecision,
 } from "./dispatch/index.js";
 export type {
   HookContext,
@@ -43,4 +51,14 @@ export type {
   ToolSpec,
   Usage,
 } from "./protocol/index.js";
-export type { RunStartedEvent, RuntimeEvent } from "./runtime/index.js";
+// Approvals: a run paused by an ask, sealed as a checkpoint, resumed with runtime.resumeAgent.
+export {
+  CHECKPOINT_VERSION,
+  type Checkpoint,
+  type CheckpointBody,
+  type CheckpointKey,
+  openCheckpoint,
+  type ResumeAgentOptions,
+  type RunStartedEvent,
+  type RuntimeEvent,
+} from "./runtime/index.js";

@@ -9,7 +9,7 @@
  * const scenario = jsonSchema("Scenario", "input");
  * ```
  */
-import { Scenario, ScriptedTurn, ToolDeclaration } from "./agent/index.js";
+import { ApprovalDecision, Scenario, ScriptedTurn, ToolDeclaration } from "./agent/index.js";
 import {
   BundleManifest,
   Failure,
@@ -23,11 +23,14 @@ import {
   toJsonSchema,
   Usage,
 } from "./protocol/index.js";
+import { CheckpointBody } from "./runtime/index.js";
 
 export { hookSchema, type JsonSchema } from "./protocol/index.js";
 
 const SCHEMAS = {
+  ApprovalDecision,
   BundleManifest,
+  CheckpointBody,
   Failure,
   HookContext,
   Limits,

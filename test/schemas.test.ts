@@ -21,6 +21,8 @@ describe("isohook/schemas", () => {
   });
 
   it("refuses an unknown name, listing the known ones", () => {
-    expect(() => jsonSchema("Nope" as SchemaName)).toThrow(/Unknown schema `Nope`\. Known schemas: BundleManifest/);
+    expect(() => jsonSchema("Nope" as SchemaName)).toThrow(
+      /Unknown schema `Nope`\. Known schemas: ApprovalDecision, BundleManifest, CheckpointBody/,
+    );
   });
 });

@@ -1,9 +1,15 @@
 import type { z } from "zod";
 import type { DecidedBy, HookRecord, PointDecision } from "../dispatch/index.js";
 import type { AssistantMessage, events, HookPoint, Message, ToolCall, ToolResult, Usage } from "../protocol/index.js";
+import type { PausedRun, PendingApproval } from "./approval.js";
 import type { ModelErrorCode } from "./model-error.js";
 
-export type StopReason = z.infer<typeof events.StopReason>;
+/**
+ * How a run ended: the `run.end` stop reasons, and `approval` (a hook asked a human; the run waits for
+ * decisions and resumes). A run paused for approval has not ended for its hooks: `run.end` runs when the
+ * resumed run ends.
+ */
+export type StopReason = z.infer<typeof events.StopReason> | "approval";
 
 /** Every hook point's combined decision, with the hook calls behind it (only when at least one hook ran). */
 export type HooksDecidedEvent = {
@@ -40,8 +46,11 @@ export type AgentEvent =
       readonly type: "tool.finished";
       readonly turn: number;
       readonly call: ToolCall;
-      /** `executed`, `blocked`, `invalid`, `skipped` (by `tool.invalid`) or `cancelled` (stop/abort/error). */
-      readonly how: "executed" | "blocked" | "invalid" | "skipped" | "cancelled";
+      /**
+       * `executed`, `blocked`, `invalid`, `skipped` (by `tool.invalid`), `cancelled` (stop/abort/error) or
+       * `rejected` (a human's decision on a call a hook asked about).
+       */
+      readonly how: "executed" | "blocked" | "invalid" | "skipped" | "cancelled" | "rejected";
       readonly result: ToolResult;
       readonly durationMs: number;
     }
@@ -74,4 +83,8 @@ export interface AgentRunResult {
   /** Model calls made (retries included); hook answers via `model.request` → `respond` count too. */
   readonly turns: number;
   readonly usage: Usage;
+  /** When `stopReason` is `approval`: the calls waiting for a human's decision. */
+  readonly pending?: readonly PendingApproval[];
+  /** When `stopReason` is `approval`: what `resumeAgentLoop` needs to go on (JSON). */
+  readonly paused?: PausedRun;
 }

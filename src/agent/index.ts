@@ -3,7 +3,15 @@
  * data) and scenario files. The loop calls every hook point through a dispatcher run scope.
  */
 export type { AgentEvent, AgentRunResult, HooksDecidedEvent, StopReason } from "./agent-events.js";
-export { type AgentLoopOptions, DEFAULT_MAX_TURNS, runAgentLoop } from "./loop.js";
+export {
+  ApprovalDecision,
+  type ApprovalDecisions,
+  decisionsProblem,
+  type PausedBatch,
+  type PausedRun,
+  type PendingApproval,
+} from "./approval.js";
+export { type AgentLoopOptions, DEFAULT_MAX_TURNS, resumeAgentLoop, runAgentLoop } from "./loop.js";
 export type { FinishReason, Model, ModelReply, ModelRequest } from "./model.js";
 export { ModelError, type ModelErrorCode } from "./model-error.js";
 export { type OpenAIModelOptions, openAIModel } from "./openai-model.js";

@@ -1,6 +1,15 @@
+import type { z } from "zod";
 import type { DecidedBy, RunDispatcher, StopDecision } from "../dispatch/index.js";
-import type { Message, ModelSettings, ToolMessage } from "../protocol/index.js";
+import type { AssistantMessage, events, Message, ModelSettings, ToolMessage } from "../protocol/index.js";
 import type { AgentEvent, AgentRunResult } from "./agent-events.js";
+import {
+  type ApprovalDecisions,
+  decisionsProblem,
+  type PausedBatch,
+  type PausedRun,
+  type PendingApproval,
+} from "./approval.js";
+import type { BatchOutcome } from "./batch-state.js";
 import { deliver } from "./inbound.js";
 import type { Model } from "./model.js";
 import { modelTurn } from "./model-turn.js";
@@ -15,7 +24,9 @@ import {
   type Tally,
 } from "./run-context.js";
 import type { Tool } from "./tool.js";
-import { runToolBatch } from "./tool-batch.js";
+import { resumeToolBatch, runToolBatch } from "./tool-batch.js";
+
+type RunEndStopReason = z.infer<typeof events.StopReason>;
 
 export const DEFAULT_MAX_TURNS = 20;
 
@@ -41,6 +52,14 @@ export interface AgentLoopOptions {
   /** Milliseconds for durations; default `performance.now`. */
   readonly clock?: () => number;
   readonly onEvent?: (event: AgentEvent) => void;
+  /**
+   * Answers asks in-process, the way a human would: called with a batch's held calls; decisions (checked
+   * like `resumeAgentLoop`'s) finish the batch at once, undefined ends the run with stop reason `approval`.
+   */
+  readonly approve?: (
+    pending: readonly PendingApproval[],
+    signal: AbortSignal,
+  ) => ApprovalDecisions | undefined | Promise<ApprovalDecisions | undefined>;
 }
 
 /**
@@ -55,30 +74,67 @@ export interface AgentLoopOptions {
  * ```
  */
 export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRunResult> {
+  const tally: Tally = { turns: 0, usage: { inputTokens: 0, outputTokens: 0 }, output: "", modelCalls: 0 };
+  return loop(options, [], 0, tally, (run) => drive(run, options, tally));
+}
+
+/**
+ * Continues a run that ended with stop reason `approval`, as if it never stopped: `paused` is that result's
+ * `paused`, `decisions` one decision per pending call (checked first: a missing or unknown call id, or a
+ * decision of the wrong shape, throws `TypeError` before anything runs). `options.hooks` must be the
+ * run's scope, or one opened with its `snapshot()` as `resume`; `input` is ignored.
+ */
+export async function resumeAgentLoop(
+  options: AgentLoopOptions,
+  paused: PausedRun,
+  decisions: ApprovalDecisions,
+): Promise<AgentRunResult> {
+  const problem = decisionsProblem(paused.batch.pending, decisions);
+  if (problem !== undefined) throw new TypeError(problem);
+  const tally: Tally = {
+    turns: paused.turns,
+    usage: paused.usage,
+    output: paused.output,
+    modelCalls: paused.modelCalls,
+  };
+  return loop(options, [...paused.transcript], paused.turn, tally, (run) =>
+    turns(run, options, tally, { batch: paused.batch, decisions }),
+  );
+}
+
+async function loop(
+  options: AgentLoopOptions,
+  transcript: Message[],
+  turn: number,
+  tally: Tally,
+  body: (run: RunContext) => Promise<Ending>,
+): Promise<AgentRunResult> {
   const signal = options.signal ?? new AbortController().signal;
   const run: RunContext = {
     hooks: options.hooks,
     signal,
     clock: options.clock ?? (() => performance.now()),
     emit: safeEmit(options.onEvent),
-    transcript: [],
-    turn: 0,
+    transcript,
+    turn,
   };
-  const tally: Tally = { turns: 0, usage: { inputTokens: 0, outputTokens: 0 }, output: "" };
   let ending: Ending;
   try {
-    ending = await drive(run, options, tally);
+    ending = await body(run);
   } catch (error) {
     ending = signal.aborted
       ? { stopReason: "aborted", reason: "the run was aborted" }
       : { stopReason: "error", reason: messageOf(error), error: { code: "host_error", message: messageOf(error) } };
   }
-  try {
-    // Observers see aborted runs too: run.end is bounded by the hook timeouts, not by the run's signal.
-    const event = { stopReason: ending.stopReason, turns: tally.turns, usage: tally.usage };
-    decided(run, "run.end", await run.hooks.runEnd(event));
-  } catch {
-    // run.end is observe-only; the run's outcome stands.
+  const { paused } = ending;
+  if (paused === undefined) {
+    try {
+      // Observers see aborted runs too: run.end is bounded by the hook timeouts, not by the run's signal.
+      const event = { stopReason: ending.stopReason as RunEndStopReason, turns: tally.turns, usage: tally.usage };
+      decided(run, "run.end", await run.hooks.runEnd(event));
+    } catch {
+      // run.end is observe-only; the run's outcome stands.
+    }
   }
   run.emit({
     type: "run.finished",
@@ -87,7 +143,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRunR
     turns: tally.turns,
     usage: tally.usage,
   });
-  return {
+  const result: AgentRunResult = {
     stopReason: ending.stopReason,
     reason: ending.reason,
     decidedBy: ending.decidedBy,
@@ -97,16 +153,22 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRunR
     turns: tally.turns,
     usage: tally.usage,
   };
+  if (paused === undefined) return result;
+  const pausedRun: PausedRun = {
+    turn: run.turn,
+    transcript: run.transcript,
+    turns: tally.turns,
+    usage: tally.usage,
+    output: tally.output,
+    modelCalls: tally.modelCalls,
+    batch: paused,
+  };
+  return { ...result, pending: paused.pending, paused: pausedRun };
 }
 
 async function drive(run: RunContext, options: AgentLoopOptions, tally: Tally): Promise<Ending> {
   const { hooks, signal } = run;
   const opts = { signal };
-  const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
-  const tools = options.tools ?? [];
-  const byName = new Map(tools.map((t) => [t.spec.name, t]));
-  const specs = tools.map((t) => t.spec);
-
   const start = decided(run, "run.start", await hooks.runStart({ input: initialInput(options) }, opts));
   if (start.type === "stop") return stopped(start);
   let lastDrop: DecidedBy | undefined;
@@ -126,43 +188,84 @@ async function drive(run: RunContext, options: AgentLoopOptions, tally: Tally): 
       decidedBy: lastDrop,
     };
   }
+  return turns(run, options, tally, undefined);
+}
+
+/** The turns of a run; `resumed` first finishes a batch that was held for approval. */
+async function turns(
+  run: RunContext,
+  options: AgentLoopOptions,
+  tally: Tally,
+  resumed: { readonly batch: PausedBatch; readonly decisions: ApprovalDecisions } | undefined,
+): Promise<Ending> {
+  const { hooks, signal } = run;
+  const opts = { signal };
+  const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+  const tools = options.tools ?? [];
+  const byName = new Map(tools.map((t) => [t.spec.name, t]));
+  const specs = tools.map((t) => t.spec);
 
   let ended: { reason: string | undefined; by: DecidedBy } | undefined;
   for (;;) {
-    signal.throwIfAborted();
-    if (tally.turns >= maxTurns)
-      return { stopReason: "maxTurns", reason: `the run reached its limit of ${maxTurns} turns` };
-    run.turn = tally.turns + 1;
-    hooks.beginTurn(run.turn);
-    run.emit({ type: "turn.started", turn: run.turn });
+    let message: AssistantMessage;
+    let batch: BatchOutcome | undefined;
+    if (resumed !== undefined) {
+      message = resumed.batch.message;
+      batch = await resumeToolBatch(run, resumed.batch, byName, resumed.decisions);
+      resumed = undefined;
+    } else {
+      signal.throwIfAborted();
+      if (tally.turns >= maxTurns)
+        return { stopReason: "maxTurns", reason: `the run reached its limit of ${maxTurns} turns` };
+      run.turn = tally.turns + 1;
+      hooks.beginTurn(run.turn);
+      run.emit({ type: "turn.started", turn: run.turn });
 
-    for (const message of options.steering?.() ?? []) {
-      const delivery = await deliver(run, "steering", message);
-      if (delivery.type === "stop") return stopped(delivery);
+      for (const steered of options.steering?.() ?? []) {
+        const delivery = await deliver(run, "steering", steered);
+        if (delivery.type === "stop") return stopped(delivery);
+      }
+
+      const turn = await modelTurn(run, { model: options.model, settings: options.settings ?? {}, specs }, tally);
+      if (turn.kind === "ended") return turn.ending;
+      if (turn.kind === "retried") continue;
+      message = turn.message;
+      tally.output = message.content;
+      addMessage(run, message);
+      const calls = message.toolCalls ?? [];
+      if (calls.length > 0) {
+        batch = await runToolBatch(
+          run,
+          calls,
+          { byName, active: turn.active },
+          { parallel: options.parallelToolCalls === true, malformedArgs: turn.malformedArgs },
+        );
+      }
     }
 
-    const turn = await modelTurn(run, { model: options.model, settings: options.settings ?? {}, specs }, tally);
-    if (turn.kind === "ended") return turn.ending;
-    if (turn.kind === "retried") continue;
-    const { message, active } = turn;
-    tally.output = message.content;
-    addMessage(run, message);
-
+    while (batch?.held !== undefined && options.approve !== undefined) {
+      const held: PausedBatch = { ...batch.held, message };
+      const decisions = await options.approve(held.pending, signal);
+      if (decisions === undefined) break;
+      const problem = decisionsProblem(held.pending, decisions);
+      if (problem !== undefined) throw new TypeError(`approve: ${problem}`);
+      batch = await resumeToolBatch(run, held, byName, decisions);
+    }
     const calls = message.toolCalls ?? [];
     let toolResults: ToolMessage[] = [];
-    if (calls.length > 0) {
-      const batch = await runToolBatch(
-        run,
-        calls,
-        { byName, active },
-        {
-          parallel: options.parallelToolCalls === true,
-          malformedArgs: turn.malformedArgs,
-        },
-      );
+    if (batch !== undefined) {
       toolResults = batch.results;
       if (batch.interrupted) throw batch.interrupted.error;
       if (batch.stop) return stopped(batch.stop);
+      if (batch.held) {
+        const n = batch.held.pending.length;
+        return {
+          stopReason: "approval",
+          reason: `${n} tool call${n === 1 ? "" : "s"} wait${n === 1 ? "s" : ""} for approval`,
+          decidedBy: batch.held.pending[0]?.by,
+          paused: { ...batch.held, message },
+        };
+      }
       if (batch.terminate)
         return {
           stopReason: "stopped",

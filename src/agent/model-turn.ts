@@ -73,6 +73,7 @@ export async function modelTurn(
     const tools = setup.specs.filter((s) => active.includes(s.name));
     try {
       const modelRequest = { model: patch.model ?? model.id, messages, tools, settings: merge(settings, patch) };
+      tally.modelCalls += 1;
       reply = await raceAbort(model.complete(modelRequest, signal), signal);
     } catch (error) {
       if (signal.aborted) throw error;

@@ -1,6 +1,7 @@
 import type { DecidedBy, Dispatched, PointDecision, RunDispatcher, StopDecision } from "../dispatch/index.js";
 import { type HookPoint, type Message, notifier, type Usage } from "../protocol/index.js";
 import type { AgentEvent, AgentRunResult, StopReason } from "./agent-events.js";
+import type { PausedBatch } from "./approval.js";
 
 /** What every stage of one run shares: its hooks, its signal, its clock and its transcript. */
 export interface RunContext {
@@ -44,6 +45,8 @@ export interface Ending {
   readonly reason?: string | undefined;
   readonly decidedBy?: DecidedBy | undefined;
   readonly error?: AgentRunResult["error"];
+  /** Set when the run pauses for approval (stop reason `approval`). */
+  readonly paused?: PausedBatch;
 }
 
 /** What a run has used so far. */
@@ -51,6 +54,8 @@ export interface Tally {
   turns: number;
   usage: Usage;
   output: string;
+  /** Calls that reached the model (hook `respond`s do not): where a scripted model resumes. */
+  modelCalls: number;
 }
 
 export function stopped(stop: StopDecision): Ending {

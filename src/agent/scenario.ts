@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { JsonValue, Limits, Message, TenantId } from "../protocol/index.js";
+import { ApprovalDecision } from "./approval.js";
 import { ToolDeclaration } from "./scenario-tool.js";
 import { ScriptedTurn } from "./scripted-model.js";
 
@@ -45,6 +46,11 @@ export const Scenario = z.strictObject({
   parallelToolCalls: z.boolean().default(false),
   /** Sandbox limits for this session's executor (DESIGN §5); unset ones keep their defaults. */
   limits: Limits.optional(),
+  /**
+   * Answers to asks, by call id (scripted calls are `call_<turn>_<index>` unless named), the way a human
+   * would: when every pending call has one, the run goes on; otherwise it ends with stop reason `approval`.
+   */
+  approvals: z.record(z.string().min(1), ApprovalDecision).optional(),
   /** Hook time per turn and per run in ms (DESIGN §5: 250 / 5000). */
   budgets: z
     .strictObject({

@@ -25,15 +25,19 @@ export type ScriptedTurnInput = z.input<typeof ScriptedTurn>;
 
 /**
  * The embedded default model: replays `turns` in order, one per call (retries included), so a run is
- * reproducible without a provider. Past the last turn it rejects with `script_exhausted`.
+ * reproducible without a provider. Past the last turn it rejects with `script_exhausted`. `start` skips the turns a resumed run used before it paused.
  *
  * ```ts
  * const model = scriptedModel([{ toolCalls: [{ name: "shell", args: { command: "ls" } }] }, { text: "Done." }]);
  * ```
  */
-export function scriptedModel(turns: readonly ScriptedTurnInput[], options: { id?: string } = {}): Model {
+export function scriptedModel(
+  turns: readonly ScriptedTurnInput[],
+  options: { id?: string; start?: number } = {},
+): Model {
   const script = turns.map((turn) => ScriptedTurn.parse(turn));
-  let next = 0;
+  // A resumed run goes on where its model was: `start` is the checkpoint's count of model calls.
+  let next = options.start ?? 0;
   return {
     id: options.id ?? "scripted",
     async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelReply> {

@@ -1,7 +1,8 @@
-import type { DecidedBy, StopDecision } from "../dispatch/index.js";
-import type { JsonObject, ToolCall, ToolMessage, ToolResult } from "../protocol/index.js";
+import type { JsonObject, ToolCall, ToolResult } from "../protocol/index.js";
 import { raceAbort } from "./abort.js";
-import { addMessage, decided, type RunContext } from "./run-context.js";
+import { type ApprovalDecisions, type PausedBatch, pendingCall } from "./approval.js";
+import { type BatchOutcome, BatchState, type How, type Prepared, type Settled } from "./batch-state.js";
+import { decided, type RunContext } from "./run-context.js";
 import type { Tool } from "./tool.js";
 
 /** The tools of one turn: every tool the run knows, and the names the model may call this turn. */
@@ -10,36 +11,12 @@ export interface TurnTools {
   readonly active: readonly string[];
 }
 
-export interface BatchOutcome {
-  /** One per call, in call order, already appended to the transcript. */
-  readonly results: ToolMessage[];
-  /** Set when a `block` or a `tool.result` patch asked to end the run after this batch. */
-  readonly terminate: { readonly reason: string; readonly by: DecidedBy | undefined } | undefined;
-  /** Set when a hook stopped the run during the batch. */
-  readonly stop: StopDecision | undefined;
-  /** Set when the batch was cut short by the signal or a host error (the remaining calls were cancelled). */
-  readonly interrupted: { readonly error: unknown } | undefined;
-}
-
-type How = "executed" | "blocked" | "invalid" | "skipped" | "cancelled";
-
-/** A call after `tool.invalid` and `tool.call`: either ready to run, or already answered. */
-type Prepared =
-  | { readonly kind: "run"; readonly call: ToolCall; readonly tool: Tool; readonly args: unknown }
-  | {
-      readonly kind: "answered";
-      readonly call: ToolCall;
-      readonly how: How;
-      readonly result: ToolResult;
-      readonly terminate?: NonNullable<BatchOutcome["terminate"]>;
-    }
-  | { readonly kind: "stop"; readonly stop: StopDecision };
-
 /**
  * Runs one assistant message's tool calls through `tool.invalid`, `tool.call`, the tool and `tool.result`.
  * Sequential by default; `parallel` decides every call first (hooks of a run are serialised anyway), runs
  * the tools concurrently, then checks the results in call order. Never throws: every call gets exactly one
- * tool result, also when a hook stops the run, the signal aborts or the host fails mid-batch.
+ * tool result, also when a hook stops the run, the signal aborts or the host fails mid-batch, except a call
+ * a hook asked about: the batch finishes the others and returns the asked calls `held`.
  */
 export async function runToolBatch(
   run: RunContext,
@@ -47,94 +24,128 @@ export async function runToolBatch(
   tools: TurnTools,
   options: { readonly parallel: boolean; readonly malformedArgs: Readonly<Record<string, string>> | undefined },
 ): Promise<BatchOutcome> {
-  const results: ToolMessage[] = [];
-  let terminate: BatchOutcome["terminate"];
-  let stop: StopDecision | undefined;
-  let interrupted: BatchOutcome["interrupted"];
-  const finish = async (prepared: Exclude<Prepared, { kind: "stop" }>, result: ToolResult, started: number) => {
-    const executed = prepared.kind === "run";
-    const dispatched = await run.hooks.toolResult({ call: prepared.call, executed, result }, { signal: run.signal });
-    const checked = decided(run, "tool.result", dispatched);
-    const how = prepared.kind === "run" ? "executed" : prepared.how;
-    if (checked.type === "stop") {
-      stop = checked;
-      record(prepared.call, how, result, started);
-      return;
-    }
-    if (checked.terminate && !terminate) {
-      const by = dispatched.records.findLast(
-        (r) => r.outcome.type === "decided" && r.outcome.result?.type === "patch" && r.outcome.result.terminate,
-      );
-      terminate = {
-        reason: `terminated after \`${prepared.call.name}\``,
-        by: by && { hookId: by.hookId, source: by.source },
-      };
-    }
-    record(prepared.call, how, checked.result, started);
-  };
-  const record = (call: ToolCall, how: How, result: ToolResult, started: number) => {
-    const message: ToolMessage = {
-      role: "tool",
-      toolCallId: call.id,
-      name: call.name,
-      content: result.content,
-      isError: result.isError,
-    };
-    results.push(message);
-    addMessage(run, message);
-    run.emit({ type: "tool.finished", turn: run.turn, call, how, result, durationMs: run.clock() - started });
-  };
-
+  const state = new BatchState(run, calls.length);
+  const hold = (index: number, prepared: Prepared & { kind: "ask" }) =>
+    state.pending.push({ ...prepared.pending, turn: run.turn, index });
   try {
     if (!options.parallel) {
       for (const [index, call] of calls.entries()) {
         const started = run.clock();
         const prepared = await prepare(run, call, index, calls.length, tools, options.malformedArgs);
         if (prepared.kind === "stop") {
-          stop = prepared.stop;
+          state.stop = prepared.stop;
           break;
         }
-        if (prepared.kind === "answered" && prepared.terminate && !terminate) terminate = prepared.terminate;
+        if (prepared.kind === "ask") {
+          hold(index, prepared);
+          continue;
+        }
+        if (prepared.kind === "answered" && prepared.terminate && !state.terminate)
+          state.terminate = prepared.terminate;
         const result = prepared.kind === "run" ? await execute(run, prepared) : prepared.result;
-        await finish(prepared, result, started);
-        if (stop) break;
+        await state.finish(index, prepared, result, started);
+        if (state.stop) break;
       }
     } else {
       const started = run.clock();
-      const prepared: Exclude<Prepared, { kind: "stop" }>[] = [];
+      const prepared: { index: number; settled: Settled }[] = [];
       for (const [index, call] of calls.entries()) {
         const one = await prepare(run, call, index, calls.length, tools, options.malformedArgs);
         if (one.kind === "stop") {
-          stop = one.stop;
+          state.stop = one.stop;
           break;
         }
-        if (one.kind === "answered" && one.terminate && !terminate) terminate = one.terminate;
-        prepared.push(one);
+        if (one.kind === "ask") {
+          hold(index, one);
+          continue;
+        }
+        if (one.kind === "answered" && one.terminate && !state.terminate) state.terminate = one.terminate;
+        prepared.push({ index, settled: one });
       }
-      if (!stop) {
-        const outputs = await Promise.all(prepared.map((p) => (p.kind === "run" ? execute(run, p) : p.result)));
-        for (const [i, p] of prepared.entries()) {
+      if (!state.stop) {
+        const outputs = await Promise.all(
+          prepared.map(({ settled: p }) => (p.kind === "run" ? execute(run, p) : p.result)),
+        );
+        for (const [i, { index, settled }] of prepared.entries()) {
           const output = outputs[i];
           if (output === undefined) break;
-          await finish(p, output, started);
-          if (stop) break;
+          await state.finish(index, settled, output, started);
+          if (state.stop) break;
         }
       }
     }
   } catch (error) {
-    interrupted = { error };
+    state.interrupted = { error };
   }
+  return state.outcome(calls);
+}
 
-  if (results.length < calls.length) {
-    const why = run.signal.aborted
-      ? "cancelled: the run was aborted before this call finished"
-      : stop
-        ? `cancelled: the run was stopped (${stop.reason})`
-        : "cancelled: the host failed before this call finished";
-    for (const call of calls.slice(results.length))
-      record(call, "cancelled", { content: why, isError: true }, run.clock());
+/**
+ * Finishes a batch held for approval with a human's decisions (already checked: one per pending call):
+ * approved calls run with their effective args, edited ones go through `tool.call` again, rejected ones get
+ * `rejected: <reason>`; then `tool.result` for each, and every message joins the transcript in call order.
+ */
+export async function resumeToolBatch(
+  run: RunContext,
+  paused: PausedBatch,
+  tools: ReadonlyMap<string, Tool>,
+  decisions: ApprovalDecisions,
+): Promise<BatchOutcome> {
+  const calls = paused.message.toolCalls ?? [];
+  const state = new BatchState(run, calls.length, paused);
+  try {
+    for (const pending of paused.pending) {
+      if (state.stop) break;
+      const started = run.clock();
+      const decision = decisions[pending.callId];
+      const tool = tools.get(pending.call.name);
+      if (decision === undefined || tool === undefined) throw new Error(`no decision or tool for ${pending.callId}`);
+      let prepared: Prepared;
+      switch (decision.type) {
+        case "approve": {
+          const call = pendingCall(pending.call, pending.args);
+          const parsed = tool.parameters.safeParse(call.args);
+          prepared = parsed.success
+            ? { kind: "run", call, tool, args: parsed.data }
+            : answered(call, "invalid", `invalid tool call: ${issueText(parsed.error.issues)}`, true);
+          break;
+        }
+        case "reject":
+          prepared = answered(
+            pendingCall(pending.call, pending.args),
+            "rejected",
+            `rejected: ${decision.reason}`,
+            true,
+          );
+          break;
+        case "edit":
+          prepared = await decideCall(
+            run,
+            pendingCall(pending.call, decision.args),
+            pending.index,
+            calls.length,
+            tool,
+            true,
+          );
+          break;
+        default: {
+          const never: never = decision;
+          return never;
+        }
+      }
+      if (prepared.kind === "stop") {
+        state.stop = prepared.stop;
+        break;
+      }
+      if (prepared.kind === "ask") throw new Error("an edited call is never held again");
+      if (prepared.kind === "answered" && prepared.terminate && !state.terminate) state.terminate = prepared.terminate;
+      const result = prepared.kind === "run" ? await execute(run, prepared) : prepared.result;
+      await state.finish(pending.index, prepared, result, started);
+    }
+  } catch (error) {
+    state.interrupted = { error };
   }
-  return { results, terminate, stop, interrupted };
+  return state.outcome(calls);
 }
 
 async function prepare(
@@ -172,7 +183,21 @@ async function prepare(
     }
   }
   // `invalidity` returned nothing, so the tool exists.
-  const tool = tools.byName.get(call.name) as Tool;
+  return decideCall(run, call, index, size, tools.byName.get(call.name) as Tool, false);
+}
+
+/**
+ * `tool.call` for one call. `edited`: a human wrote these args (an approval's edit), so an `ask` is
+ * answered already; a block or stop still stands.
+ */
+async function decideCall(
+  run: RunContext,
+  call: ToolCall,
+  index: number,
+  size: number,
+  tool: Tool,
+  edited: boolean,
+): Promise<Prepared> {
   const validateArgs = (args: JsonObject) => argsProblem(tool, args);
   const decision = decided(
     run,
@@ -186,12 +211,19 @@ async function prepare(
       const blocked = answered({ ...call, args: decision.args }, "blocked", `blocked: ${decision.reason}`, true);
       return decision.terminate ? { ...blocked, terminate: { reason: decision.reason, by: decision.by } } : blocked;
     }
+    case "ask":
     case "execute": {
       const effective = decision.rewritten ? { ...call, args: decision.args } : call;
       const parsed = tool.parameters.safeParse(effective.args);
       if (!parsed.success)
         return answered(effective, "invalid", `invalid tool call: ${issueText(parsed.error.issues)}`, true);
-      return { kind: "run", call: effective, tool, args: parsed.data };
+      if (decision.type === "execute" || edited) return { kind: "run", call: effective, tool, args: parsed.data };
+      const { reason, by } = decision;
+      const asked = { callId: call.id, call, args: effective.args, reason, by };
+      return {
+        kind: "ask",
+        pending: decision.question === undefined ? asked : { ...asked, question: decision.question },
+      };
     }
     default: {
       const never: never = decision;

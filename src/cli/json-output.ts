@@ -220,6 +220,25 @@ const RunResult = z.strictObject({
   turns: Count,
   usage: Usage,
   transcript: z.array(Message),
+  pending: z
+    .array(
+      z.strictObject({
+        callId: z.string(),
+        call: z.strictObject({ id: z.string(), name: z.string(), args: JsonObject }),
+        args: JsonObject.meta({ description: "the effective arguments: what runs if approved" }),
+        reason: z.string(),
+        question: z.string().optional(),
+        by: JsonObject.meta({ description: "the hook that asked: {hookId, source}" }),
+        turn: Count,
+        index: Count.meta({ description: "the call's position in its batch" }),
+      }),
+    )
+    .optional()
+    .meta({ description: "stopReason approval: the calls held for a human (decide each with run --resume)" }),
+  checkpoint: z
+    .strictObject({ type: z.literal("isohook.checkpoint"), version: z.int(), body: z.string(), mac: z.string() })
+    .optional()
+    .meta({ description: "stopReason approval: the paused run, sealed (HMAC-SHA256); pass this line to run --resume" }),
 });
 
 const DemoSummary = z.strictObject({

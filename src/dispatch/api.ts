@@ -38,6 +38,18 @@ export interface OpenRunOptions {
   readonly bundle?: ActiveBundle | undefined;
   /** The failure policy the tenant asked for, per point; raised to `closed` where the platform floor says so. */
   readonly policy?: PolicyMap | undefined;
+  /** Continues a run from its `snapshot()`: turn, budgets spent and each hook's state (by hook id). */
+  readonly resume?: RunSnapshot | undefined;
+}
+
+/**
+ * What a run scope holds that a paused run needs to go on elsewhere: `ctx.turn`, the hook time spent, and
+ * each hook's `ctx.state` by hook id (a hook no longer in the stack is left out when restored).
+ */
+export interface RunSnapshot {
+  readonly turn: number;
+  readonly spent: { readonly turnMs: number; readonly runMs: number };
+  readonly states: Readonly<Record<string, JsonObject>>;
 }
 
 export interface DispatchOptions {
@@ -66,6 +78,9 @@ export interface RunDispatcher {
   spent(): { readonly turnMs: number; readonly runMs: number };
   /** Resolves once this run's observe-only calls queued so far have ended (the run itself never waits). */
   observed(): Promise<void>;
+
+  /** The scope's turn, budgets spent and hook states, for `OpenRunOptions.resume` (a checkpoint). */
+  snapshot(): RunSnapshot;
   runStart(event: HookEvent<"run.start">, options?: DispatchOptions): Promise<Dispatched<"run.start">>;
   inputInbound(event: HookEvent<"input.inbound">, options?: DispatchOptions): Promise<Dispatched<"input.inbound">>;
   contextPrepare(

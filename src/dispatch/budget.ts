@@ -28,6 +28,12 @@ export class HookBudget {
     this.#runSpent += ms;
   }
 
+  /** Puts back what a checkpointed run had spent. */
+  restore(spent: { readonly turnMs: number; readonly runMs: number }): void {
+    this.#turnSpent = spent.turnMs;
+    this.#runSpent = spent.runMs;
+  }
+
   spent(): { turnMs: number; runMs: number } {
     return { turnMs: this.#turnSpent, runMs: this.#runSpent };
   }

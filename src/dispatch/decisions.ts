@@ -93,10 +93,21 @@ export type ToolInvalidDecision =
 /**
  * `execute` runs the tool with `args` (after every rewrite, each re-validated). `block` gives the model the
  * error tool result `blocked: <reason>` and the run goes on (after the batch if `terminate`); `args` is
- * what earlier hooks had rewritten by then. A `closed` failure blocks with the failure code as reason.
+ * what earlier hooks had rewritten by then. A `closed` failure blocks with the failure code as reason,
+ * never asks. `ask` holds the call for a human with `args` as every hook left them: precedence
+ * stop > block > ask > rewrite, so later hooks still run after an ask (and may block or stop the call);
+ * the first ask's reason, question and hook decide.
  */
 export type ToolCallDecision =
   | { readonly type: "execute"; readonly args: JsonObject; readonly rewritten: boolean }
+  | {
+      readonly type: "ask";
+      readonly reason: string;
+      readonly question?: string;
+      readonly args: JsonObject;
+      readonly rewritten: boolean;
+      readonly by: DecidedBy;
+    }
   | {
       readonly type: "block";
       readonly reason: string;

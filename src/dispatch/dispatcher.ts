@@ -108,7 +108,7 @@ class HookDispatcher implements Dispatcher {
       }
     }
     hooks.push(...platform("last"));
-    return new RunScope({ tenantId, runId, hooks, observer, budget, emit, clock });
+    return new RunScope({ tenantId, runId, hooks, observer, budget, emit, clock }, options.resume);
   }
 
   observersSettled(): Promise<void> {

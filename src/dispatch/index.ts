@@ -4,7 +4,14 @@
  * and budgets (DESIGN §4), and emits one provenance event per hook call. `invokeHook` is the one place
  * guest output is parsed.
  */
-export type { Dispatcher, DispatchOptions, OpenRunOptions, RunDispatcher, ToolCallDispatchOptions } from "./api.js";
+export type {
+  Dispatcher,
+  DispatchOptions,
+  OpenRunOptions,
+  RunDispatcher,
+  RunSnapshot,
+  ToolCallDispatchOptions,
+} from "./api.js";
 export type { DecisionEntry, DecisionSink } from "./decision-sink.js";
 export type {
   ContextPrepareDecision,

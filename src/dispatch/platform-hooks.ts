@@ -119,6 +119,15 @@ export class PlatformHook implements StackedHook {
     return true;
   }
 
+  saveState(): JsonObject {
+    return JSON.parse(JSON.stringify(this.#state)) as JsonObject;
+  }
+
+  restoreState(state: JsonObject): void {
+    for (const key of Object.keys(this.#state)) delete this.#state[key];
+    Object.assign(this.#state, state);
+  }
+
   async call<P extends HookPoint>(
     point: P,
     event: HookEvent<P>,

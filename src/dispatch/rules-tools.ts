@@ -46,7 +46,12 @@ export const toolInvalidRule: PointRule<"tool.invalid", ToolInvalidAcc> = {
   decide: (acc) => acc.final ?? { type: "fail" },
 };
 
-type ToolCallAcc = Chain<"tool.call", ToolCallDecision>;
+interface ToolCallAcc extends Chain<"tool.call", ToolCallDecision> {
+  /** The first `ask`: it stands unless a later hook blocks or stops the call. */
+  readonly asked:
+    | { readonly reason: string; readonly question: string | undefined; readonly by: DecidedBy }
+    | undefined;
+}
 
 /** `tool.call` re-validates each rewrite against the tool's own schema (`validateArgs`). */
 export function toolCallRule(
@@ -54,7 +59,7 @@ export function toolCallRule(
 ): PointRule<"tool.call", ToolCallAcc> {
   return {
     point: "tool.call",
-    start: chainStart,
+    start: (event) => ({ event, changed: false, final: undefined, asked: undefined }),
     event: (acc) => acc.event,
     check(_acc, result) {
       if (result.type !== "rewrite" || validateArgs === undefined) return undefined;
@@ -64,21 +69,37 @@ export function toolCallRule(
     apply(acc, result, by) {
       switch (result.type) {
         case "rewrite":
-          return rewritten(acc, { ...acc.event, call: { ...acc.event.call, args: result.args } });
+          return withAsk(rewritten(acc, { ...acc.event, call: { ...acc.event.call, args: result.args } }), acc.asked);
         case "block":
-          return finished(acc, block(acc, result.reason, result.terminate ?? false, by));
+          return withAsk(finished(acc, block(acc, result.reason, result.terminate ?? false, by)), acc.asked);
+        case "ask":
+          return acc.asked ? acc : withAsk(acc, { reason: result.reason, question: result.question, by });
         case "stop":
-          return finished(acc, stopOf(result.reason, by));
+          return withAsk(finished(acc, stopOf(result.reason, by)), acc.asked);
         default: {
           const never: never = result;
           return never;
         }
       }
     },
-    safe: (acc, failure, by) => finished(acc, block(acc, failure.code, false, by)),
+    // A failure is never an ask: closed stays block.
+    safe: (acc, failure, by) => withAsk(finished(acc, block(acc, failure.code, false, by)), acc.asked),
     done: (acc) => acc.final !== undefined,
-    decide: (acc) => acc.final ?? { type: "execute", args: acc.event.call.args, rewritten: acc.changed },
+    decide(acc) {
+      if (acc.final !== undefined) return acc.final;
+      const args = acc.event.call.args;
+      if (acc.asked === undefined) return { type: "execute", args, rewritten: acc.changed };
+      const { reason, question, by } = acc.asked;
+      return question === undefined
+        ? { type: "ask", reason, args, rewritten: acc.changed, by }
+        : { type: "ask", reason, question, args, rewritten: acc.changed, by };
+    },
   };
+}
+
+/** The chain plus the ask, as one literal (object spread here cost microseconds per call). */
+function withAsk(chain: Chain<"tool.call", ToolCallDecision>, asked: ToolCallAcc["asked"]): ToolCallAcc {
+  return { event: chain.event, changed: chain.changed, final: chain.final, asked };
 }
 
 function block(acc: ToolCallAcc, reason: string, terminate: boolean, by: DecidedBy): ToolCallDecision {
@@ -91,7 +112,7 @@ interface ToolResultAcc extends Chain<"tool.result", ToolResultDecision> {
 }
 export const toolResultRule: PointRule<"tool.result", ToolResultAcc> = {
   point: "tool.result",
-  start: (event) => ({ ...chainStart<"tool.result", ToolResultDecision>(event), terminatedBy: undefined }),
+  start: (event) => ({ event, changed: false, final: undefined, terminatedBy: undefined }),
   event: (acc) => acc.event,
   check: noCheck,
   apply(acc, result, by) {

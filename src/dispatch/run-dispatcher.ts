@@ -1,5 +1,5 @@
 import type { HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
-import type { DispatchOptions, RunDispatcher, ToolCallDispatchOptions } from "./api.js";
+import type { DispatchOptions, RunDispatcher, RunSnapshot, ToolCallDispatchOptions } from "./api.js";
 import type { HookBudget } from "./budget.js";
 import type { Dispatched } from "./decisions.js";
 import type { Emit } from "./events.js";
@@ -48,10 +48,24 @@ export class RunScope implements RunDispatcher {
   #turn = 0;
   #tail: Promise<void> = Promise.resolve();
 
-  constructor(deps: RunScopeDeps) {
+  constructor(deps: RunScopeDeps, resume?: RunSnapshot) {
     this.tenantId = deps.tenantId;
     this.runId = deps.runId;
     this.#deps = deps;
+    if (resume !== undefined) {
+      this.#turn = resume.turn;
+      deps.budget.restore(resume.spent);
+      for (const hook of deps.hooks) {
+        const state = resume.states[hook.hookId];
+        if (state !== undefined) hook.restoreState(state);
+      }
+    }
+  }
+
+  snapshot(): RunSnapshot {
+    const states: Record<string, ReturnType<StackedHook["saveState"]>> = {};
+    for (const hook of this.#deps.hooks) states[hook.hookId] = hook.saveState();
+    return { turn: this.#turn, spent: this.#deps.budget.spent(), states };
   }
 
   beginTurn(turn: number): void {

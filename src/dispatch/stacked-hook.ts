@@ -1,4 +1,4 @@
-import type { BundleRef, HookEvent, HookId, HookPoint } from "../protocol/index.js";
+import type { BundleRef, HookEvent, HookId, HookPoint, JsonObject } from "../protocol/index.js";
 import type { HookRecord } from "./decisions.js";
 import type { InvokedHook } from "./invoke-hook.js";
 import type { FailurePolicy, HookSource } from "./registration.js";
@@ -22,6 +22,10 @@ export interface StackedHook {
   exports(point: HookPoint): boolean;
   /** At a tool point: whether the hook's handler is called for the tool `name` (its matcher selects it). */
   selects(point: HookPoint, name: string): boolean;
+  /** The hook's run-scoped `ctx.state` now, as JSON (for a checkpoint). */
+  saveState(): JsonObject;
+  /** Puts back a state `saveState` returned (a resumed run). */
+  restoreState(state: JsonObject): void;
   /** `eventJson` serialises the event on first use and is shared by the hooks that see the same event. */
   call<P extends HookPoint>(
     point: P,

@@ -7,6 +7,7 @@ import {
   type HookExecutor,
   HookId,
   type HookPoint,
+  type JsonObject,
   type Limits,
   type RunId,
   type SandboxBundle,
@@ -84,6 +85,17 @@ export class TenantHook implements StackedHook {
 
   selects(point: HookPoint, name: string): boolean {
     return this.#handlers.selects(point, false, name);
+  }
+
+  saveState(): JsonObject {
+    return JSON.parse(this.#stateJson) as JsonObject;
+  }
+
+  restoreState(state: JsonObject): void {
+    const json = JSON.stringify(state);
+    // The checkpoint is authenticated; the cap still holds, as for any state the hook returns.
+    if (json.length > this.#deps.limits.maxStateChars) throw new RangeError("The restored state is over maxStateChars");
+    this.#stateJson = json;
   }
 
   async call<P extends HookPoint>(

@@ -45,4 +45,9 @@ export interface ActiveBundle {
  */
 export interface BundleSource {
   active(tenantId: TenantId, signal?: AbortSignal): Promise<ActiveBundle | undefined>;
+  /**
+   * One version of the tenant's bundles, active or not: a run resumed from a checkpoint uses the version it
+   * started with. Optional: a `BundleStore` serves versions through `version` and `bundle` instead.
+   */
+  atVersion?(tenantId: TenantId, version: number, signal?: AbortSignal): Promise<ActiveBundle | undefined>;
 }

@@ -39,6 +39,7 @@ export { isJsonValue, JsonObject, type JsonSchema, JsonValue, MAX_JSON_DEPTH, to
 export { DEFAULT_LIMITS, Limits, type LimitsInput, loadTimeoutOf } from "./limits.js";
 export {
   AssistantMessage,
+  MAX_REASON_CHARS,
   Message,
   ModelSettings,
   ToolCall,

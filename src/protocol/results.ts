@@ -60,9 +60,16 @@ export const ToolInvalidResult = z.discriminatedUnion("type", [
   StopResult,
 ]);
 
+/**
+ * `ask` holds the call for a human: the run ends with stop reason `approval` after the batch, and resumes
+ * with a decision per held call (approve, edit, reject). `question` is what to show the human.
+ */
+export const AskResult = z.strictObject({ type: z.literal("ask"), reason: Reason, question: Reason.optional() });
+
 export const ToolCallResult = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("rewrite"), args: JsonObject }),
   z.strictObject({ type: z.literal("block"), reason: Reason, terminate: z.boolean().optional() }),
+  AskResult,
   StopResult,
 ]);
 

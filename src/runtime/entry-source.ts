@@ -17,6 +17,11 @@ export function fixedBundleSource(bundles: readonly ActiveBundle[]): BundleSourc
       signal?.throwIfAborted();
       return byTenant.get(tenantId);
     },
+    async atVersion(tenantId, version, signal) {
+      signal?.throwIfAborted();
+      const bundle = byTenant.get(tenantId);
+      return bundle?.version === version ? bundle : undefined;
+    },
   };
 }
 

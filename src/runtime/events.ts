@@ -16,6 +16,8 @@ export interface RunStartedEvent {
   readonly tenantId: TenantId;
   /** The tenant's active bundle at run start; undefined when the tenant has none (platform hooks only). */
   readonly bundle: BundleRef | undefined;
+  /** Set when the run goes on from a checkpoint (`resumeAgent`). */
+  readonly resumed?: true;
 }
 
 /** Something the platform should notice about a run that still goes on, e.g. no tenant bundle guards it. */

@@ -1,7 +1,21 @@
 /** The library entry: `createHookRuntime` wires the sandbox executor, the dispatcher, bundles and the agent loop. */
+
+export {
+  CHECKPOINT_VERSION,
+  type Checkpoint,
+  CheckpointBody,
+  type CheckpointKey,
+  openCheckpoint,
+} from "./checkpoint.js";
 export { bundleFromEntry, type EntryBundleOptions, fixedBundleSource } from "./entry-source.js";
 export { RuntimeError, type RuntimeErrorCode } from "./errors.js";
 export type { RunEvent, RunStartedEvent, RuntimeEvent, RunWarning, RunWarningEvent } from "./events.js";
-export { createHookRuntime, type HookRuntime, type RunAgentOptions, type RunAgentResult } from "./hook-runtime.js";
+export {
+  createHookRuntime,
+  type HookRuntime,
+  type ResumeAgentOptions,
+  type RunAgentOptions,
+  type RunAgentResult,
+} from "./hook-runtime.js";
 export type { HookRuntimeOptions, RuntimeDispatchOptions, RuntimeExecutorOptions } from "./options.js";
 export { formatRunEvent, runTrace, type TraceOptions } from "./trace.js";

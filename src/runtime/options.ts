@@ -11,6 +11,7 @@ import {
   parseLimits,
 } from "../protocol/index.js";
 import type { BundleStore, DecisionLogStore } from "../store/index.js";
+import { type CheckpointKey, keyBytes } from "./checkpoint.js";
 import { RuntimeError } from "./errors.js";
 import type { RuntimeEvent } from "./events.js";
 
@@ -70,6 +71,12 @@ export interface HookRuntimeOptions {
   readonly onEvent?: (event: RuntimeEvent) => void;
   /** Aborts start-up (opening the store, starting the sandbox workers). */
   readonly signal?: AbortSignal;
+  /**
+   * The key that seals and checks checkpoints (HMAC-SHA256): at least 16 bytes, 32 random bytes
+   * recommended; keep it secret and the same on every host that resumes runs. Without it (here or per
+   * run), a run that pauses for approval, or a resume, is a `no_checkpoint_key` error.
+   */
+  readonly checkpointKey?: CheckpointKey;
 }
 
 const objectWith = (name: string, methods: string[], what: string) =>
@@ -112,6 +119,7 @@ const Schema = z.strictObject({
       error: (issue) => `Expected \`onEvent\` to be a function, got \`${describeValue(issue.input)}\``,
     })
     .optional(),
+  checkpointKey: z.unknown().optional(),
   signal: z
     .custom<AbortSignal>((v) => v instanceof AbortSignal, {
       error: (issue) => `Expected \`signal\` to be an AbortSignal, got \`${describeValue(issue.input)}\``,
@@ -153,6 +161,8 @@ export function checkRuntimeOptions(options: HookRuntimeOptions): void {
   }
   if (options.limits !== undefined) parseLimits(options.limits, invalid);
   checkLogOption(options);
+
+  if (options.checkpointKey !== undefined) keyBytes(options.checkpointKey);
   const { executor } = options;
   if (executor !== undefined && !isExecutor(executor)) {
     if ("limits" in executor)

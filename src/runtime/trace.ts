@@ -31,7 +31,7 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
       const bundle = event.bundle
         ? `bundle v${event.bundle.version} (${short(event.bundle.hash)})`
         : "no tenant bundle";
-      return `▶ ${event.tenantId} · ${printable(event.runId)} · ${bundle}`;
+      return `▶ ${event.tenantId} · ${printable(event.runId)} · ${bundle}${event.resumed ? " · resumed" : ""}`;
     }
     case "run.warning":
       return `  ⚠ ${event.code}: ${event.message}`;

@@ -53,6 +53,8 @@ export function fakeHooks(overrides: Overrides = {}): FakeHooks {
     },
     spent: () => ({ turnMs: 0, runMs: 0 }),
     observed: () => Promise.resolve(),
+
+    snapshot: () => ({ turn, spent: { turnMs: 0, runMs: 0 }, states: {} }),
     runStart: (e, o) => call("run.start", e, o, { type: "proceed", input: e.input, rewritten: false }),
     inputInbound: (e, o) => call("input.inbound", e, o, { type: "deliver", message: e.message, rewritten: false }),
     contextPrepare: (e, o) =>

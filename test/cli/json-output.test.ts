@@ -43,8 +43,8 @@ function check(command: CliCommandName, code: number, stdout: string, stderr: st
   return last;
 }
 
-async function cli(command: CliCommandName, argv: string[], cwd = REPO) {
-  const io = fakeIO(cwd, { ISOHOOK_STORE: store, USER: "tester" });
+async function cli(command: CliCommandName, argv: string[], cwd = REPO, env: Record<string, string> = {}) {
+  const io = fakeIO(cwd, { ISOHOOK_STORE: store, USER: "tester", ...env });
   const name = command === "version" ? [] : [command];
   const code = await runCli([...name, ...argv, "--json"], io);
   return check(command, code, io.out(), io.err());
@@ -56,6 +56,11 @@ beforeAll(async () => {
   const scenario = JSON.parse(await readFile(join(REPO, "scenarios/acme-coding-agent.json"), "utf8"));
   delete scenario.hook;
   await writeFile(join(dir, "acme.json"), JSON.stringify({ ...scenario, ...ROOMY }));
+  const push = JSON.parse(await readFile(join(REPO, "scenarios/acme-git-push.json"), "utf8"));
+  await writeFile(
+    join(dir, "push.json"),
+    JSON.stringify({ ...push, hook: join(REPO, "hooks/ask-before-push"), ...ROOMY }),
+  );
   await mkdir(join(dir, "lax"));
   await writeFile(join(dir, "lax/index.ts"), "export default { toolCall() { return undefined; } };\n");
   const event = { call: { id: "c1", name: "shell", args: {} }, batch: { index: 0, size: 1 } };
@@ -126,6 +131,21 @@ describe("--json output", () => {
     });
     expect(await cli("run", ["--scenario", join(dir, "acme.json")])).toMatchObject({ type: "result", warnings: [] });
     expect(await cli("run", ["--scenario", join(dir, "nope.json")])).toMatchObject({ error: {} });
+    const key = { ISOHOOK_CHECKPOINT_KEY: "a checkpoint key of 32 bytes...." };
+    const paused = await cli("run", ["--scenario", join(dir, "push.json")], REPO, key);
+    expect(paused).toMatchObject({
+      stopReason: "approval",
+      pending: [{ callId: "call_1_2", reason: "git push to main needs a human" }],
+      checkpoint: { type: "isohook.checkpoint", version: 1 },
+    });
+    await writeFile(join(dir, "paused.json"), JSON.stringify(paused));
+    const resume = ["--resume", join(dir, "paused.json"), "--approve", "call_1_2"];
+    expect(await cli("run", resume, REPO, key)).toMatchObject({ stopReason: "completed" });
+    await writeFile(join(dir, "tampered.json"), JSON.stringify({ ...paused.checkpoint, mac: "AAAA" }));
+    expect(await cli("run", ["--resume", join(dir, "tampered.json"), "--approve", "call_1_2"], REPO, key)).toEqual({
+      error: { code: "checkpoint_tampered", message: expect.stringMatching(/does not match its MAC/) },
+    });
+    expect(await cli("run", resume)).toMatchObject({ error: { code: "usage" } });
     expect(await cli("rollback", ["--tenant", "acme"])).toMatchObject({ version: 1, previousVersion: 2 });
     expect(await cli("rollback", ["--tenant", "acme"])).toMatchObject({ error: {} });
     const audit = await cli("audit", ["--tenant", "acme"]);

@@ -134,7 +134,7 @@ describe("isohook demo", () => {
     expect(stdout).toMatch(/^Usage: isohook demo/);
   });
 
-  it("runs three tenants and shows a block, a redaction, a rewrite, a turn budget and a contained runaway", async () => {
+  it("runs four tenants and shows a block, a redaction, a rewrite, a turn budget, a contained runaway and an ask", async () => {
     const command = createDemoCommand({
       openExecutor: (limits) => createHookExecutor({ workers: DEMO_WORKERS, limits }),
       ...ROOMY,
@@ -158,6 +158,9 @@ describe("isohook demo", () => {
     expect(stdout).toMatch(
       /acme shares worker \d with it: its hook calls waited up to \d+ ms behind the spins,\n {2}time not charged to its hook-time budget/,
     );
+    expect(stdout).toMatch(/tenant:initech@v1 +ask “git push to main needs a human”/);
+    expect(stdout).toContain("✗ rejected: release freeze until Monday");
+    expect(stdout).not.toMatch(/■ approval/);
     expect(stdout).not.toMatch(/sk-proj-/);
   });
 });

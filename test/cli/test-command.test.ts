@@ -129,7 +129,7 @@ describe("isohook test", () => {
     expect(stdout).toContain(
       "line 1 tool.call → failed invalid_result: The hook returned a result that tool.call does not accept — result.type: ",
     );
-    expect(stdout).toContain("result.type: Invalid discriminator value. Expected 'rewrite' | 'block' | 'stop'");
+    expect(stdout).toContain("result.type: Invalid discriminator value. Expected 'rewrite' | 'block' | 'ask' | 'stop'");
   });
 
   it("runs again on every save with --watch until stopped", { timeout: 30_000 }, async () => {

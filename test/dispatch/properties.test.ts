@@ -41,6 +41,7 @@ describe("dispatcher properties", () => {
               expect(JsonObject.safeParse(decision.args).success).toBe(true);
               break;
             case "block":
+            case "ask":
             case "stop":
               expect(decision.reason.length).toBeGreaterThan(0);
               break;

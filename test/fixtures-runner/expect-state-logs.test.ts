@@ -30,7 +30,7 @@ describe("fixture expectations", () => {
       '`expect` with "failure" takes no result field: unknown key `why`',
     );
     expect(problemOf({ reason: "x" })).toMatch(/^unknown key `reason` in `expect`: /);
-    expect(problemOf({ type: "blok" })).toBe("tool.call has no `blok` result (one of rewrite, block, stop)");
+    expect(problemOf({ type: "blok" })).toBe("tool.call has no `blok` result (one of rewrite, block, ask, stop)");
     expect(problemOf({ state: [1] })).toMatch(/^`expect.state` must be a JSON object/);
     expect(problemOf({ logs: "x" })).toMatch(/^`expect.logs` must be an array of strings/);
     expect(problemOf({ failure: "threw", state: {} })).toMatch(/^`expect.state` cannot go with a failure/);

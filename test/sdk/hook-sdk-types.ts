@@ -14,6 +14,8 @@ export const accepted = [
   defineHooks({ toolResult: (event) => ({ type: "patch", content: event.result.content.replaceAll("sk-", "") }) }),
   defineHooks({ runEnd() {} }),
   defineHooks({ modelRequest: () => ({ type: "patch", temperature: 0, activeTools: ["read"] }) }),
+  defineHooks({ toolCall: () => ({ type: "ask", reason: "pushes need a human", question: "Push to main?" }) }),
+  defineHooks({ toolCall: async () => ({ type: "ask", reason: "pushes need a human" }) }),
 ];
 
 export const rejected = [
@@ -27,6 +29,12 @@ export const rejected = [
   defineHooks({ toolCall: () => ({ type: "block" }) }),
   // @ts-expect-error terminate is a boolean
   defineHooks({ toolCall: () => ({ type: "block", reason: "r", terminate: "yes" }) }),
+  // @ts-expect-error ask needs a reason
+  defineHooks({ toolCall: () => ({ type: "ask", question: "?" }) }),
+  // @ts-expect-error ask is a tool.call result only
+  defineHooks({ toolResult: () => ({ type: "ask", reason: "?" }) }),
+  // @ts-expect-error the question is text
+  defineHooks({ toolCall: () => ({ type: "ask", reason: "r", question: { text: "?" } }) }),
   // @ts-expect-error the event has no such field
   defineHooks({ toolCall: (event) => ({ type: "rewrite", args: event.arguments }) }),
 ];

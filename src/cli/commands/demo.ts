@@ -16,7 +16,7 @@ import { runScenario, scenarioOf, toolsOf } from "./run.js";
 
 const HELP = `Usage: isohook demo [--json]
 
-Runs scripted agent sessions for three tenants at once, through the real process sandbox and a SQLite
+Runs scripted agent sessions for four tenants at once, through the real process sandbox and a SQLite
 store in a temporary folder (removed afterwards), and prints what each hook decided, on which bundle
 version, in how long:
   acme     a coding agent: a destructive shell command blocked, a command moved into the workdir,
@@ -26,6 +26,8 @@ version, in how long:
   mallory  a hook that spins forever: cut at the timeout, blocked (fail closed), then quarantined,
            while the other two carry on — acme on the same worker process, its calls queued behind
            the spins but never charged for them
+  initech  a release agent: its push to main is held for a human (ask), who rejects it (the
+           scenario's \`approvals\`); the model pushes a branch instead
 The scenarios are scenarios/*.json; each also runs alone with \`isohook run --scenario <file>\`.
 
 Options:
@@ -40,6 +42,7 @@ const TENANTS = [
   { scenario: "scenarios/acme-coding-agent.json", earlier: ["hooks/block-destructive-shell"] },
   { scenario: "scenarios/globex-data-agent.json", earlier: [] },
   { scenario: "scenarios/mallory-runaway.json", earlier: [] },
+  { scenario: "scenarios/initech-release.json", earlier: [] },
 ] as const;
 
 export interface DemoCommandDeps {
@@ -65,7 +68,7 @@ const defaultDeps: DemoCommandDeps = {
 export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command {
   return {
     name: "demo",
-    summary: "Run scripted sessions for three tenants and show what their hooks decided",
+    summary: "Run scripted sessions for four tenants and show what their hooks decided",
     help: HELP,
     options: {},
     allowPositionals: false,
@@ -166,7 +169,7 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
 
 function setupLines(dir: string, executor: HookExecutor, uploads: Upload[], limits: Limits): string[] {
   const lines = [
-    "isohook demo: three tenants, a scripted model, a SQLite store and sandbox worker processes",
+    "isohook demo: four tenants, a scripted model, a SQLite store and sandbox worker processes",
     "",
     `  store    ${join(dir, "store.db")} (removed at the end)`,
     `  sandbox  ${executor.mode} mode: V8 isolates in ${DEMO_WORKERS} supervised worker processes, ${limits.timeoutMs} ms and ${limits.memoryMb} MB per hook call`,
@@ -175,7 +178,7 @@ function setupLines(dir: string, executor: HookExecutor, uploads: Upload[], limi
     const where = u.active ? ` (active, runs on worker ${shardOf(u.tenantId, DEMO_WORKERS)})` : "";
     lines.push(`  ${i === 0 ? "uploaded" : "        "} ${u.tenantId} v${u.version} from ${u.entry}${where}`);
   }
-  lines.push("  running the three sessions at the same time…", "", "");
+  lines.push("  running the four sessions at the same time…", "", "");
   return lines;
 }
 
@@ -200,6 +203,7 @@ function expectations(tallies: readonly DemoTally[]): string[] {
   const acme = by.get("acme");
   const globex = by.get("globex");
   const mallory = by.get("mallory");
+  const initech = by.get("initech");
   if (
     acme?.stopReason !== "completed" ||
     !acme.decided.includes("block") ||
@@ -215,7 +219,7 @@ function expectations(tallies: readonly DemoTally[]): string[] {
       `globex: expected a nudge and the turn budget to end the run; got ${globex?.decided.join(", ")} → ${globex?.stopReason}`,
     );
   }
-  for (const calm of [acme, globex]) {
+  for (const calm of [acme, globex, initech]) {
     if (calm && Object.keys(calm.failures).length > 0) {
       problems.push(`${calm.tenant}: its hooks should never fail, but: ${JSON.stringify(calm.failures)}`);
     }
@@ -223,6 +227,11 @@ function expectations(tallies: readonly DemoTally[]): string[] {
   if (!mallory?.quarantined || (mallory.failures.timeout ?? 0) < 1 || mallory.stopReason === "error") {
     problems.push(
       `mallory: expected timeouts and a quarantine; got ${JSON.stringify(mallory?.failures)} → ${mallory?.stopReason}`,
+    );
+  }
+  if (initech?.stopReason !== "completed" || !initech.decided.includes("ask")) {
+    problems.push(
+      `initech: expected a push held for approval, answered, then completion; got ${initech?.decided.join(", ")} → ${initech?.stopReason}`,
     );
   }
   if (mallory !== undefined && acme !== undefined && mallory.worker !== acme.worker) {

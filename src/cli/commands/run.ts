@@ -1,15 +1,6 @@
 import { access } from "node:fs/promises";
-import { resolve } from "node:path";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
-import {
-  declaredTool,
-  type LoadedScenario,
-  loadScenario,
-  ScenarioError,
-  scriptedModel,
-  type Tool,
-  ToolSchemaError,
-} from "../../agent/index.js";
+import { declaredTool, type LoadedScenario, scriptedModel, type Tool, ToolSchemaError } from "../../agent/index.js";
 import { BundleError } from "../../bundler/index.js";
 import type { HookExecutor, LimitsInput, Message } from "../../protocol/index.js";
 import {
@@ -23,11 +14,24 @@ import {
 } from "../../runtime/index.js";
 import { type BundleStore, openStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
-import { CliError, type CliIO, type Command, EXIT, stringFlag, writeJson } from "../command.js";
+import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
 import { eventJson } from "../json-output.js";
-import { cliStoreError, isPostgres, storeLocationOf } from "../store-option.js";
+import {
+  approvalOptions,
+  reportPaused,
+  resumeScenario,
+  runtimeCall,
+  type ScenarioApproval,
+  scenarioOf,
+  startOf,
+} from "./run-approval.js";
 
-const HELP = `Usage: isohook run --scenario <file.json> [--store path] [--json]
+export { scenarioOf };
+
+import { cliStoreError, isPostgres, STORE_HELP, storeLocationOf } from "../store-option.js";
+
+const HELP = `Usage: isohook run --scenario <file.json> [--checkpoint <out.json>] [--store path] [--json]
+       isohook run --resume <checkpoint.json> (--approve <callId> | --reject <callId> [--reason <text>] | --edit <callId>=<json>)…
 
 Runs one agent session from a scenario file through the real process sandbox: the scripted model's
 turns, the declared tools, and the tenant's hooks — the scenario's \`hook\` entry (bundled on the fly,
@@ -36,15 +40,34 @@ Prints a trace: every hook call with its point, hook id (tenant and bundle versi
 how long it took; each model turn and tool result; then how the run ended and the final answer.
 Examples are in scenarios/.
 
-Options:
-  --scenario <file>  The scenario (JSON): tenant, hook, config, system, input, tools, model.turns, maxTurns
-  --store <path>     The store for scenarios without \`hook\` (default: ISOHOOK_STORE or .isohook/store.db)
-  --json             One JSON event per line (times as ISO strings), ending with {"type": "result",
-                     "stopReason", "reason", "warnings", "output", "turns", "usage", "bundle", "transcript"}
-  -h, --help         Show this help
+When a hook asks for approval (\`{type: "ask"}\` at tool.call) and the scenario's \`approvals\` do not
+answer every held call, the run ends with stop reason \`approval\`: the held calls are printed and the run
+is sealed into a checkpoint (HMAC-SHA256 with ISOHOOK_CHECKPOINT_KEY). \`--resume\` continues it, in this
+or another process, with one decision per held call; the scenario is read again from where the first
+run read it and must be unchanged.
 
-Exit codes: 0 the session ran (whatever its hooks decided: completed, stopped, failed or maxTurns), 1 it
-could not start or ended in error or aborted, 2 usage.
+Options:
+  --scenario <file>    The scenario (JSON): tenant, hook, config, system, input, tools, model.turns,
+                       maxTurns, approvals
+  --checkpoint <file>  Where to write the checkpoint when the run pauses for approval
+  --resume <file>      Continue a paused run: a checkpoint file, or the result line of \`run --json\`
+  --approve <callId>   Run the held call with its arguments (repeatable)
+  --reject <callId>    Answer the held call with the error result "rejected: <reason>" (repeatable)
+  --reason <text>      The reason given with --reject (default "rejected by the operator")
+  --edit <id>=<json>   Run the held call with these arguments instead, through the tool.call hooks again
+${STORE_HELP}
+  --json               One JSON event per line (times as ISO strings), ending with {"type": "result",
+                       "stopReason", "reason", "warnings", "output", "turns", "usage", "bundle",
+                       "transcript"}, and "pending" and "checkpoint" when the run paused for approval
+  -h, --help           Show this help
+
+Environment:
+  ISOHOOK_CHECKPOINT_KEY  The checkpoint key (at least 16 bytes): needed when a run pauses, and to
+                          resume; missing then, it is a usage error
+
+Exit codes: 0 the session ran (whatever its hooks decided: completed, stopped, failed, maxTurns or
+approval), 1 it could not start or ended in error or aborted, or the checkpoint was refused (changed,
+sealed with another key, another format version, its scenario changed), 2 usage.
 `;
 
 /** What the command needs from outside; tests pass a shared executor. */
@@ -62,11 +85,20 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
     name: "run",
     summary: "Run an agent session from a scenario file and print what the hooks decided",
     help: HELP,
-    options: { scenario: { type: "string", short: "s" }, store: { type: "string" } },
+    options: {
+      scenario: { type: "string", short: "s" },
+      store: { type: "string" },
+      checkpoint: { type: "string" },
+      resume: { type: "string" },
+      approve: { type: "string", multiple: true },
+      reject: { type: "string", multiple: true },
+      reason: { type: "string" },
+      edit: { type: "string", multiple: true },
+    },
     allowPositionals: false,
     async run(args, io) {
-      const file = resolve(io.cwd, stringFlag(args, "scenario", true));
-      const loaded = await scenarioOf(file, io.signal);
+      const start = await startOf(args, io);
+      const { loaded, resume } = start;
       const tools = toolsOf(loaded);
       const storePath = loaded.hookEntry === undefined ? storeLocationOf(args, io) : undefined;
       if (storePath !== undefined && !isPostgres(storePath)) await mustExist(storePath, loaded);
@@ -82,7 +114,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           store = await openStore(storePath, { create: false }).catch((error: unknown) => {
             throw cliStoreError(error);
           });
-          if ((await store.active(loaded.scenario.tenant, io.signal)) === undefined) {
+          if (resume === undefined && (await store.active(loaded.scenario.tenant, io.signal)) === undefined) {
             throw new CliError(
               `Tenant ${loaded.scenario.tenant} has no active bundle in ${isPostgres(storePath) ? "the PostgreSQL store" : storePath}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
               "no_active_bundle",
@@ -99,14 +131,21 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           ...(source ? { bundles: source } : store ? { store } : {}),
         });
         const trace = runTrace();
-        const result = await runScenario(runtime, loaded, tools, io, (event) => {
+        const onEvent = (event: RunEvent) => {
           if (args.json) writeJson(io, eventJson(event));
           else for (const line of trace(event)) io.stdout(`${line}\n`);
-        });
+        };
+        const result = await runtimeCall(() =>
+          resume === undefined
+            ? runScenario(runtime as HookRuntime, loaded, tools, io, onEvent, undefined, start.approval)
+            : resumeScenario(runtime as HookRuntime, loaded, tools, io, onEvent, resume, start.approval),
+        );
         // The run did not wait for its observe-only hooks; their records come before the result line.
         await runtime.observersSettled();
+        await reportPaused(result, args, io);
         if (args.json) writeJson(io, resultLine(result));
-        else io.stdout(`  answer: ${result.output === "" ? "(none)" : printable(result.output)}\n`);
+        else if (result.checkpoint === undefined)
+          io.stdout(`  answer: ${result.output === "" ? "(none)" : printable(result.output)}\n`);
         return result.stopReason === "error" || result.stopReason === "aborted" ? EXIT.failed : EXIT.ok;
       } finally {
         await runtime?.close();
@@ -127,6 +166,7 @@ export function runScenario(
   io: Pick<CliIO, "signal">,
   onEvent: (event: RunEvent) => void,
   runId?: string,
+  approval?: ScenarioApproval,
 ): Promise<RunAgentResult> {
   const { scenario } = loaded;
   const followUp: Message[][] = scenario.followUp.map((content) => [{ role: "user", content }]);
@@ -141,17 +181,9 @@ export function runScenario(
     ...(scenario.system !== undefined ? { system: scenario.system } : {}),
     ...(io.signal ? { signal: io.signal } : {}),
     ...(runId !== undefined ? { runId } : {}),
+    ...approvalOptions(loaded, approval),
     onEvent,
   });
-}
-
-export async function scenarioOf(file: string, signal: AbortSignal | undefined): Promise<LoadedScenario> {
-  try {
-    return await loadScenario(file, signal);
-  } catch (error) {
-    if (error instanceof ScenarioError) throw new CliError(error.message, error.code);
-    throw error;
-  }
 }
 
 export function toolsOf(loaded: LoadedScenario): Tool[] {
@@ -197,6 +229,8 @@ async function mustExist(path: string, loaded: LoadedScenario): Promise<void> {
 }
 
 function resultLine(result: RunAgentResult) {
+  const paused =
+    result.checkpoint === undefined ? {} : { pending: result.pending ?? [], checkpoint: result.checkpoint };
   return {
     type: "result",
     runId: result.runId,
@@ -211,5 +245,6 @@ function resultLine(result: RunAgentResult) {
     turns: result.turns,
     usage: result.usage,
     transcript: result.transcript,
+    ...paused,
   };
 }

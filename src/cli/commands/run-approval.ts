@@ -1,0 +1,268 @@
+import { createHash } from "node:crypto";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import {
+  type ApprovalDecision,
+  type ApprovalDecisions,
+  type LoadedScenario,
+  loadScenario,
+  ScenarioError,
+  scriptedModel,
+  type Tool,
+} from "../../agent/index.js";
+import { type JsonObject, JsonValue } from "../../protocol/index.js";
+import {
+  type Checkpoint,
+  type CheckpointBody,
+  type HookRuntime,
+  openCheckpoint,
+  type RunAgentOptions,
+  type RunAgentResult,
+  type RunEvent,
+  RuntimeError,
+} from "../../runtime/index.js";
+import { printable } from "../../terminal/index.js";
+import { CliError, type CliIO, type ParsedArgs, stringFlag, UsageError } from "../command.js";
+
+/** The environment variable the CLI reads the checkpoint key from. */
+export const CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_KEY";
+/** A checkpoint file is refused above this (the runtime caps a body at 32 Mi characters). */
+const MAX_CHECKPOINT_FILE_BYTES = 40 * 1024 * 1024;
+
+/** What a run seals into its checkpoint and how it answers asks. */
+export interface ScenarioApproval {
+  readonly key: string | undefined;
+  /** `{scenario, sha256}`: the resume reads the same scenario again, and refuses it changed. */
+  readonly meta: { readonly scenario: string; readonly sha256: string };
+}
+
+export interface RunStart {
+  readonly loaded: LoadedScenario;
+  readonly resume:
+    | { readonly checkpoint: Checkpoint; readonly body: CheckpointBody; readonly decisions: ApprovalDecisions }
+    | undefined;
+  readonly approval: ScenarioApproval;
+}
+
+/** Reads the flags: a fresh run from `--scenario`, or a resume from `--resume` with its decisions. */
+export async function startOf(args: ParsedArgs, io: CliIO): Promise<RunStart> {
+  const resumeFile = stringFlag(args, "resume");
+  const decisions = decisionFlags(args);
+  const key = io.env[CHECKPOINT_KEY_ENV] || undefined;
+  if (resumeFile === undefined) {
+    if (Object.keys(decisions).length > 0 || args.values.reason !== undefined)
+      throw new UsageError("--approve, --reject, --edit and --reason answer a paused run: give them with --resume");
+    const file = resolve(io.cwd, stringFlag(args, "scenario", true));
+    const loaded = await scenarioOf(file, io.signal);
+    return { loaded, resume: undefined, approval: { key, meta: { scenario: file, sha256: await sha256Of(file) } } };
+  }
+  if (args.values.scenario !== undefined)
+    throw new UsageError("--resume reads the scenario the paused run came from: leave out --scenario");
+  if (Object.keys(decisions).length === 0)
+    throw new UsageError(
+      "Give a decision for each held call: --approve <callId>, --reject <callId> or --edit <callId>=<json>",
+    );
+  if (key === undefined)
+    throw new UsageError(`Set ${CHECKPOINT_KEY_ENV} to the key the paused run was checkpointed with`);
+  const checkpoint = await readCheckpointFile(resolve(io.cwd, resumeFile));
+  const body = refusal(() => openCheckpoint(checkpoint, key));
+  const meta = scenarioMeta(body.meta);
+  let sha256: string;
+  try {
+    sha256 = await sha256Of(meta.scenario);
+  } catch {
+    throw new CliError(
+      `The paused run's scenario ${meta.scenario} cannot be read: put it back to resume`,
+      "scenario_changed",
+    );
+  }
+  if (sha256 !== meta.sha256) {
+    throw new CliError(
+      `The paused run's scenario ${meta.scenario} changed since the run paused; a run resumes only with the scenario it started with`,
+      "scenario_changed",
+    );
+  }
+  const loaded = await scenarioOf(meta.scenario, io.signal);
+  // openCheckpoint checked its shape and MAC.
+  return { loaded, resume: { checkpoint: checkpoint as Checkpoint, body, decisions }, approval: { key, meta } };
+}
+
+/** The run options that seal a checkpoint and answer asks from the scenario's `approvals`. */
+export function approvalOptions(
+  loaded: LoadedScenario,
+  approval: ScenarioApproval | undefined,
+): Pick<RunAgentOptions, "checkpointKey" | "checkpointMeta" | "approve"> {
+  const answers = loaded.scenario.approvals;
+  const approve =
+    answers === undefined
+      ? undefined
+      : (pending: readonly { readonly callId: string }[]) =>
+          pending.every((p) => Object.hasOwn(answers, p.callId))
+            ? Object.fromEntries(pending.map((p) => [p.callId, answers[p.callId] as ApprovalDecision]))
+            : undefined;
+  return {
+    ...(approval?.key !== undefined ? { checkpointKey: approval.key } : {}),
+    ...(approval !== undefined ? { checkpointMeta: approval.meta } : {}),
+    ...(approve !== undefined ? { approve } : {}),
+  };
+}
+
+/** Continues a paused scenario run: the scripted model from where it was, the held calls decided. */
+export function resumeScenario(
+  runtime: HookRuntime,
+  loaded: LoadedScenario,
+  tools: readonly Tool[],
+  io: Pick<CliIO, "signal">,
+  onEvent: (event: RunEvent) => void,
+  resume: NonNullable<RunStart["resume"]>,
+  approval: ScenarioApproval,
+): Promise<RunAgentResult> {
+  const { scenario } = loaded;
+  const start = resume.body.loop.modelCalls;
+  return runtime.resumeAgent(resume.checkpoint, {
+    tenantId: scenario.tenant,
+    decisions: resume.decisions,
+    tools,
+    model: scriptedModel(scenario.model.turns, { ...(scenario.model.id ? { id: scenario.model.id } : {}), start }),
+    ...(io.signal ? { signal: io.signal } : {}),
+    ...approvalOptions(loaded, approval),
+    onEvent,
+  });
+}
+
+/** Runs a runtime call; its errors as the CLI reports them (a missing key is a usage error). */
+export async function runtimeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof RuntimeError)) throw error;
+    if (error.code === "no_checkpoint_key") {
+      throw new UsageError(
+        `A hook asked for approval and ${CHECKPOINT_KEY_ENV} is not set, so the paused run cannot be checkpointed: set it (at least 16 bytes), or answer the calls in the scenario's \`approvals\``,
+      );
+    }
+    if (error.code === "invalid_options" && /checkpointKey/.test(error.message))
+      throw new UsageError(`${CHECKPOINT_KEY_ENV}: ${error.message}`);
+    throw new CliError(error.message, error.code);
+  }
+}
+
+/** Prints the held calls (tenant text through printable) and writes `--checkpoint`. */
+export async function reportPaused(result: RunAgentResult, args: ParsedArgs, io: CliIO): Promise<void> {
+  const { checkpoint } = result;
+  if (checkpoint === undefined) return;
+  const file = stringFlag(args, "checkpoint");
+  if (file !== undefined) await writeFile(resolve(io.cwd, file), `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
+  if (args.json) return;
+  const pending = result.pending ?? [];
+  io.stdout("  waiting for approval:\n");
+  for (const p of pending) {
+    const args = JSON.stringify(p.args);
+    io.stdout(`    ${printable(p.callId)}  ${printable(p.call.name)}(${printable(clip(args, 72))})\n`);
+    io.stdout(`      asked by ${printable(p.by.hookId)}: “${printable(p.reason)}”\n`);
+    if (p.question !== undefined) io.stdout(`      ${printable(p.question)}\n`);
+  }
+  const ids = pending.map((p) => `--approve ${printable(p.callId)}`).join(" ");
+  io.stdout(
+    file === undefined
+      ? "  checkpoint: in the --json result line; pass --checkpoint <file> to write it to a file\n"
+      : `  checkpoint: ${printable(file)} — continue with: isohook run --resume ${printable(file)} ${ids} (or --reject, --edit)\n`,
+  );
+}
+
+function clip(text: string, width: number): string {
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
+/** `--approve`, `--reject` (with `--reason`) and `--edit id=json` as decisions; one per call id. */
+function decisionFlags(args: ParsedArgs): Record<string, ApprovalDecision> {
+  const decisions: Record<string, ApprovalDecision> = {};
+  const add = (id: string, decision: ApprovalDecision) => {
+    if (id === "") throw new UsageError("Expected a call id, got an empty string");
+    if (Object.hasOwn(decisions, id)) throw new UsageError(`Call ${id} was given more than one decision: give it one`);
+    decisions[id] = decision;
+  };
+  const list = (name: string) => {
+    const value = args.values[name];
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+  };
+  const reason = stringFlag(args, "reason") ?? "rejected by the operator";
+  if (args.values.reason !== undefined && list("reject").length === 0)
+    throw new UsageError("--reason goes with --reject");
+  for (const id of list("approve")) add(id, { type: "approve" });
+  for (const id of list("reject")) add(id, { type: "reject", reason });
+  for (const spec of list("edit")) {
+    const at = spec.indexOf("=");
+    if (at <= 0) throw new UsageError(`Expected --edit <callId>=<json arguments>, got \`${spec}\``);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(spec.slice(at + 1));
+    } catch {
+      throw new UsageError(`The arguments of --edit ${spec.slice(0, at)} are not JSON`);
+    }
+    const object = JsonValue.safeParse(parsed);
+    if (!object.success || typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw new UsageError(`The arguments of --edit ${spec.slice(0, at)} must be a JSON object`);
+    add(spec.slice(0, at), { type: "edit", args: parsed as JsonObject });
+  }
+  return decisions;
+}
+
+/** A checkpoint file: the checkpoint itself, or a `run --json` result line that carries one. */
+async function readCheckpointFile(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    if ((await stat(file)).size > MAX_CHECKPOINT_FILE_BYTES)
+      throw new CliError(`${file} is over ${MAX_CHECKPOINT_FILE_BYTES} bytes: no checkpoint is`, "invalid_checkpoint");
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(`Cannot read the checkpoint ${file}: ${(error as Error).message}`, "invalid_checkpoint");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new CliError(
+      `${file} is not JSON (a truncated file?): pass the checkpoint as the run wrote it`,
+      "invalid_checkpoint",
+    );
+  }
+  const line = value as { type?: unknown; checkpoint?: unknown } | null;
+  return line?.type === "result" && line.checkpoint !== undefined ? line.checkpoint : value;
+}
+
+function refusal<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof RuntimeError) throw new CliError(error.message, error.code);
+    throw error;
+  }
+}
+
+function scenarioMeta(meta: unknown): ScenarioApproval["meta"] {
+  const m = meta as { scenario?: unknown; sha256?: unknown } | null;
+  if (typeof m?.scenario !== "string" || typeof m.sha256 !== "string") {
+    throw new CliError(
+      "This checkpoint was not made by `isohook run` (it names no scenario); resume it with the host that made it",
+      "invalid_checkpoint",
+    );
+  }
+  return { scenario: m.scenario, sha256: m.sha256 };
+}
+
+export async function scenarioOf(file: string, signal: AbortSignal | undefined): Promise<LoadedScenario> {
+  try {
+    return await loadScenario(file, signal);
+  } catch (error) {
+    if (error instanceof ScenarioError) throw new CliError(error.message, error.code);
+    throw error;
+  }
+}
+
+async function sha256Of(file: string): Promise<string> {
+  return createHash("sha256")
+    .update(await readFile(file))
+    .digest("hex");
+}

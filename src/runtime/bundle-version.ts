@@ -1,0 +1,68 @@
+import type { ActiveBundle, BundleRef, BundleSource, TenantId } from "../protocol/index.js";
+import { type BundleStore, StoreError } from "../store/index.js";
+import { RuntimeError } from "./errors.js";
+
+/**
+ * The bundle a checkpointed run used, by version, whatever is active now: from the source's `atVersion`,
+ * or a store's `version` and `bundle`. Throws `RuntimeError` `checkpoint_bundle` when it is gone or is no
+ * longer the same bundle (another hash).
+ */
+export async function bundleAt(
+  source: BundleSource | undefined,
+  tenantId: TenantId,
+  ref: BundleRef,
+  signal: AbortSignal,
+): Promise<ActiveBundle> {
+  let bundle: ActiveBundle | undefined;
+  if (source?.atVersion !== undefined) bundle = await source.atVersion(tenantId, ref.version, signal);
+  else if (isStore(source)) bundle = await fromStore(source, tenantId, ref.version, signal);
+  else if (source !== undefined) {
+    throw new RuntimeError(
+      "checkpoint_bundle",
+      `The runtime's bundle source cannot serve version ${ref.version} of tenant ${tenantId} (no \`atVersion\`): give the runtime the store, or a source with \`atVersion\``,
+    );
+  }
+  if (bundle === undefined) {
+    throw new RuntimeError(
+      "checkpoint_bundle",
+      `The checkpoint ran on version ${ref.version} of tenant ${tenantId}, which the runtime's bundle source no longer has; the run cannot resume on another version`,
+    );
+  }
+  if (bundle.manifest.hash !== ref.hash) {
+    throw new RuntimeError(
+      "checkpoint_bundle",
+      `Version ${ref.version} of tenant ${tenantId} is now bundle ${bundle.manifest.hash}, not ${ref.hash} that the checkpoint ran on; the run cannot resume on another bundle`,
+    );
+  }
+  return bundle;
+}
+
+function isStore(source: BundleSource | undefined): source is BundleStore {
+  const s = source as Partial<BundleStore> | undefined;
+  return typeof s?.version === "function" && typeof s.bundle === "function";
+}
+
+async function fromStore(
+  store: BundleStore,
+  tenantId: TenantId,
+  version: number,
+  signal: AbortSignal,
+): Promise<ActiveBundle | undefined> {
+  try {
+    const detail = await store.version(tenantId, version, signal);
+    if (detail === undefined) return undefined;
+    const stored = await store.bundle(detail.hash, signal);
+    if (stored === undefined) return undefined;
+    return {
+      tenantId,
+      version,
+      code: stored.code,
+      ...(stored.sourceMap === null ? {} : { sourceMap: stored.sourceMap }),
+      manifest: detail.manifest,
+      config: detail.config,
+    };
+  } catch (error) {
+    if (error instanceof StoreError && error.code === "not_found") return undefined;
+    throw error;
+  }
+}
