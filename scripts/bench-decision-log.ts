@@ -108,7 +108,9 @@ for (const [label, executor, calls] of executors) {
   for (let r = -1; r < ROUNDS; r++) {
     const a = await round(executor, globex, calls);
     const b = await round(executor, acme, calls);
-    if (r >= 0) off.push(a), on.push(b);
+    if (r < 0) continue;
+    off.push(a);
+    on.push(b);
   }
   const [m0, m1] = [median(off), median(on)];
   console.log(
