@@ -2,11 +2,12 @@
  * Hook-call overhead of the decision log: the same `tool.call` through the dispatcher with the tenant's
  * log off and on at 100 % (sample 1, no mask), side by side in one run, for three executors: a canned
  * reply (the host-side cost alone, the harshest ratio), the inline sandbox (isolated-vm in this process)
- * and the process sandbox (one worker). The writer runs while the calls are timed (it drains every
- * 200 ms on the same thread, so SQLite's inserts are counted; PostgreSQL's server work is another
- * process's); what is still unwritten at the end of a span (at most a batch in flight and a part batch
- * waiting `flushMs`) is flushed after it, untimed, and its share is printed. Cases run interleaved, round by round; the median round is printed. The store is a fresh SQLite file, or the
- * PostgreSQL URL in ISOHOOK_BENCH_STORE (a scratch schema, dropped afterwards).
+ * and the process sandbox (one worker). The writer runs while the calls are timed: it serialises on the
+ * event loop and the store inserts (SQLite: on the store's append thread; PostgreSQL: in the server, another
+ * process). What is still unwritten at the end of a span (a batch in flight, a part batch waiting
+ * `flushMs`) is flushed after it, untimed, and its largest share is printed. Cases run interleaved, round
+ * by round; the median round is printed. The store is a fresh SQLite file, or the PostgreSQL URL in
+ * ISOHOOK_BENCH_STORE (a scratch schema, dropped afterwards).
  *   node --no-node-snapshot --import tsx scripts/bench-decision-log.ts
  *   ISOHOOK_BENCH_STORE=postgres://root@127.0.0.1:5432/test node --no-node-snapshot --import tsx scripts/bench-decision-log.ts
  */
