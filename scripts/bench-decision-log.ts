@@ -33,7 +33,8 @@ const store: BundleStore =
   pgUrl === undefined
     ? await SqliteBundleStore.open(join(dir, "store.db"))
     : await PostgresBundleStore.open(`${pgUrl}?schema=${schema}`);
-const gateExecutor = await createHookExecutor({ workers: 1, spareWorker: false });
+// Roomy limits for the gate only: on a loaded machine a cold fixture call can pass 50 ms.
+const gateExecutor = await createHookExecutor({ workers: 1, spareWorker: false, limits: { timeoutMs: 1_000 } });
 for (const tenantId of [acme, globex]) {
   const deployed = await deployHook({
     store,
@@ -43,6 +44,7 @@ for (const tenantId of [acme, globex]) {
     by: "bench",
     activate: true,
     fuzz: { runs: 5 },
+    limits: { timeoutMs: 1_000 },
   });
   if (deployed.type !== "deployed") throw new Error("the gate rejected the bench hook");
 }
