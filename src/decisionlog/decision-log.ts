@@ -93,6 +93,12 @@ export class DecisionLog implements DecisionSink {
     this.#bufferedChars += chars;
     this.#stats.recorded++;
     if (this.#timer === undefined && this.#writing === undefined) this.#arm();
+    else if (this.#buffer.length === this.#options.batchSize && this.#writing === undefined) {
+      // A full batch need not wait for the timer.
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      setImmediate(() => void this.#drain());
+    }
   }
 
   stats(): DecisionLogStats {
@@ -140,7 +146,10 @@ export class DecisionLog implements DecisionSink {
     this.#writing = this.#write(batch).finally(() => {
       this.#writing = undefined;
       this.#inFlight = 0;
-      if (this.#buffer.length > 0 && !this.#closed) this.#arm();
+      if (this.#closed || this.#buffer.length === 0) return;
+      // A full batch waiting goes at once (the writer keeps up with a busy host); a part batch waits flushMs.
+      if (this.#buffer.length >= this.#options.batchSize) setImmediate(() => void this.#drain());
+      else this.#arm();
     });
     return this.#writing;
   }

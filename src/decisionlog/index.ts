@@ -36,5 +36,6 @@ export {
   replayDecisions,
   replayRecordOf,
   replayRecordOfLine,
+  shadowPairOf,
 } from "./replay.js";
 export { runShare, sampledRun } from "./sampling.js";

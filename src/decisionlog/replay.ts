@@ -150,3 +150,21 @@ export function replayRecordOfLine(value: unknown): ReplayRecord | string {
     baseline,
   };
 }
+
+/**
+ * A stored record with a shadow record as the pair the shadow report compares: the active version's
+ * outcome against the candidate's on the same event. Undefined without a shadow record or a whole event.
+ */
+export function shadowPairOf(view: DecisionView): DecisionPair | undefined {
+  if (view.shadow === null || view.event === null) return undefined;
+  const side = (record: JsonObject): ComparedSide => {
+    const bundle = record.bundle as JsonObject | undefined;
+    return {
+      version: typeof bundle?.version === "number" ? bundle.version : null,
+      outcome: outcomeOf(record),
+      runMs: typeof record.runMs === "number" ? record.runMs : undefined,
+    };
+  };
+  const { id, point, runId, turn, event } = view;
+  return { id, point, runId, turn, event, baseline: side(view.record), candidate: side(view.shadow) };
+}

@@ -175,9 +175,10 @@ describe("--json output", () => {
   });
 
   it("has one shape for the decision log's commands", { timeout: 60_000 }, async () => {
-    const on = await cli("log", ["--tenant", "acme", "--on", "--sample", "0.5", "--mask", "event.call.args.password"]);
-    expect(on).toMatchObject({ tenantId: "acme", settings: { sample: 0.5 }, previous: null, changed: true });
-    expect(await cli("log", ["--tenant", "acme"])).toMatchObject({ changed: false, settings: { sample: 0.5 } });
+    // Sample 1: runs are sampled by a hash of their (random) id, and this test needs its one run recorded.
+    const on = await cli("log", ["--tenant", "acme", "--on", "--sample", "1", "--mask", "event.call.args.password"]);
+    expect(on).toMatchObject({ tenantId: "acme", settings: { sample: 1 }, previous: null, changed: true });
+    expect(await cli("log", ["--tenant", "acme"])).toMatchObject({ changed: false, settings: { sample: 1 } });
     expect(await cli("log", ["--tenant", "acme", "--on", "--off"])).toMatchObject({ error: { code: "usage" } });
     expect(await cli("run", ["--scenario", join(dir, "acme.json")])).toMatchObject({ type: "result" });
     const listed = await cli("decisions", ["--tenant", "acme", "--export", join(dir, "acme.jsonl")]);

@@ -11,6 +11,7 @@ import {
   outcomeOf,
   replayDecisions,
   replayRecordOf,
+  shadowPairOf,
   viewOf,
 } from "../../src/decisionlog/index.js";
 import { createDispatcher } from "../../src/dispatch/index.js";
@@ -151,6 +152,21 @@ describe("replay", () => {
       agreed: 1,
       skipped: { truncated: 1, "without a recorded decision": 1 },
     });
+  });
+});
+
+describe("shadowPairOf", () => {
+  it("pairs a stored record with its shadow record, each side with its version and cost", () => {
+    const record = { bundle: { version: 3 }, outcome: { type: "decided", result: null }, runMs: 1 };
+    const shadow = { bundle: { version: 4 }, outcome: { type: "failed", failure: { code: "timeout" } }, runMs: 50 };
+    const view = {
+      ...{ id: 7, at: "", tenantId: "acme", runId: "r", turn: 1, point: "tool.call" as const, version: 3, hash: "" },
+      ...{ event: { a: 1 }, eventText: null, eventChars: 7, truncated: false, ctx: {}, record, shadow },
+    };
+    const pair = shadowPairOf(view);
+    expect(pair).toMatchObject({ id: 7, baseline: { version: 3, runMs: 1 }, candidate: { version: 4, runMs: 50 } });
+    expect(compareDecisions(pair === undefined ? [] : [pair])).toMatchObject({ differed: 1, newFailures: 1 });
+    expect(shadowPairOf({ ...view, shadow: null })).toBeUndefined();
   });
 });
 

@@ -62,7 +62,7 @@ Exit codes: 0 done (or shown), 1 the store failed, 2 usage.
       return EXIT.ok;
     }
     const by = uploaderOf(args, io);
-    const change = await withStore(args, io, { create: on }, (store) =>
+    const change = await withStore(args, io, { create: false }, (store) =>
       store.setLogSettings({ tenantId, settings: settings ?? null, by }, io.signal),
     );
     const changed = JSON.stringify(change.settings) !== JSON.stringify(change.previous);
