@@ -1,4 +1,5 @@
 import { type BundleHash, notifier, type TenantId } from "../protocol/index.js";
+import { Telemetry } from "../telemetry/index.js";
 import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
 import { DispatchError } from "./errors.js";
@@ -37,12 +38,14 @@ class HookDispatcher implements Dispatcher {
   readonly #options: ResolvedDispatcherOptions;
   readonly #book: QuarantineBook;
   readonly #sourceMaps = new SourceMaps();
+  readonly #telemetry: Telemetry;
   #platform: readonly PlatformRegistration[] = [];
 
   constructor(options: ResolvedDispatcherOptions) {
     // A throwing `emit` must not undo a decision already taken: provenance is reported, never load-bearing.
     this.#options = { ...options, emit: options.emit === undefined ? undefined : notifier(options.emit) };
     this.#book = new QuarantineBook(options.quarantine, this.#options.emit);
+    this.#telemetry = new Telemetry(options.telemetry.maxTenants);
   }
 
   registerPlatformHooks(hooks: PlatformHooks | readonly PlatformHooks[]): () => void {
@@ -88,7 +91,8 @@ class HookDispatcher implements Dispatcher {
       hooks.push(new TenantHook(runId, bundle, policy, deps));
     }
     hooks.push(...platform("last"));
-    return new RunScope({ tenantId, runId, hooks, budget, emit, clock });
+    const telemetry = this.#telemetry.openRun({ tenantId, runId, bundle: tenantRef });
+    return new RunScope({ tenantId, runId, hooks, budget, emit, clock, telemetry });
   }
 
   quarantinedUntil(tenantId: TenantId, hash: BundleHash): number | undefined {

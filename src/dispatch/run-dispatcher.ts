@@ -1,4 +1,5 @@
 import type { HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { RunTelemetry } from "../telemetry/index.js";
 import type { DispatchOptions, RunDispatcher, ToolCallDispatchOptions } from "./api.js";
 import type { HookBudget } from "./budget.js";
 import type { Dispatched } from "./decisions.js";
@@ -20,7 +21,7 @@ import {
   toolResultRule,
   turnEndRule,
 } from "./rules-tools.js";
-import { runStack } from "./stack.js";
+import { runStack, type StackScope } from "./stack.js";
 import type { StackedHook } from "./stacked-hook.js";
 
 export interface RunScopeDeps {
@@ -30,6 +31,7 @@ export interface RunScopeDeps {
   readonly budget: HookBudget;
   readonly emit: Emit | undefined;
   readonly clock: () => number;
+  readonly telemetry: RunTelemetry | undefined;
 }
 
 const UNCHECKED_TOOL_CALL = toolCallRule(undefined);
@@ -56,6 +58,7 @@ export class RunScope implements RunDispatcher {
       throw new RangeError(`Expected \`turn\` to be an integer from 0 and up, got \`${turn}\``);
     this.#turn = turn;
     this.#deps.budget.beginTurn();
+    this.#deps.telemetry?.beginTurn(turn);
   }
 
   spent(): { readonly turnMs: number; readonly runMs: number } {
@@ -102,8 +105,13 @@ export class RunScope implements RunDispatcher {
   ): Promise<Dispatched<"output.validate">> {
     return this.#dispatch(outputValidateRule, event, options);
   }
-  runEnd(event: HookEvent<"run.end">, options?: DispatchOptions): Promise<Dispatched<"run.end">> {
-    return this.#dispatch(runEndRule, event, options);
+  async runEnd(event: HookEvent<"run.end">, options?: DispatchOptions): Promise<Dispatched<"run.end">> {
+    const { telemetry } = this.#deps;
+    try {
+      return await this.#dispatch(runEndRule, event, options);
+    } finally {
+      telemetry?.end(event);
+    }
   }
 
   async #dispatch<P extends HookPoint, A>(
@@ -113,7 +121,7 @@ export class RunScope implements RunDispatcher {
   ): Promise<Dispatched<P>> {
     const signal = options?.signal;
     signal?.throwIfAborted();
-    const { hooks, tenantId, runId, emit, clock } = this.#deps;
+    const { hooks, tenantId, runId, emit, clock, telemetry } = this.#deps;
     // Most points in most runs have no hook at all: answer without queueing.
     if (!hooks.some((hook) => hook.exports(rule.point)))
       return { decision: rule.decide(rule.start(event)), records: [] };
@@ -125,11 +133,32 @@ export class RunScope implements RunDispatcher {
     try {
       await untilDone(previous, signal);
       signal?.throwIfAborted();
-      return await runStack(rule, hooks, event, { tenantId, runId, turn: this.#turn, signal, emit, clock });
+      const scope = { tenantId, runId, turn: this.#turn, signal, emit, clock, telemetry };
+      if (telemetry === undefined) return await runStack(rule, hooks, event, scope);
+      return await tracedStack(rule, hooks, event, scope, telemetry);
     } finally {
       // Release only after the previous dispatch ended, so the queue order holds even when this one aborted early.
       void previous.then(release);
     }
+  }
+}
+
+/** `runStack` inside the point's dispatch span. */
+async function tracedStack<P extends HookPoint, A>(
+  rule: PointRule<P, A>,
+  hooks: readonly StackedHook[],
+  event: HookEvent<P>,
+  scope: StackScope,
+  telemetry: RunTelemetry,
+): Promise<Dispatched<P>> {
+  telemetry.beginDispatch(rule.point);
+  let decision: string | undefined;
+  try {
+    const dispatched = await runStack(rule, hooks, event, scope);
+    decision = dispatched.decision.type;
+    return dispatched;
+  } finally {
+    telemetry.endDispatch(decision);
   }
 }
 

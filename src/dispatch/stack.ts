@@ -3,6 +3,7 @@ import type { DecidedBy, Dispatched, HookRecord, RecordedOutcome } from "./decis
 import type { Emit } from "./events.js";
 import type { PointRule } from "./rule.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
+import { NOT_RUN } from "./tenant-hook.js";
 
 /** What `runStack` needs of its run besides the hooks. */
 export interface StackScope extends CallScope {
@@ -65,6 +66,7 @@ export async function runStack<P extends HookPoint, A>(
     records.push(record);
     const { tenantId, runId, turn, emit } = scope;
     emit?.({ type: "hook.called", at: scope.clock(), tenantId, runId, turn, record });
+    scope.telemetry?.hookCalled(record, cost === NOT_RUN);
     if (outcome.type === "decided") {
       if (outcome.result !== null) acc = rule.apply(acc, outcome.result, { hookId: hook.hookId, source: hook.source });
     } else if (policy === "closed") {

@@ -115,7 +115,10 @@ export class TenantHook implements StackedHook {
     const { outcome, cost } = invoked;
     budget.charge(chargedMs(cost));
     const strike = strikeOf(outcome.type === "failed" ? outcome.failure : undefined, cost, limits.timeoutMs);
-    if (strike !== undefined) book.strike(this.#key, strike, clock(), strikeWeight(cost, limits.timeoutMs));
+    if (strike !== undefined) {
+      const entered = book.strike(this.#key, strike, clock(), strikeWeight(cost, limits.timeoutMs));
+      if (entered !== undefined) scope.telemetry?.quarantined({ code: strike, ...entered });
+    }
     if (outcome.type === "failed") {
       return {
         outcome: { type: "failed", failure: withSourceStack(outcome.failure, this.#sourceMap), logs: outcome.logs },
@@ -134,7 +137,8 @@ export class TenantHook implements StackedHook {
   }
 }
 
-const NOT_RUN: SandboxCost = { cpuMs: 0, runMs: 0 };
+/** The cost of a call refused before its executor saw it (quarantine, budget, no sandbox): one shared object. */
+export const NOT_RUN: SandboxCost = { cpuMs: 0, runMs: 0 };
 
 function notRun<P extends HookPoint>(code: FailureCode, message: string): InvokedHook<P> {
   return { outcome: { type: "failed", failure: { code, message }, logs: [] }, cost: NOT_RUN };

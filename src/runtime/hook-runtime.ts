@@ -5,6 +5,7 @@ import { createDispatcher, type DispatchEvent, type PlatformHooks, type PolicyMa
 import type { BundleRef, BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
 import { notify, RunId, TenantId } from "../protocol/index.js";
 import { type BundleStore, openStore, StoreError, storeLocation } from "../store/index.js";
+import { SandboxMetrics, type SandboxSource } from "../telemetry/index.js";
 import { RuntimeError } from "./errors.js";
 import type { RunEvent, RunWarning } from "./events.js";
 import {
@@ -86,13 +87,17 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   const ownsStore = typeof options.store === "string";
   const store = typeof options.store === "string" ? await openRuntimeStore(options.store, options) : options.store;
   let executor: HookExecutor;
+  let sandboxMetrics: SandboxMetrics | undefined;
   try {
-    executor = isExecutor(options.executor) ? options.executor : await createHookExecutor(executorOptions(options));
+    executor = isExecutor(options.executor)
+      ? options.executor
+      : await createHookExecutor(executorOptions(options, (event) => sandboxMetrics?.observe(event)));
   } catch (error) {
     if (ownsStore) await store?.close();
     if (error instanceof ExecutorOptionsError) throw new RuntimeError("invalid_options", error.message);
     throw error;
   }
+  sandboxMetrics = SandboxMetrics.start(sandboxSource(executor));
   const dispatcher = createDispatcher({ ...dispatcherOptions(options, executor), emit });
   const bundles: BundleSource | undefined = options.bundles ?? store;
   const inFlight = new Set<{ controller: AbortController; done: Promise<unknown> }>();
@@ -157,10 +162,17 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
       const running = [...inFlight];
       for (const run of running) run.controller.abort(new RuntimeError("closed", "The hook runtime is closing"));
       await Promise.allSettled(running.map((r) => r.done));
+      sandboxMetrics?.close();
       if (!isExecutor(options.executor)) await executor.close();
       if (ownsStore) await store?.close();
     },
   };
+}
+
+/** What sandbox metrics can read of an executor: a process executor's workers (pending calls, RSS). */
+function sandboxSource(executor: HookExecutor): SandboxSource {
+  const withWorkers = executor as HookExecutor & { workers?: SandboxSource["workers"] };
+  return typeof withWorkers.workers === "function" ? { workers: () => withWorkers.workers?.() ?? [] } : {};
 }
 
 /** Opens the store at a location; a missing one is refused unless `createStore` (a typo must not run every tenant unguarded). */

@@ -1,11 +1,17 @@
 import { z } from "zod";
-import { checkExecutorOptions, type ExecutorOptions, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
+import {
+  checkExecutorOptions,
+  type ExecutorOptions,
+  ExecutorOptionsError,
+  type SupervisorEvent,
+} from "../../sandbox/supervisor/index.js";
 import type { Model } from "../agent/index.js";
 import { type DispatcherOptionsInput, parseDispatcherOptions } from "../dispatch/index.js";
 import {
   type BundleSource,
   describeValue,
   type HookExecutor,
+  notify,
   type LimitsInput,
   parseLimits,
 } from "../protocol/index.js";
@@ -157,14 +163,27 @@ export function checkRuntimeOptions(options: HookRuntimeOptions): void {
   }
 }
 
-/** The options of the executor the runtime starts: its own, the shared limits, the runtime's events and signal. */
-export function executorOptions(options: HookRuntimeOptions): ExecutorOptions {
+/**
+ * The options of the executor the runtime starts: its own, the shared limits, the runtime's events (and
+ * `observe`, the runtime's own listener for metrics) and signal.
+ */
+export function executorOptions(
+  options: HookRuntimeOptions,
+  observe?: (event: SupervisorEvent) => void,
+): ExecutorOptions {
   const own = isExecutor(options.executor) ? {} : (options.executor ?? {});
   const { limits, onEvent, signal } = options;
+  const listener =
+    observe === undefined
+      ? onEvent
+      : (event: SupervisorEvent) => {
+          observe(event);
+          notify(onEvent, event);
+        };
   return {
     ...own,
     ...(limits !== undefined ? { limits } : {}),
-    ...(onEvent !== undefined ? { onEvent } : {}),
+    ...(listener !== undefined ? { onEvent: listener } : {}),
     ...(signal !== undefined ? { signal } : {}),
   };
 }
