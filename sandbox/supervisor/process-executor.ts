@@ -242,7 +242,8 @@ export class ProcessExecutor implements HookExecutor {
     if (this.#checkingRss || this.#closing !== undefined) return;
     this.#checkingRss = true;
     try {
-      for (const pid of this.#rss.keys()) if (!this.#slots.some((slot) => slot.current?.pid === pid)) this.#rss.delete(pid);
+      for (const pid of this.#rss.keys())
+        if (!this.#slots.some((slot) => slot.current?.pid === pid)) this.#rss.delete(pid);
       for (const slot of this.#slots) {
         const worker = slot.current;
         if (worker === undefined || !worker.ready) continue;

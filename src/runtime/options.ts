@@ -11,8 +11,8 @@ import {
   type BundleSource,
   describeValue,
   type HookExecutor,
-  notify,
   type LimitsInput,
+  notify,
   parseLimits,
 } from "../protocol/index.js";
 import type { BundleStore } from "../store/index.js";

@@ -1,5 +1,5 @@
 import { type Attributes, type Counter, type Histogram, type Meter, ValueType } from "@opentelemetry/api";
-import { type CallReach, type HookCallView, type QuarantineEntry } from "./hook-call.js";
+import type { CallReach, HookCallView, QuarantineEntry } from "./hook-call.js";
 import { ATTR, METRIC } from "./names.js";
 import type { TenantLabels } from "./tenant-labels.js";
 
@@ -49,7 +49,11 @@ export class HookMetrics {
       "{call}",
     );
     this.#cacheHits = count(METRIC.cacheHits, "Sandbox calls that found their isolate warm", "{call}");
-    this.#cacheMisses = count(METRIC.cacheMisses, "Sandbox calls that loaded their bundle into a new isolate", "{call}");
+    this.#cacheMisses = count(
+      METRIC.cacheMisses,
+      "Sandbox calls that loaded their bundle into a new isolate",
+      "{call}",
+    );
   }
 
   /** Records one hook call of `tenantId` at its point. */
@@ -71,10 +75,13 @@ export class HookMetrics {
 
   quarantined(tenantId: string, entry: QuarantineEntry): void {
     const tenant = this.#labels.of(tenantId);
-    this.#quarantines.add(1, this.#cached(`q\u0000${tenant}\u0000${entry.code}`, () => ({
-      [ATTR.tenant]: tenant,
-      [ATTR.errorType]: entry.code,
-    })));
+    this.#quarantines.add(
+      1,
+      this.#cached(`q\u0000${tenant}\u0000${entry.code}`, () => ({
+        [ATTR.tenant]: tenant,
+        [ATTR.errorType]: entry.code,
+      })),
+    );
   }
 
   #attributes(tenant: string, call: HookCallView, outcome: string | undefined, code: string | undefined): Attributes {

@@ -2,6 +2,7 @@ import {
   type Attributes,
   type Context,
   context,
+  type HrTime,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -22,6 +23,17 @@ export interface RunEnding {
 const INTERNAL = { kind: SpanKind.INTERNAL } as const;
 
 /**
+ * Now, on one clock for every span of a run (the process's high-resolution clock since its time origin).
+ * An SDK left to time spans itself anchors each to `Date.now()`, whole milliseconds apart, so a hook call
+ * could seem to start before its dispatch.
+ */
+export function hrNow(): HrTime {
+  const ms = performance.timeOrigin + performance.now();
+  const seconds = Math.floor(ms / 1000);
+  return [seconds, Math.round((ms - seconds * 1000) * 1e6)];
+}
+
+/**
  * The spans of one run, all recording: `invoke_agent` (the run) → `isohook.turn` → `isohook.dispatch` (one
  * hook point) → `isohook.hook` (one hook call). Parents are explicit contexts, so the tree holds without a
  * context manager; the run's parent is the context active when the run opened (a platform's request span).
@@ -40,9 +52,9 @@ export class RunTrace {
   #turnContext: Context | undefined;
   #dispatch: Span | undefined;
   #dispatchContext: Context | undefined;
-  #hookStart = 0;
+  #hookStart: HrTime = [0, 0];
   #hooks = 0;
-  #quarantine: (QuarantineEntry & { readonly at: number }) | undefined;
+  #quarantine: (QuarantineEntry & { readonly at: HrTime }) | undefined;
 
   constructor(tracer: Tracer, run: Span, tenantId: string) {
     this.#tracer = tracer;
@@ -52,10 +64,11 @@ export class RunTrace {
   }
 
   beginTurn(turn: number): void {
-    this.#turn?.end();
+    const now = hrNow();
+    this.#turn?.end(now);
     this.#turn = this.#tracer.startSpan(
       SPAN.turn,
-      { ...INTERNAL, attributes: { [ATTR.tenant]: this.#tenantId, [ATTR.turn]: turn } },
+      { ...INTERNAL, startTime: now, attributes: { [ATTR.tenant]: this.#tenantId, [ATTR.turn]: turn } },
       this.#runContext,
     );
     this.#turnContext = trace.setSpan(this.#runContext, this.#turn);
@@ -63,9 +76,14 @@ export class RunTrace {
 
   beginDispatch(point: HookPoint): void {
     const attributes: Attributes = { [ATTR.tenant]: this.#tenantId, [ATTR.point]: point };
-    this.#dispatch = this.#tracer.startSpan(SPAN.dispatch, { ...INTERNAL, attributes }, this.#turnContext ?? this.#runContext);
-    this.#dispatchContext = trace.setSpan(this.#turnContext ?? this.#runContext, this.#dispatch);
-    this.#hookStart = performance.now();
+    const parent = this.#turnContext ?? this.#runContext;
+    this.#hookStart = hrNow();
+    this.#dispatch = this.#tracer.startSpan(
+      SPAN.dispatch,
+      { ...INTERNAL, startTime: this.#hookStart, attributes },
+      parent,
+    );
+    this.#dispatchContext = trace.setSpan(parent, this.#dispatch);
     this.#hooks = 0;
   }
 
@@ -76,18 +94,18 @@ export class RunTrace {
     span.setAttribute(ATTR.hooks, this.#hooks);
     if (decision !== undefined) span.setAttribute(ATTR.decision, decision);
     else span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end();
+    span.end(hrNow());
     this.#dispatch = undefined;
     this.#dispatchContext = undefined;
   }
 
   /** A quarantine the current call's strike started: an event on that call's span. */
   quarantined(entry: QuarantineEntry): void {
-    this.#quarantine = { ...entry, at: performance.now() };
+    this.#quarantine = { ...entry, at: hrNow() };
   }
 
   hookCalled(call: HookCallView, reach: CallReach): void {
-    const end = performance.now();
+    const end = hrNow();
     const parent = this.#dispatchContext ?? this.#turnContext ?? this.#runContext;
     const span = this.#tracer.startSpan(
       SPAN.hook,
@@ -120,7 +138,8 @@ export class RunTrace {
   }
 
   end(ending: RunEnding | undefined): void {
-    this.#turn?.end();
+    const now = hrNow();
+    this.#turn?.end(now);
     this.#turn = undefined;
     const span = this.#run;
     if (ending !== undefined) {
@@ -135,7 +154,7 @@ export class RunTrace {
         span.setStatus({ code: SpanStatusCode.ERROR });
       }
     }
-    span.end();
+    span.end(now);
   }
 
   #attributesOf(call: HookCallView, reach: CallReach): Attributes {

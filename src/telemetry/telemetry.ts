@@ -1,9 +1,17 @@
-import { context, createNoopMeter, metrics, ProxyTracerProvider, SpanKind, type Tracer, trace } from "@opentelemetry/api";
+import {
+  context,
+  createNoopMeter,
+  metrics,
+  ProxyTracerProvider,
+  SpanKind,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
 import type { BundleRef, HookPoint } from "../protocol/index.js";
 import type { CallReach, HookCallView, QuarantineEntry } from "./hook-call.js";
 import { HookMetrics } from "./hook-metrics.js";
 import { ATTR, SCOPE, SPAN } from "./names.js";
-import { type RunEnding, RunTrace } from "./run-trace.js";
+import { hrNow, type RunEnding, RunTrace } from "./run-trace.js";
 import { DEFAULT_MAX_TENANTS, TenantLabels } from "./tenant-labels.js";
 
 /** What opening a run tells telemetry. */
@@ -53,7 +61,11 @@ export class Telemetry {
       attributes[ATTR.bundleVersion] = info.bundle.version;
       attributes[ATTR.bundleHash] = info.bundle.hash;
     }
-    const span = this.#tracer.startSpan(SPAN.run, { kind: SpanKind.INTERNAL, attributes }, context.active());
+    const span = this.#tracer.startSpan(
+      SPAN.run,
+      { kind: SpanKind.INTERNAL, startTime: hrNow(), attributes },
+      context.active(),
+    );
     // A run the sampler drops is not traced at all: no turn, dispatch or hook span is started for it.
     return span.isRecording() ? new RunTrace(this.#tracer, span, info.tenantId) : undefined;
   }

@@ -104,12 +104,12 @@ describe("spans of one run", () => {
     const hooks = named("isohook.hook");
     expect(hooks.map((h) => parentOf(h))).toEqual(dispatches);
     for (const hook of hooks) {
-      // Within the dispatch, give or take the SDK anchoring span times to its own clock (µs apart).
+      // Within the dispatch: every span of a run is timed on one clock (rounding aside).
       const [start, end] = [hook.startTime, hook.endTime].map(([s, ns]) => s * 1e3 + ns / 1e6);
       const dispatch = parentOf(hook) as ReadableSpan;
       const [dStart, dEnd] = [dispatch.startTime, dispatch.endTime].map(([s, ns]) => s * 1e3 + ns / 1e6);
-      expect(start).toBeGreaterThanOrEqual((dStart ?? 0) - 5);
-      expect(end).toBeLessThanOrEqual((dEnd ?? 0) + 5);
+      expect(start).toBeGreaterThanOrEqual((dStart ?? 0) - 0.001);
+      expect(end).toBeLessThanOrEqual((dEnd ?? 0) + 0.001);
     }
   });
 
