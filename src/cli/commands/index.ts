@@ -11,6 +11,7 @@ import { migrateCommand } from "./migrate.js";
 import { rollbackCommand } from "./rollback.js";
 import { runCommand } from "./run.js";
 import { schemaCommand } from "./schema.js";
+import { statsCommand } from "./stats.js";
 import { testCommand } from "./test.js";
 import { uploadCommand } from "./upload.js";
 import { versionsCommand } from "./versions.js";
@@ -31,5 +32,6 @@ export const COMMANDS: readonly Command[] = [
   migrateCommand,
   runCommand,
   demoCommand,
+  statsCommand,
   schemaCommand,
 ];
