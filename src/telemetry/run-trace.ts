@@ -4,7 +4,6 @@ import {
   context,
   type HrTime,
   type Span,
-  SpanKind,
   SpanStatusCode,
   type Tracer,
   trace,
@@ -19,8 +18,6 @@ export interface RunEnding {
   readonly turns: number;
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
 }
-
-const INTERNAL = { kind: SpanKind.INTERNAL } as const;
 
 /**
  * Now, on one clock for every span of a run (the process's high-resolution clock since its time origin).
@@ -37,7 +34,7 @@ export function hrNow(): HrTime {
  * The spans of one run, all recording: `invoke_agent` (the run) → `isohook.turn` → `isohook.dispatch` (one
  * hook point) → `isohook.hook` (one hook call). Parents are explicit contexts, so the tree holds without a
  * context manager; the run's parent is the context active when the run opened (a platform's request span).
- * Made only when the run span records: a run the platform's sampler drops starts no other span.
+ * Every span is of kind INTERNAL (the default). Made only when the run span records: a run the platform's sampler drops starts no other span.
  *
  * A run's dispatches are serialised (`RunScope`), so one dispatch is open at a time and a hook call's span
  * starts where the previous call of the dispatch ended: it is created when the call ends, with its start
@@ -68,7 +65,7 @@ export class RunTrace {
     this.#turn?.end(now);
     this.#turn = this.#tracer.startSpan(
       SPAN.turn,
-      { ...INTERNAL, startTime: now, attributes: { [ATTR.tenant]: this.#tenantId, [ATTR.turn]: turn } },
+      { startTime: now, attributes: { [ATTR.tenant]: this.#tenantId, [ATTR.turn]: turn } },
       this.#runContext,
     );
     this.#turnContext = trace.setSpan(this.#runContext, this.#turn);
@@ -78,11 +75,7 @@ export class RunTrace {
     const attributes: Attributes = { [ATTR.tenant]: this.#tenantId, [ATTR.point]: point };
     const parent = this.#turnContext ?? this.#runContext;
     this.#hookStart = hrNow();
-    this.#dispatch = this.#tracer.startSpan(
-      SPAN.dispatch,
-      { ...INTERNAL, startTime: this.#hookStart, attributes },
-      parent,
-    );
+    this.#dispatch = this.#tracer.startSpan(SPAN.dispatch, { startTime: this.#hookStart, attributes }, parent);
     this.#dispatchContext = trace.setSpan(parent, this.#dispatch);
     this.#hooks = 0;
   }
@@ -109,7 +102,7 @@ export class RunTrace {
     const parent = this.#dispatchContext ?? this.#turnContext ?? this.#runContext;
     const span = this.#tracer.startSpan(
       SPAN.hook,
-      { ...INTERNAL, startTime: this.#hookStart, attributes: this.#attributesOf(call, reach) },
+      { startTime: this.#hookStart, attributes: this.#attributesOf(call, reach) },
       parent,
     );
     const { outcome } = call;
