@@ -8,7 +8,7 @@ export interface CallScope {
   readonly turn: number;
   readonly signal: AbortSignal | undefined;
   /** The run's spans and metrics; undefined when no OpenTelemetry SDK is registered. */
-  readonly telemetry: RunTelemetry | undefined;
+  readonly telemetry?: RunTelemetry | undefined;
 }
 
 /**
