@@ -1,7 +1,8 @@
-import { type BundleHash, notifier, type TenantId } from "../protocol/index.js";
+import { type BundleHash, notifier, type RunId, type TenantId } from "../protocol/index.js";
 import { Telemetry } from "../telemetry/index.js";
 import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
+import type { DecisionSink } from "./decision-sink.js";
 import { DispatchError } from "./errors.js";
 import {
   type DispatcherOptionsInput,
@@ -79,7 +80,7 @@ class HookDispatcher implements Dispatcher {
     if (!requested.success) {
       throw new DispatchError("invalid_options", 'Expected `policy` to map hook points to "closed" or "open"');
     }
-    const { executor, limits, budgets, emit, clock } = this.#options;
+    const { executor, limits, budgets, emit, clock, decisionLog } = this.#options;
     const budget = new HookBudget(budgets.turnMs, budgets.runMs);
     const tenantRef = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
     const platform = (position: "first" | "last") =>
@@ -87,7 +88,8 @@ class HookDispatcher implements Dispatcher {
     const hooks: StackedHook[] = [...platform("first")];
     if (bundle !== undefined) {
       const policy = effectivePolicy(options.policy, this.#floorOf(tenantId));
-      const deps = { executor, limits, book: this.#book, budget, clock, sourceMaps: this.#sourceMaps };
+      const log = decisionLog !== undefined && wantsRun(decisionLog, tenantId, runId) ? decisionLog : undefined;
+      const deps = { executor, limits, book: this.#book, budget, clock, sourceMaps: this.#sourceMaps, log };
       hooks.push(new TenantHook(runId, bundle, policy, deps));
     }
     hooks.push(...platform("last"));
@@ -111,6 +113,15 @@ class HookDispatcher implements Dispatcher {
       );
     }
     return parsed.data;
+  }
+}
+
+/** A sink that throws while deciding declines the run: the log is never load-bearing. */
+function wantsRun(sink: DecisionSink, tenantId: TenantId, runId: RunId): boolean {
+  try {
+    return sink.sampled(tenantId, runId) === true;
+  } catch {
+    return false;
   }
 }
 

@@ -64,6 +64,7 @@ export async function runStack<P extends HookPoint, A>(
       logs: called.outcome.logs,
     };
     records.push(record);
+    hook.recorded?.(record, scope.turn);
     const { tenantId, runId, turn, emit } = scope;
     emit?.({ type: "hook.called", at: scope.clock(), tenantId, runId, turn, record });
     scope.telemetry?.hookCalled(record, cost === NOT_RUN);

@@ -1,5 +1,6 @@
 import type { BundleRef, HookEvent, HookId, HookPoint } from "../protocol/index.js";
 import type { RunTelemetry } from "../telemetry/index.js";
+import type { HookRecord } from "./decisions.js";
 import type { InvokedHook } from "./invoke-hook.js";
 import type { FailurePolicy, HookSource } from "./registration.js";
 
@@ -29,4 +30,6 @@ export interface StackedHook {
     eventJson: () => string,
     scope: CallScope,
   ): Promise<InvokedHook<P>>;
+  /** Told the record of its last call once the stack has built it (the tenant hook hands it to the decision log). */
+  recorded?(record: HookRecord, turn: number): void;
 }

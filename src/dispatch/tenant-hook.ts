@@ -15,6 +15,8 @@ import {
   type TenantId,
 } from "../protocol/index.js";
 import { chargedMs, type HookBudget } from "./budget.js";
+import type { DecisionSink } from "./decision-sink.js";
+import type { HookRecord } from "./decisions.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import type { FailurePolicy } from "./registration.js";
@@ -29,6 +31,8 @@ export interface TenantHookDeps {
   readonly clock: () => number;
   /** Parsed source maps by bundle, shared by the dispatcher's runs. */
   readonly sourceMaps: SourceMaps;
+  /** The decision log, when it wants this run. */
+  readonly log: DecisionSink | undefined;
 }
 
 /**
@@ -41,6 +45,7 @@ export class TenantHook implements StackedHook {
   readonly bundle: BundleRef;
   readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
   readonly #tenantId: TenantId;
+  readonly #runId: RunId;
   readonly #key: BundleKey;
   readonly #sandboxBundle: SandboxBundle;
   readonly #sourceMap: SourceMapIndex | undefined;
@@ -48,6 +53,9 @@ export class TenantHook implements StackedHook {
   readonly #ctxPrefix: string;
   readonly #deps: TenantHookDeps;
   #stateJson = "{}";
+  /** The strings of the last call, kept for the decision log (only when it wants this run). */
+  #loggedEventJson = "";
+  #loggedCtxJson = "";
 
   constructor(
     runId: RunId,
@@ -56,6 +64,7 @@ export class TenantHook implements StackedHook {
     deps: TenantHookDeps,
   ) {
     this.#tenantId = active.tenantId;
+    this.#runId = runId;
     this.#key = bundleKey(active.tenantId, active.manifest.hash);
     this.hookId = HookId.parse(`tenant:${active.tenantId}@v${active.version}`);
     this.bundle = { version: active.version, hash: active.manifest.hash };
@@ -81,7 +90,12 @@ export class TenantHook implements StackedHook {
     eventJson: () => string,
     scope: CallScope,
   ): Promise<InvokedHook<P>> {
-    const { executor, limits, book, budget, clock } = this.#deps;
+    const { executor, limits, book, budget, clock, log } = this.#deps;
+    if (log !== undefined) {
+      // A call that never runs (quarantine, budget) is recorded too, with the event and ctx it would have seen.
+      this.#loggedEventJson = eventJson();
+      this.#loggedCtxJson = this.#ctxJson(scope.turn);
+    }
     const hash = this.bundle.hash;
     const quarantine = book.status(this.#key, clock());
     if (quarantine !== undefined) {
@@ -95,7 +109,7 @@ export class TenantHook implements StackedHook {
     if (denial !== undefined) return notRun("timeout", denial);
 
     const timeoutMs = budget.timeoutFor(limits.timeoutMs) ?? limits.timeoutMs;
-    const ctxJson = `${this.#ctxPrefix}${scope.turn},"state":${this.#stateJson}}`;
+    const ctxJson = log !== undefined ? this.#loggedCtxJson : this.#ctxJson(scope.turn);
     const call: SandboxCall & { point: P } = {
       tenantId: this.#tenantId,
       point,
@@ -134,6 +148,29 @@ export class TenantHook implements StackedHook {
       this.#stateJson = stateJson;
     }
     return invoked;
+  }
+
+  recorded(record: HookRecord, turn: number): void {
+    const { log, clock } = this.#deps;
+    if (log === undefined) return;
+    try {
+      log.record({
+        at: clock(),
+        tenantId: this.#tenantId,
+        runId: this.#runId,
+        turn,
+        point: record.point,
+        eventJson: this.#loggedEventJson,
+        ctxJson: this.#loggedCtxJson,
+        record,
+      });
+    } catch {
+      // The log is never load-bearing: a sink that throws loses its entry, not the decision.
+    }
+  }
+
+  #ctxJson(turn: number): string {
+    return `${this.#ctxPrefix}${turn},"state":${this.#stateJson}}`;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { BundleHash, BundleManifest, BundleSource, HookPoint, JsonValue, TenantId } from "../protocol/index.js";
+import type { DecisionLogStore } from "./decision-log-store.js";
 
 /**
  * A store of tenant hook bundles: immutable, content-addressed bundles; monotonic versions per tenant
@@ -19,7 +20,7 @@ import type { BundleHash, BundleManifest, BundleSource, HookPoint, JsonValue, Te
  * await store.rollback({ tenantId, by: "ops" });
  * ```
  */
-export interface BundleStore extends BundleSource {
+export interface BundleStore extends BundleSource, DecisionLogStore {
   readonly kind: "sqlite" | "postgres" | "memory";
   /**
    * Stores a new version in one transaction: the bundle (kept once per hash; `manifest.hash` must be
@@ -127,19 +128,22 @@ export interface StoredBundle {
   readonly uploadedAt: string;
 }
 
-export type AuditType = "upload" | "activate" | "rollback" | "delete";
+/** `log`: the tenant's decision-log settings changed (`detail` says to what). */
+export type AuditType = "upload" | "activate" | "rollback" | "delete" | "log";
 
 export interface AuditEntry {
   readonly id: number;
   readonly at: string;
   readonly tenantId: TenantId;
   readonly type: AuditType;
-  /** The version uploaded, activated, rolled back to, or deleted. */
-  readonly version: number;
+  /** The version uploaded, activated, rolled back to, or deleted; null for a `log` change. */
+  readonly version: number | null;
   /** For activate and rollback: the version active before. */
   readonly fromVersion: number | null;
   readonly hash: BundleHash | null;
   readonly by: string;
+  /** What changed, for changes that are not about a version (`log`: the new settings, or `off`). */
+  readonly detail: string | null;
 }
 
 export interface AuditQuery {

@@ -22,7 +22,18 @@ import type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
+import {
+  type DecisionQuery,
+  type DecisionRow,
+  describeLogSettings,
+  type LogSettingsChange,
+  type LogSettingsInput,
+  type PruneInput,
+  type StoredDecision,
+  type TenantLogSettings,
+} from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
+import { MemoryDecisionLog } from "./memory-decision-log.js";
 import {
   checkAuditLimit,
   checkHash,
@@ -73,6 +84,7 @@ export class MemoryBundleStore implements BundleStore {
   readonly #tenants = new Map<TenantId, Tenant>();
   readonly #bundles = new Map<BundleHashType, Bundle>();
   readonly #audit: AuditEntry[] = [];
+  readonly #decisions = new MemoryDecisionLog();
   readonly #cache: ActiveBundleCache;
   readonly #maxBundleBytes: number;
   readonly #clock: () => number;
@@ -248,6 +260,45 @@ export class MemoryBundleStore implements BundleStore {
     this.#closed = true;
   }
 
+  async logSettings(tenantId?: TenantId, signal?: AbortSignal): Promise<TenantLogSettings[]> {
+    const id = tenantId === undefined ? undefined : checkTenantId(tenantId);
+    this.#open(signal);
+    return this.#decisions.logSettings(id);
+  }
+
+  async setLogSettings(input: LogSettingsInput, signal?: AbortSignal): Promise<LogSettingsChange> {
+    this.#open(signal);
+    const at = this.#clock();
+    const change = this.#decisions.setLogSettings(input, at);
+    this.#audit.push({
+      id: this.#audit.length + 1,
+      at: new Date(at).toISOString(),
+      tenantId: change.tenantId,
+      type: "log",
+      version: null,
+      fromVersion: null,
+      hash: null,
+      by: input.by,
+      detail: describeLogSettings(change.settings),
+    });
+    return change;
+  }
+
+  async appendDecisions(rows: readonly DecisionRow[], signal?: AbortSignal): Promise<number> {
+    this.#open(signal);
+    return this.#decisions.append(rows);
+  }
+
+  async decisions(query: DecisionQuery, signal?: AbortSignal): Promise<StoredDecision[]> {
+    this.#open(signal);
+    return this.#decisions.decisions(query);
+  }
+
+  async pruneDecisions(input: PruneInput, signal?: AbortSignal): Promise<number> {
+    this.#open(signal);
+    return this.#decisions.prune(input);
+  }
+
   #activate(tenantId: TenantId, version: number, by: string, at: number): ActivationResult {
     const tenant = this.#tenant(tenantId);
     const { hash } = this.#version(tenantId, tenant, version);
@@ -330,6 +381,7 @@ export class MemoryBundleStore implements BundleStore {
       fromVersion,
       hash,
       by,
+      detail: null,
     });
   }
 }

@@ -191,7 +191,7 @@ export class PostgresQueries {
 
   async audit(db: Db, tenantId: TenantId | undefined, limit: number): Promise<AuditRow[]> {
     const result = await db.query<AuditRow>(
-      `SELECT * FROM (SELECT id, ${ms("at")} AS at, tenant_id, type, version, from_version, bundle_hash, by
+      `SELECT * FROM (SELECT id, ${ms("at")} AS at, tenant_id, type, version, from_version, bundle_hash, by, detail
                         FROM ${this.#s}audit WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY id DESC LIMIT $2) a
          ORDER BY id`,
       [tenantId ?? null, limit],

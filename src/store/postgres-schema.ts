@@ -82,11 +82,56 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_by_tenant ON audit (tenant_id, id);
     `,
   },
+  {
+    // The decision log (see schema.ts, migration 2, for the audit's changes).
+    version: 2,
+    sql: `
+      ALTER TABLE audit DROP CONSTRAINT IF EXISTS audit_type_check;
+      ALTER TABLE audit ALTER COLUMN version DROP NOT NULL;
+      ALTER TABLE audit ADD COLUMN detail text;
+
+      CREATE TABLE decision_log_settings (
+        tenant_id text PRIMARY KEY,
+        settings text NOT NULL,
+        updated_at timestamptz NOT NULL,
+        updated_by text NOT NULL
+      );
+
+      CREATE TABLE decisions (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        tenant_id text NOT NULL,
+        at timestamptz NOT NULL,
+        run_id text NOT NULL,
+        turn integer NOT NULL,
+        point text NOT NULL,
+        version bigint NOT NULL,
+        bundle_hash text NOT NULL,
+        event text NOT NULL,
+        event_chars integer NOT NULL,
+        truncated boolean NOT NULL,
+        ctx text NOT NULL,
+        record text NOT NULL,
+        shadow text
+      );
+      -- One index: a record costs one index entry. Times rise with ids, so \`since\` scans back from the newest.
+      CREATE INDEX decisions_by_tenant ON decisions (tenant_id, id);
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 
-const TABLES = ["schema_version", "store_state", "tenants", "bundles", "versions", "activations", "audit"];
+const TABLES = [
+  "schema_version",
+  "store_state",
+  "tenants",
+  "bundles",
+  "versions",
+  "activations",
+  "audit",
+  "decision_log_settings",
+  "decisions",
+];
 
 /** "ISOH": the first key of the store's advisory lock; the second is the schema name's hash. */
 const LOCK_CLASS = 0x49534f48;

@@ -76,6 +76,57 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_by_tenant ON audit (tenant_id, id);
     `,
   },
+  {
+    // The decision log. The audit's type check goes (types are checked by the store's code, so later admin
+    // actions need no table rebuild), its version may be null and it gains a detail: a `log` change is
+    // about settings, not a version.
+    version: 2,
+    sql: `
+      CREATE TABLE audit_v2 (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        tenant_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        version INTEGER,
+        from_version INTEGER,
+        bundle_hash TEXT,
+        by TEXT NOT NULL,
+        detail TEXT
+      ) STRICT;
+      INSERT INTO audit_v2 (id, at, tenant_id, type, version, from_version, bundle_hash, by)
+        SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by FROM audit;
+      DROP TABLE audit;
+      ALTER TABLE audit_v2 RENAME TO audit;
+      CREATE INDEX audit_by_tenant ON audit (tenant_id, id);
+
+      -- A tenant's row exists while its log is on.
+      CREATE TABLE decision_log_settings (
+        tenant_id TEXT PRIMARY KEY,
+        settings TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        updated_by TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE decisions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tenant_id TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        point TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        bundle_hash TEXT NOT NULL,
+        event TEXT NOT NULL,
+        event_chars INTEGER NOT NULL,
+        truncated INTEGER NOT NULL,
+        ctx TEXT NOT NULL,
+        record TEXT NOT NULL,
+        shadow TEXT
+      ) STRICT;
+      -- One index: a record costs one index entry. Times rise with ids, so \`since\` scans back from the newest.
+      CREATE INDEX decisions_by_tenant ON decisions (tenant_id, id);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -185,7 +185,7 @@ export class SqliteQueries {
 
   audit(tenantId: TenantId | undefined, limit: number): AuditEntry[] {
     const rows = this.#one(
-      `SELECT * FROM (SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by FROM audit
+      `SELECT * FROM (SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by, detail FROM audit
                         WHERE @tenant IS NULL OR tenant_id = @tenant ORDER BY id DESC LIMIT @limit) ORDER BY id`,
     ).all({ tenant: tenantId ?? null, limit }) as AuditRow[];
     return rows.map(toAuditEntry);

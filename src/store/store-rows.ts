@@ -57,10 +57,11 @@ export interface AuditRow {
   at: number;
   tenant_id: TenantId;
   type: AuditType;
-  version: number;
+  version: number | null;
   from_version: number | null;
   bundle_hash: BundleHash | null;
   by: string;
+  detail: string | null;
 }
 
 export interface HeadRow {
@@ -136,6 +137,7 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
     fromVersion: row.from_version,
     hash: row.bundle_hash,
     by: row.by,
+    detail: row.detail,
   };
 }
 

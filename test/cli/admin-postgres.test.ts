@@ -32,7 +32,7 @@ describe.skipIf(!available)("admin commands on a PostgreSQL store", () => {
   it("migrates once, then reports the schema up to date", async () => {
     const first = await cli(["migrate", "--store", url, "--json"]);
     expect([first.code, first.stderr]).toEqual([0, ""]);
-    expect(JSON.parse(first.stdout)).toMatchObject({ store: "postgres", from: 0, to: 1, migrated: true });
+    expect(JSON.parse(first.stdout)).toMatchObject({ store: "postgres", from: 0, to: 2, migrated: true });
     expect(JSON.parse(first.stdout).location).toContain(`schema ${schema}`);
     const again = await cli(["migrate"]);
     expect(again.code).toBe(0);
@@ -87,7 +87,7 @@ describe("isohook migrate on a SQLite path", () => {
       store: "sqlite",
       location: join(dir, "store.db"),
       from: 0,
-      to: 1,
+      to: 2,
       migrated: true,
     });
     const again = await cli(["migrate", "--store", "store.db"], { USER: "alice" });

@@ -8,14 +8,15 @@ export const auditCommand: Command = {
   help: `Usage: isohook audit [--tenant <id>] [--limit <n>] [--store <path>] [--json]
 
 Prints the store's audit log, oldest first: every upload, activation, rollback and deletion, with who did
-it, when, the version and (for activations and rollbacks) the version active before.
+it, when, the version and (for activations and rollbacks) the version active before; and every change of
+a tenant's decision-log settings (action "log", its detail the new settings or "off").
 
 Options:
   --tenant <id>      Only this tenant's entries
   --limit <n>        The last <n> entries (1–10000, default 100)
 ${STORE_HELP}
   --json             One JSON object: {"entries": [{"id", "at", "tenantId", "type", "version",
-                     "previousVersion", "hash", "by"}]}
+                     "previousVersion", "hash", "by", "detail"}]}
   -h, --help         Show this help
 
 Exit codes: 0 shown, 1 the store cannot be read, 2 usage.
@@ -38,18 +39,20 @@ Exit codes: 0 shown, 1 the store cannot be read, 2 usage.
       io.stdout("No audit entries.\n");
       return EXIT.ok;
     }
+    const withDetail = entries.some((e) => e.detail !== null);
     io.stdout(
       textTable(
-        ["ID", "AT", "TENANT", "ACTION", "VERSION", "FROM", "BY", "HASH"],
+        ["ID", "AT", "TENANT", "ACTION", "VERSION", "FROM", "BY", "HASH", ...(withDetail ? ["DETAIL"] : [])],
         entries.map((e) => [
           String(e.id),
           e.at,
           e.tenantId,
           e.type,
-          `v${e.version}`,
+          e.version === null ? "-" : `v${e.version}`,
           e.fromVersion === null ? "-" : `v${e.fromVersion}`,
           e.by,
           e.hash === null ? "-" : shortHash(e.hash),
+          ...(withDetail ? [e.detail ?? ""] : []),
         ]),
       ),
     );
