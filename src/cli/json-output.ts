@@ -241,7 +241,10 @@ const Percentiles = z.strictObject({ p50: z.number(), p99: z.number() }).meta({ 
 
 const StatsOutput = z.strictObject({
   tenantId: z.string(),
-  from: z.string().meta({ description: "the JSON lines read (a run's or demo's --json output)" }),
+  from: z
+    .string()
+    .nullable()
+    .meta({ description: "the JSON lines read (a run's or demo's --json output); null: the store's decision log" }),
   since: Iso.nullable(),
   calls: Count,
   decisions: z.record(z.string(), Count).meta({ description: "decided calls by result type (noop: returned nothing)" }),

@@ -163,6 +163,7 @@ describe("--json output", () => {
         { point: "tool.result", calls: 1 },
       ],
     });
+    expect(await cli("stats", ["--tenant", "acme"])).toMatchObject({ from: null, calls: 0 });
     expect(await cli("stats", ["--tenant", "acme", "--from", join(dir, "none.jsonl")])).toMatchObject({
       error: { code: "unreadable" },
     });
@@ -185,6 +186,8 @@ describe("--json output", () => {
     expect(on).toMatchObject({ tenantId: "acme", settings: { sample: 0.5 }, previous: null, changed: true });
     expect(await cli("log", ["--tenant", "acme"])).toMatchObject({ changed: false, settings: { sample: 0.5 } });
     expect(await cli("log", ["--tenant", "acme", "--on", "--off"])).toMatchObject({ error: { code: "usage" } });
+    // Every run, so the run below is recorded whatever its (random) run id: at 0.5 it was, half the time.
+    expect(await cli("log", ["--tenant", "acme", "--on", "--sample", "1"])).toMatchObject({ settings: { sample: 1 } });
     expect(await cli("run", ["--scenario", join(dir, "acme.json")])).toMatchObject({ type: "result" });
     const listed = await cli("decisions", ["--tenant", "acme", "--export", join(dir, "acme.jsonl")]);
     expect(listed).toMatchObject({ tenantId: "acme", exported: { lines: listed.decisions.length, skipped: 0 } });

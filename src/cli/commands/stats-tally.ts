@@ -2,26 +2,30 @@ import { z } from "zod";
 import { FailureCode, HOOK_POINT_NAMES, type HookPoint } from "../../protocol/index.js";
 
 /**
- * A `hook.called` event as `isohook run --json` prints it (or inside a `demo --json` line's `event`): what
- * `isohook stats` reads of it. Other fields (the result, logs, the failure's message) are not read.
+ * A hook call's `HookRecord` as JSON (in a `hook.called` line of `run --json`, or as the decision log
+ * stores it): what `isohook stats` reads of it. The result's content, logs and the failure's message are
+ * not read.
  */
+const CalledRecord = z.looseObject({
+  point: z.enum(HOOK_POINT_NAMES as [HookPoint, ...HookPoint[]]),
+  outcome: z.discriminatedUnion("type", [
+    z.looseObject({ type: z.literal("decided"), result: z.looseObject({ type: z.string() }).nullable() }),
+    z.looseObject({ type: z.literal("failed"), failure: z.looseObject({ code: FailureCode }) }),
+  ]),
+  cpuMs: z.number(),
+  runMs: z.number(),
+  queuedMs: z.number().optional(),
+  loadMs: z.number().optional(),
+});
+type CalledRecord = z.infer<typeof CalledRecord>;
+
+/** A `hook.called` event as `isohook run --json` prints it (or inside a `demo --json` line's `event`). */
 const HookCalledLine = z.looseObject({
   type: z.literal("hook.called"),
   at: z.iso.datetime(),
   tenantId: z.string(),
-  record: z.looseObject({
-    point: z.enum(HOOK_POINT_NAMES as [HookPoint, ...HookPoint[]]),
-    outcome: z.discriminatedUnion("type", [
-      z.looseObject({ type: z.literal("decided"), result: z.looseObject({ type: z.string() }).nullable() }),
-      z.looseObject({ type: z.literal("failed"), failure: z.looseObject({ code: FailureCode }) }),
-    ]),
-    cpuMs: z.number(),
-    runMs: z.number(),
-    queuedMs: z.number().optional(),
-    loadMs: z.number().optional(),
-  }),
+  record: CalledRecord,
 });
-type HookCalledLine = z.infer<typeof HookCalledLine>;
 
 /** Nearest-rank percentiles of one cost field of a point's calls, in ms. */
 export interface Percentiles {
@@ -47,7 +51,7 @@ export interface TenantStats {
   readonly points: PointStats[];
 }
 
-/** Why a line is not a hook call this tally can read (its 1-based number, and what is wrong). */
+/** Why a line or record is not a hook call this tally can read (where it is, and what is wrong). */
 export class StatsLineError extends Error {}
 
 interface Costs {
@@ -57,9 +61,10 @@ interface Costs {
 }
 
 /**
- * Tallies one tenant's hook calls from JSON lines of a run trace, keeping those at or after `since`.
- * Lines that are not `hook.called` events are skipped; a line that is not JSON, or a `hook.called` whose
- * record lacks what stats need, is a `StatsLineError`.
+ * Tallies one tenant's hook calls, keeping those at or after `since`: from JSON lines of a run trace
+ * (`addLine`: lines that are not `hook.called` events are skipped; a line that is not JSON, or a
+ * `hook.called` whose record lacks what stats need, is a `StatsLineError`), or from decision-log records
+ * (`addRecord`).
  */
 export class StatsTally {
   readonly #tenantId: string;
@@ -85,12 +90,16 @@ export class StatsTally {
     const event = isObject(value) && isObject(value.event) ? value.event : value;
     if (!isObject(event) || event.type !== "hook.called") return;
     const parsed = HookCalledLine.safeParse(event);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue === undefined ? "" : ` at \`${issue.path.join(".")}\`: ${issue.message}`;
-      throw new StatsLineError(`line ${lineNumber} is a hook.called event stats cannot read${where}`);
-    }
-    this.#add(parsed.data);
+    if (!parsed.success)
+      throw new StatsLineError(`line ${lineNumber} is a hook.called event ${unreadable(parsed.error)}`);
+    if (parsed.data.tenantId === this.#tenantId) this.#add(parsed.data.record, parsed.data.at);
+  }
+
+  /** One decision-log record of this tenant (`id` names it in an error). */
+  addRecord(record: unknown, at: string, id: number): void {
+    const parsed = CalledRecord.safeParse(record);
+    if (!parsed.success) throw new StatsLineError(`decision ${id} holds a record ${unreadable(parsed.error)}`);
+    this.#add(parsed.data, at);
   }
 
   result(): TenantStats {
@@ -115,10 +124,8 @@ export class StatsTally {
     };
   }
 
-  #add(line: HookCalledLine): void {
-    if (line.tenantId !== this.#tenantId) return;
-    if (this.#since !== undefined && Date.parse(line.at) < this.#since) return;
-    const { record } = line;
+  #add(record: CalledRecord, at: string): void {
+    if (this.#since !== undefined && Date.parse(at) < this.#since) return;
     this.#calls++;
     if (record.outcome.type === "failed") bump(this.#failures, record.outcome.failure.code);
     else bump(this.#decisions, record.outcome.result?.type ?? "noop");
@@ -131,6 +138,12 @@ export class StatsTally {
     costs.cpu.push(record.cpuMs);
     costs.waited.push(record.runMs + (record.queuedMs ?? 0) + (record.loadMs ?? 0));
   }
+}
+
+function unreadable(error: z.ZodError): string {
+  const issue = error.issues[0];
+  const where = issue === undefined ? "" : ` at \`${issue.path.join(".")}\`: ${issue.message}`;
+  return `stats cannot read${where}`;
 }
 
 function percentiles(samples: number[]): Percentiles {

@@ -2,69 +2,96 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
-import { tenantFlag } from "../store-option.js";
+import type { TenantId } from "../../protocol/index.js";
+import {
+  CliError,
+  type CliIO,
+  type Command,
+  EXIT,
+  type ParsedArgs,
+  stringFlag,
+  UsageError,
+  writeJson,
+} from "../command.js";
+import { sinceFlag } from "../decision-options.js";
+import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { textTable } from "../text-table.js";
 import { type Percentiles, StatsLineError, StatsTally, type TenantStats } from "./stats-tally.js";
 
-const HELP = `Usage: isohook stats --tenant <id> --from <file.jsonl> [--since <time>] [--json]
+/** The most records one decision-log query returns (the store's own cap). */
+const MAX_DECISION_LIMIT = 100_000;
+
+const HELP = `Usage: isohook stats --tenant <id> [--from <file.jsonl>] [--since <time>] [--store <path>] [--json]
 
 Sums up one tenant's hook calls: how many, the decisions by type, the failures by code, and the p50/p99
 of their cost by hook point (run time in the sandbox, CPU time, and what the caller waited: queued +
-load + run). The calls come from a run's trace: the JSON lines of \`isohook run --json\` or
-\`isohook demo --json\` (their hook.called events; other lines are skipped).
+load + run). The calls come from the store's decision log (the runs it recorded: \`isohook log\` switches
+it on and sets the share of runs; the newest ${MAX_DECISION_LIMIT} records at most), or with --from from
+a run's trace: the JSON lines of \`isohook run --json\` or \`isohook demo --json\` (their hook.called
+events; other lines are skipped).
 
 Options:
   --tenant <id>       The tenant
-  --from <file>       The JSON lines to read, e.g. isohook run --scenario s.json --json > run.jsonl
-  --since <time>      Only calls at or after it: an ISO 8601 time, or an age: 30s, 15m, 2h, 7d
-  --json              One JSON object: {"tenantId", "from", "since", "calls", "decisions", "failures",
-                      "points": [{"point", "calls", "runMs", "cpuMs", "waitedMs"}]}, each cost {"p50", "p99"}
+  --from <file>       Read a run's trace instead, e.g. isohook run --scenario s.json --json > run.jsonl
+  --since <time>      Only calls at or after an ISO time (2026-12-03T08:00:00Z) or an age (30s, 15m, 2h, 7d)
+${STORE_HELP}
+  --json              One JSON object: {"tenantId", "from" (null: the decision log), "since", "calls",
+                      "decisions", "failures", "points": [{"point", "calls", "runMs", "cpuMs", "waitedMs"}]},
+                      each cost {"p50", "p99"}
   -h, --help          Show this help
 
-Exit codes: 0 shown (also when the tenant made no call), 1 the file cannot be read or holds a line that
-is not JSON, 2 usage.
+Exit codes: 0 shown (also when the tenant made no call), 1 the store or the file cannot be read, or the
+file holds a line that is not JSON, 2 usage.
 `;
 
 export const statsCommand: Command = {
   name: "stats",
-  summary: "Sum up a tenant's hook calls from a run's trace: decisions, failures, cost by point",
+  summary: "Sum up a tenant's hook calls (decision log or a run's trace): decisions, failures, cost by point",
   help: HELP,
-  options: { tenant: { type: "string" }, from: { type: "string" }, since: { type: "string" } },
+  options: { tenant: { type: "string" }, from: { type: "string" }, since: { type: "string" }, ...STORE_OPTION },
   allowPositionals: false,
   async run(args, io) {
     const tenantId = tenantFlag(args, true);
-    const from = stringFlag(args, "from", true);
-    const sinceFlag = stringFlag(args, "since");
-    const since = sinceFlag === undefined ? undefined : sinceTime(sinceFlag, Date.now());
-    const stats = await readStats(resolve(io.cwd, from), tenantId, since, io.signal);
+    const from = stringFlag(args, "from");
+    const since = sinceFlag(args, Date.now());
+    if (from !== undefined && args.values.store !== undefined)
+      throw new UsageError("Pass --from (a run's trace) or --store (its decision log), not both");
+    const stats =
+      from === undefined
+        ? await logStats(args, io, tenantId, since)
+        : await traceStats(resolve(io.cwd, from), tenantId, since, io.signal);
     const sinceIso = since === undefined ? null : new Date(since).toISOString();
     if (args.json) {
-      writeJson(io, { tenantId, from, since: sinceIso, ...stats });
+      writeJson(io, { tenantId, from: from ?? null, since: sinceIso, ...stats });
       return EXIT.ok;
     }
-    printStats(io, tenantId, from, sinceIso, stats);
+    printStats(io, tenantId, from ?? "the decision log", sinceIso, stats);
     return EXIT.ok;
   },
 };
 
-/** An ISO time, or an age (`15m`) before `now`, as ms since the epoch. */
-export function sinceTime(text: string, now: number): number {
-  const age = /^(\d+)(s|m|h|d)$/.exec(text);
-  if (age !== null) {
-    const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[age[2] as "s" | "m" | "h" | "d"];
-    return now - Number(age[1]) * unit;
+/** The tenant's calls the store's decision log recorded (the newest MAX_DECISION_LIMIT). */
+async function logStats(
+  args: ParsedArgs,
+  io: CliIO,
+  tenantId: TenantId,
+  since: number | undefined,
+): Promise<TenantStats> {
+  const query = { tenantId, limit: MAX_DECISION_LIMIT, ...(since !== undefined ? { since } : {}) };
+  const stored = await withStore(args, io, { create: false }, (store) => store.decisions(query, io.signal));
+  const tally = new StatsTally(tenantId, since);
+  for (const decision of stored) {
+    try {
+      tally.addRecord(JSON.parse(decision.record), decision.at, decision.id);
+    } catch (error) {
+      if (!(error instanceof StatsLineError) && !(error instanceof SyntaxError)) throw error;
+      throw new CliError(`The decision log of ${tenantId} is damaged: ${error.message}`, "damaged");
+    }
   }
-  const time = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
-  if (Number.isNaN(time)) {
-    throw new UsageError(
-      `Invalid --since ${JSON.stringify(text)}: give an ISO 8601 time (2026-12-03T08:00:00Z) or an age (30s, 15m, 2h, 7d)`,
-    );
-  }
-  return time;
+  return tally.result();
 }
 
-async function readStats(
+async function traceStats(
   path: string,
   tenantId: string,
   since: number | undefined,
