@@ -130,8 +130,10 @@ export class TenantHook implements StackedHook {
     budget.charge(chargedMs(cost));
     const strike = strikeOf(outcome.type === "failed" ? outcome.failure : undefined, cost, limits.timeoutMs);
     if (strike !== undefined) {
-      const entered = book.strike(this.#key, strike, clock(), strikeWeight(cost, limits.timeoutMs));
-      if (entered !== undefined) scope.telemetry?.quarantined({ code: strike, ...entered });
+      const now = clock();
+      const entered = book.strike(this.#key, strike, now, strikeWeight(cost, limits.timeoutMs));
+      if (entered !== undefined)
+        scope.telemetry?.quarantined({ code: strike, strike: entered.strike, cooldownMs: entered.until - now });
     }
     if (outcome.type === "failed") {
       return {

@@ -27,11 +27,11 @@ export interface HookCallView {
  */
 export type CallReach = "sandbox" | "budget" | "refused" | "in_process";
 
-/** A quarantine a call's strike started (`QuarantineBook.strike`). */
+/** A quarantine a call's strike started (`QuarantineBook.strike`): its code, its entry count, its length. */
 export interface QuarantineEntry {
   readonly code: FailureCode;
-  readonly until: number;
   readonly strike: number;
+  readonly cooldownMs: number;
 }
 
 /** `noop` for a hook that returned nothing, else its result's type; undefined for a failed call. */

@@ -27,14 +27,15 @@ export interface RunEnding {
 export function hrNow(): HrTime {
   const ms = performance.timeOrigin + performance.now();
   const seconds = Math.floor(ms / 1000);
-  return [seconds, Math.round((ms - seconds * 1000) * 1e6)];
+  return [seconds, Math.min(999_999_999, Math.round((ms - seconds * 1000) * 1e6))];
 }
 
 /**
  * The spans of one run, all recording: `invoke_agent` (the run) → `isohook.turn` → `isohook.dispatch` (one
  * hook point) → `isohook.hook` (one hook call). Parents are explicit contexts, so the tree holds without a
  * context manager; the run's parent is the context active when the run opened (a platform's request span).
- * Every span is of kind INTERNAL (the default). Made only when the run span records: a run the platform's sampler drops starts no other span.
+ * Every span is of kind INTERNAL (the default). Made only when the run span records: a run the platform's
+ * sampler drops starts no other span.
  *
  * A run's dispatches are serialised (`RunScope`), so one dispatch is open at a time and a hook call's span
  * starts where the previous call of the dispatch ended: it is created when the call ends, with its start
@@ -120,7 +121,7 @@ export class RunTrace {
         {
           [ATTR.errorType]: quarantine.code,
           [ATTR.strike]: quarantine.strike,
-          [ATTR.cooldownMs]: Math.max(0, quarantine.until - Date.now()),
+          [ATTR.cooldownMs]: quarantine.cooldownMs,
         },
         quarantine.at,
       );

@@ -39,8 +39,9 @@ export class Telemetry {
   /** The run's telemetry, or undefined when there is nothing to report to (no SDK, or the run is sampled out). */
   openRun(info: RunTelemetryInfo): RunTelemetry | undefined {
     const metrics = this.#hookMetrics();
-    const trace = tracing() ? this.#startRun(info) : undefined;
-    return trace === undefined && metrics === undefined ? undefined : new RunTelemetry(info.tenantId, trace, metrics);
+    const runTrace = tracing() ? this.#startRun(info) : undefined;
+    if (runTrace === undefined && metrics === undefined) return undefined;
+    return new RunTelemetry(info.tenantId, runTrace, metrics);
   }
 
   #hookMetrics(): HookMetrics | undefined {

@@ -52,7 +52,11 @@ describe("spans of a hostile tenant", () => {
       [],
       [],
     ]);
-    expect(hooks[2]?.events[0]?.attributes).toMatchObject({ "error.type": "timeout", "isohook.quarantine.strike": 1 });
+    expect(hooks[2]?.events[0]?.attributes).toEqual({
+      "error.type": "timeout",
+      "isohook.quarantine.strike": 1,
+      "isohook.quarantine.cooldown_ms": 30_000,
+    });
     expect(hooks.map((h) => h.attributes["isohook.hook.reach"])).toEqual([
       undefined,
       undefined,
