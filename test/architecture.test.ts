@@ -4,7 +4,8 @@
  * esbuild; only sandbox/worker/isolated-vm.ts loads isolated-vm (and nothing loads it statically from outside, so the
  * host never loads it unless inline mode is asked for); pg only in src/store/postgres-*, loaded by import(); only
  * src/fuzz imports fast-check (one fuzz engine: the deploy gate and `isohook fuzz` both go through it), and
- * src/fuzz sits below them, on the protocol and dispatch only; areas import each other only through their
+ * src/fuzz sits below them, on the protocol and dispatch only; only src/telemetry (and the CLI's console wiring)
+ * imports @opentelemetry/api, and only that wiring loads an OpenTelemetry SDK, with import(); areas import each other only through their
  * index.ts and without cycles. Run-time imports come from esbuild's parser (type-only imports erased, as
  * at run time); `import type`/`export type` statements are found by a regex and checked too.
  */
@@ -18,6 +19,8 @@ import { z } from "zod";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SCANNED = ["src", "sandbox"];
 const ISOLATED_VM_LOADER = "sandbox/worker/isolated-vm.ts";
+/** The one file that loads an OpenTelemetry SDK (optional dependencies), for `ISOHOOK_OTEL=console`. */
+const OTEL_CONSOLE = "src/cli/otel-console.ts";
 
 type Kind = "static" | "dynamic" | "type";
 interface Edge {
@@ -175,6 +178,31 @@ describe("architecture", () => {
     const bad = pg.filter((e) => e.kind === "static" || !e.from.startsWith("src/store/postgres-"));
     expect(bad.map(show)).toEqual([]);
     expect(pg.filter((e) => e.kind === "dynamic").map((e) => e.from)).toEqual(["src/store/postgres-connections.ts"]);
+  });
+
+  it("imports @opentelemetry/api only in src/telemetry (and the CLI's console wiring), so instrumentation has one home", () => {
+    const bad = edges.filter(
+      (e) =>
+        e.isPackage &&
+        e.target === "@opentelemetry/api" &&
+        !e.from.startsWith("src/telemetry/") &&
+        e.from !== OTEL_CONSOLE,
+    );
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it("loads an OpenTelemetry SDK only with import() in the CLI's console wiring: the library uses the API alone", () => {
+    const sdk = edges.filter(
+      (e) => e.isPackage && e.target.startsWith("@opentelemetry/") && e.target !== "@opentelemetry/api",
+    );
+    const bad = sdk.filter((e) => e.from !== OTEL_CONSOLE || e.kind === "static");
+    expect(bad.map(show)).toEqual([]);
+    expect(
+      sdk
+        .filter((e) => e.kind === "dynamic")
+        .map((e) => e.target)
+        .sort(),
+    ).toEqual(["@opentelemetry/sdk-metrics", "@opentelemetry/sdk-trace-base"]);
   });
 
   it("loads sandbox/worker from outside only with import() or import type, so the host never loads isolated-vm unasked", () => {

@@ -31,6 +31,8 @@ export interface WorkerInfo {
   readonly ready: boolean;
   readonly accepting: boolean;
   readonly pending: number;
+  /** Its resident set size at the last RSS check (every `rssCheckMs`), once read. */
+  readonly rssBytes: number | undefined;
 }
 
 /** Executors alive in this process, killed synchronously if the process exits without closing them. */
@@ -60,6 +62,8 @@ export class ProcessExecutor implements HookExecutor {
   #closing: Promise<void> | undefined;
   #rssTimer: NodeJS.Timeout;
   #checkingRss = false;
+  /** The last RSS read of each worker, by pid (reported by `workers()`, for metrics). */
+  #rss = new Map<number, number>();
 
   constructor(options: ProcessOptions, spec: WorkerSpawnSpec) {
     this.#options = options;
@@ -156,6 +160,7 @@ export class ProcessExecutor implements HookExecutor {
       ready: w.ready,
       accepting: w.accepting,
       pending: w.pendingCount,
+      rssBytes: this.#rss.get(w.pid),
     }));
   }
 
@@ -255,10 +260,13 @@ export class ProcessExecutor implements HookExecutor {
     if (this.#checkingRss || this.#closing !== undefined) return;
     this.#checkingRss = true;
     try {
+      for (const pid of this.#rss.keys())
+        if (!this.#slots.some((slot) => slot.current?.pid === pid)) this.#rss.delete(pid);
       for (const slot of this.#slots) {
         const worker = slot.current;
         if (worker === undefined || !worker.ready) continue;
         const rss = await readRssBytes(worker.pid);
+        if (rss !== undefined) this.#rss.set(worker.pid, rss);
         if (rss === undefined || rss <= this.#options.rssCapBytes || slot.current !== worker) continue;
         this.#emit({ type: "worker_recycling", slot: slot.index, pid: worker.pid, rssBytes: rss });
         slot.recycle();

@@ -264,6 +264,29 @@ const DemoSummary = z.strictObject({
   seconds: z.number(),
 });
 
+const Percentiles = z.strictObject({ p50: z.number(), p99: z.number() }).meta({ description: "ms, nearest rank" });
+
+const StatsOutput = z.strictObject({
+  tenantId: z.string(),
+  from: z
+    .string()
+    .nullable()
+    .meta({ description: "the JSON lines read (a run's or demo's --json output); null: the store's decision log" }),
+  since: Iso.nullable(),
+  calls: Count,
+  decisions: z.record(z.string(), Count).meta({ description: "decided calls by result type (noop: returned nothing)" }),
+  failures: z.record(z.string(), Count).meta({ description: "failed calls by failure code" }),
+  points: z.array(
+    z.strictObject({
+      point: Point,
+      calls: Count,
+      runMs: Percentiles,
+      cpuMs: Percentiles,
+      waitedMs: Percentiles.meta({ description: "queued + load + run, what the caller waited" }),
+    }),
+  ),
+});
+
 /**
  * Each command's `--json` lines: every line must match its command's schema (successes and the error).
  * Keyed by command name; `--version` is `version`.
@@ -337,6 +360,7 @@ export const CLI_OUTPUT = {
   }),
   run: z.union([RunResult, RunEventLine]),
   demo: z.union([DemoSummary, z.strictObject({ tenant: z.string(), event: RunEventLine })]),
+  stats: StatsOutput,
   schema: z.looseObject({ $schema: z.string() }).meta({ description: "a JSON Schema document" }),
   init: z.strictObject({ dir: z.string(), files: z.array(z.string()), hookPoints: z.array(Point) }),
   version: z.strictObject({ isohook: z.string() }),

@@ -12,6 +12,7 @@ import {
   writeJsonError,
 } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
+import { startOtel } from "./otel-console.js";
 import { packageVersion } from "./package-version.js";
 
 function overview(): string {
@@ -73,7 +74,12 @@ export async function runCli(argv: string[], rawIO: CliIO): Promise<number> {
       io.stdout(command.help.endsWith("\n") ? command.help : `${command.help}\n`);
       return EXIT.ok;
     }
-    return await command.run(args, io);
+    const otel = await startOtel(io);
+    try {
+      return await command.run(args, io);
+    } finally {
+      await otel?.shutdown();
+    }
   } catch (error) {
     if (error instanceof UsageError || error instanceof CliError) return fail(io, json, command, error);
     throw error;

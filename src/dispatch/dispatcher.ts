@@ -1,4 +1,5 @@
 import { type BundleHash, notifier, type RunId, type TenantId } from "../protocol/index.js";
+import { Telemetry } from "../telemetry/index.js";
 import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
 import type { DecisionSink } from "./decision-sink.js";
@@ -41,12 +42,14 @@ class HookDispatcher implements Dispatcher {
   readonly #book: QuarantineBook;
   readonly #sourceMaps = new SourceMaps();
   readonly #observeCalls = new ObserveCalls();
+  readonly #telemetry: Telemetry;
   #platform: readonly PlatformRegistration[] = [];
 
   constructor(options: ResolvedDispatcherOptions) {
     // A throwing `emit` must not undo a decision already taken: provenance is reported, never load-bearing.
     this.#options = { ...options, emit: options.emit === undefined ? undefined : notifier(options.emit) };
     this.#book = new QuarantineBook(options.quarantine, this.#options.emit);
+    this.#telemetry = new Telemetry(options.telemetry.maxTenants);
   }
 
   registerPlatformHooks(hooks: PlatformHooks | readonly PlatformHooks[]): () => void {
@@ -108,7 +111,8 @@ class HookDispatcher implements Dispatcher {
       }
     }
     hooks.push(...platform("last"));
-    return new RunScope({ tenantId, runId, hooks, observer, budget, emit, clock }, options.resume);
+    const telemetry = this.#telemetry.openRun({ tenantId, runId, bundle: tenantRef });
+    return new RunScope({ tenantId, runId, hooks, observer, budget, emit, clock, telemetry }, options.resume);
   }
 
   observersSettled(): Promise<void> {

@@ -88,6 +88,13 @@ export const DispatcherOptions = z.strictObject({
       forgetAfterMs: int("quarantine.forgetAfterMs", 1, 7 * 24 * HOUR, 10 * 60_000),
     })
     .default({ failures: 5, windowMs: 60_000, cooldownMs: 30_000, maxCooldownMs: HOUR, forgetAfterMs: 10 * 60_000 }),
+  /** OpenTelemetry, when the platform registered an SDK (isohook uses `@opentelemetry/api` only). */
+  telemetry: z
+    .strictObject({
+      /** Distinct tenants each metric reports by id; the rest are reported together as `other`. */
+      maxTenants: int("telemetry.maxTenants", 0, 1_000_000, 100),
+    })
+    .default({ maxTenants: 100 }),
   /**
    * The platform floor for tenant registrations: a point set to `closed` here is closed whatever the tenant
    * asked for. A map for every tenant, or a function of the tenant id.

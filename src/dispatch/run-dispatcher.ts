@@ -1,4 +1,5 @@
 import type { HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { RunTelemetry } from "../telemetry/index.js";
 import type { DispatchOptions, RunDispatcher, RunSnapshot, ToolCallDispatchOptions } from "./api.js";
 import type { HookBudget } from "./budget.js";
 import type { Dispatched } from "./decisions.js";
@@ -20,7 +21,7 @@ import {
   toolResultRule,
   turnEndRule,
 } from "./rules-tools.js";
-import { runStack } from "./stack.js";
+import { runStack, type StackScope } from "./stack.js";
 import type { StackedHook } from "./stacked-hook.js";
 import type { TenantObserver } from "./tenant-observer.js";
 
@@ -33,6 +34,7 @@ export interface RunScopeDeps {
   readonly budget: HookBudget;
   readonly emit: Emit | undefined;
   readonly clock: () => number;
+  readonly telemetry: RunTelemetry | undefined;
 }
 
 const UNCHECKED_TOOL_CALL = toolCallRule(undefined);
@@ -73,6 +75,7 @@ export class RunScope implements RunDispatcher {
       throw new RangeError(`Expected \`turn\` to be an integer from 0 and up, got \`${turn}\``);
     this.#turn = turn;
     this.#deps.budget.beginTurn();
+    this.#deps.telemetry?.beginTurn(turn);
   }
 
   spent(): { readonly turnMs: number; readonly runMs: number } {
@@ -123,8 +126,13 @@ export class RunScope implements RunDispatcher {
   ): Promise<Dispatched<"output.validate">> {
     return this.#dispatch(outputValidateRule, event, options);
   }
-  runEnd(event: HookEvent<"run.end">, options?: DispatchOptions): Promise<Dispatched<"run.end">> {
-    return this.#dispatch(runEndRule, event, options);
+  async runEnd(event: HookEvent<"run.end">, options?: DispatchOptions): Promise<Dispatched<"run.end">> {
+    const { telemetry } = this.#deps;
+    try {
+      return await this.#dispatch(runEndRule, event, options);
+    } finally {
+      telemetry?.end(event);
+    }
   }
 
   async #dispatch<P extends HookPoint, A>(
@@ -134,7 +142,7 @@ export class RunScope implements RunDispatcher {
   ): Promise<Dispatched<P>> {
     const signal = options?.signal;
     signal?.throwIfAborted();
-    const { hooks, tenantId, runId, emit, clock, observer } = this.#deps;
+    const { hooks, tenantId, runId, emit, clock, observer, telemetry } = this.#deps;
     const observing = observer?.observesPoint(rule.point) === true;
     // Most points in most runs have no hook at all: answer without queueing.
     if (!hooks.some((hook) => hook.exports(rule.point))) {
@@ -150,7 +158,11 @@ export class RunScope implements RunDispatcher {
       await untilDone(previous, signal);
       signal?.throwIfAborted();
       const turn = this.#turn;
-      const dispatched = await runStack(rule, hooks, event, { tenantId, runId, turn, signal, emit, clock });
+      const scope = { tenantId, runId, turn, signal, emit, clock, telemetry };
+      const dispatched =
+        telemetry === undefined
+          ? await runStack(rule, hooks, event, scope)
+          : await tracedStack(rule, hooks, event, scope, telemetry);
       // After the decision, off the run's path: queued, never awaited (tenant-observer.ts).
       if (observing) observer?.observe(rule.point, event, JSON.stringify(event), turn);
       return dispatched;
@@ -158,6 +170,25 @@ export class RunScope implements RunDispatcher {
       // Release only after the previous dispatch ended, so the queue order holds even when this one aborted early.
       void previous.then(release);
     }
+  }
+}
+
+/** `runStack` inside the point's dispatch span. */
+async function tracedStack<P extends HookPoint, A>(
+  rule: PointRule<P, A>,
+  hooks: readonly StackedHook[],
+  event: HookEvent<P>,
+  scope: StackScope,
+  telemetry: RunTelemetry,
+): Promise<Dispatched<P>> {
+  telemetry.beginDispatch(rule.point);
+  let decision: string | undefined;
+  try {
+    const dispatched = await runStack(rule, hooks, event, scope);
+    decision = dispatched.decision.type;
+    return dispatched;
+  } finally {
+    telemetry.endDispatch(decision);
   }
 }
 

@@ -12,6 +12,7 @@ import type { DecidedBy, Dispatched, HookRecord, RecordedOutcome } from "./decis
 import type { Emit } from "./events.js";
 import type { PointRule } from "./rule.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
+import { NOT_RUN } from "./tenant-hook.js";
 
 /** What `runStack` needs of its run besides the hooks. */
 export interface StackScope extends CallScope {
@@ -72,7 +73,8 @@ export async function runStack<P extends HookPoint, A>(
     }
     const policy = hook.policy[point];
     const { cost } = called;
-    const record: HookRecord<P> = {
+    // Typed as built (never `skipped`), so telemetry can take it as it is.
+    const record = {
       point,
       hookId: hook.hookId,
       source: hook.source,
@@ -85,11 +87,12 @@ export async function runStack<P extends HookPoint, A>(
       loadMs: cost.loadMs,
       loadAfterRecycle: cost.loadAfterRecycle,
       logs: called.outcome.logs,
-    };
+    } satisfies HookRecord<P>;
     records.push(record);
     hook.recorded?.(record, scope.turn);
     const { tenantId, runId, turn, emit } = scope;
     emit?.({ type: "hook.called", at: scope.clock(), tenantId, runId, turn, record });
+    scope.telemetry?.hookCalled(record, cost === NOT_RUN);
     if (outcome.type === "decided") {
       if (outcome.result !== null) acc = rule.apply(acc, outcome.result, { hookId: hook.hookId, source: hook.source });
     } else if (policy === "closed") {

@@ -1,4 +1,5 @@
 import type { BundleRef, HookEvent, HookId, HookPoint, JsonObject } from "../protocol/index.js";
+import type { RunTelemetry } from "../telemetry/index.js";
 import type { HookRecord } from "./decisions.js";
 import type { InvokedHook } from "./invoke-hook.js";
 import type { FailurePolicy, HookSource } from "./registration.js";
@@ -7,6 +8,8 @@ import type { FailurePolicy, HookSource } from "./registration.js";
 export interface CallScope {
   readonly turn: number;
   readonly signal: AbortSignal | undefined;
+  /** The run's spans and metrics; undefined when no OpenTelemetry SDK is registered. */
+  readonly telemetry?: RunTelemetry | undefined;
 }
 
 /**

@@ -143,7 +143,12 @@ export class TenantHook implements StackedHook {
     const { outcome, cost } = invoked;
     budget.charge(chargedMs(cost));
     const strike = strikeOf(outcome.type === "failed" ? outcome.failure : undefined, cost, limits.timeoutMs);
-    if (strike !== undefined) book.strike(this.#key, strike, clock(), strikeWeight(cost, limits.timeoutMs));
+    if (strike !== undefined) {
+      const now = clock();
+      const entered = book.strike(this.#key, strike, now, strikeWeight(cost, limits.timeoutMs));
+      if (entered !== undefined)
+        scope.telemetry?.quarantined({ code: strike, strike: entered.strike, cooldownMs: entered.until - now });
+    }
     if (outcome.type === "failed") {
       return {
         outcome: { type: "failed", failure: withSourceStack(outcome.failure, this.#sourceMap), logs: outcome.logs },
@@ -194,7 +199,8 @@ export function ctxPrefixOf(runId: RunId, active: ActiveBundle, hookId: HookId, 
   );
 }
 
-const NOT_RUN: SandboxCost = { cpuMs: 0, runMs: 0 };
+/** The cost of a call refused before its executor saw it (quarantine, budget, no sandbox): one shared object. */
+export const NOT_RUN: SandboxCost = { cpuMs: 0, runMs: 0 };
 
 export function notRun<P extends HookPoint>(code: FailureCode, message: string): InvokedHook<P> {
   return { outcome: { type: "failed", failure: { code, message }, logs: [] }, cost: NOT_RUN };

@@ -23,6 +23,7 @@ import {
 import type { BundleRef, BundleSource, HookExecutor, JsonValue, Message, ModelSettings } from "../protocol/index.js";
 import { notify, RunId, TenantId } from "../protocol/index.js";
 import type { BundleStore } from "../store/index.js";
+import { SandboxMetrics, type SandboxSource } from "../telemetry/index.js";
 import { checkDecisions, RecentIds } from "./approvals.js";
 import { bundleAt } from "./bundle-version.js";
 import {
@@ -169,8 +170,11 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   const ownsStore = typeof options.store === "string";
   const store = typeof options.store === "string" ? await openRuntimeStore(options.store, options) : options.store;
   let executor: HookExecutor;
+  let sandboxMetrics: SandboxMetrics | undefined;
   try {
-    executor = isExecutor(options.executor) ? options.executor : await createHookExecutor(executorOptions(options));
+    executor = isExecutor(options.executor)
+      ? options.executor
+      : await createHookExecutor(executorOptions(options, (event) => sandboxMetrics?.observe(event)));
   } catch (error) {
     if (ownsStore) await store?.close();
     if (error instanceof ExecutorOptionsError) throw new RuntimeError("invalid_options", error.message);
@@ -184,6 +188,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     if (ownsStore) await store?.close();
     throw error;
   }
+  sandboxMetrics = SandboxMetrics.start(sandboxSource(executor));
   const dispatcher = createDispatcher({
     ...dispatcherOptions(options, executor),
     emit,
@@ -392,6 +397,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
       await Promise.allSettled(running.map((r) => r.done));
       await dispatcher.close();
       await decisionLog?.close();
+      sandboxMetrics?.close();
       if (!isExecutor(options.executor)) await executor.close();
       if (ownsStore) await store?.close();
     },
@@ -409,6 +415,12 @@ async function openDecisionLog(
   const target = logStore ?? store;
   if (target === undefined) return undefined;
   return DecisionLog.open(target, logOptions);
+}
+
+/** What sandbox metrics can read of an executor: a process executor's workers (pending calls, RSS). */
+function sandboxSource(executor: HookExecutor): SandboxSource {
+  const withWorkers = executor as HookExecutor & { workers?: SandboxSource["workers"] };
+  return typeof withWorkers.workers === "function" ? { workers: () => withWorkers.workers?.() ?? [] } : {};
 }
 
 /** A run in progress, with what its checkpoint would need. */

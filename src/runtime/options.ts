@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { checkExecutorOptions, type ExecutorOptions, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
+import {
+  checkExecutorOptions,
+  type ExecutorOptions,
+  ExecutorOptionsError,
+  type SupervisorEvent,
+} from "../../sandbox/supervisor/index.js";
 import type { Model } from "../agent/index.js";
 import { type LogOptions, parseLogOptions } from "../decisionlog/index.js";
 import { type DispatcherOptionsInput, parseDispatcherOptions } from "../dispatch/index.js";
@@ -8,6 +13,7 @@ import {
   describeValue,
   type HookExecutor,
   type LimitsInput,
+  notify,
   parseLimits,
 } from "../protocol/index.js";
 import type { BundleStore, DecisionLogStore } from "../store/index.js";
@@ -197,14 +203,27 @@ function checkLogOption(options: HookRuntimeOptions): void {
   }
 }
 
-/** The options of the executor the runtime starts: its own, the shared limits, the runtime's events and signal. */
-export function executorOptions(options: HookRuntimeOptions): ExecutorOptions {
+/**
+ * The options of the executor the runtime starts: its own, the shared limits, the runtime's events (and
+ * `observe`, the runtime's own listener for metrics) and signal.
+ */
+export function executorOptions(
+  options: HookRuntimeOptions,
+  observe?: (event: SupervisorEvent) => void,
+): ExecutorOptions {
   const own = isExecutor(options.executor) ? {} : (options.executor ?? {});
   const { limits, onEvent, signal } = options;
+  const listener =
+    observe === undefined
+      ? onEvent
+      : (event: SupervisorEvent) => {
+          observe(event);
+          notify(onEvent, event);
+        };
   return {
     ...own,
     ...(limits !== undefined ? { limits } : {}),
-    ...(onEvent !== undefined ? { onEvent } : {}),
+    ...(listener !== undefined ? { onEvent: listener } : {}),
     ...(signal !== undefined ? { signal } : {}),
   };
 }

@@ -160,6 +160,33 @@ describe("--json output", () => {
     expect(await cli("migrate", ["--store", join(dir, "migrated.db")])).toMatchObject({ store: "sqlite", to: 2 });
     expect(await cli("migrate", ["--store", join(dir, "acme.json")])).toMatchObject({ error: { code: "foreign" } });
     expect(await cli("demo", ["extra"])).toMatchObject({ error: { code: "usage" } });
+
+    const called = (point: string, outcome: object, runMs: number) => ({
+      type: "hook.called",
+      at: "2026-12-03T08:00:00.000Z",
+      tenantId: "acme",
+      record: { point, outcome, cpuMs: runMs / 2, runMs, queuedMs: 1 },
+    });
+    const trace = [
+      { type: "run.started", tenantId: "acme" },
+      called("tool.call", { type: "decided", result: { type: "block", reason: "no" } }, 2),
+      called("tool.call", { type: "failed", failure: { code: "timeout", message: "slow" } }, 50),
+      called("tool.result", { type: "decided", result: null }, 1),
+    ];
+    await writeFile(join(dir, "run.jsonl"), trace.map((line) => JSON.stringify(line)).join("\n"));
+    expect(await cli("stats", ["--tenant", "acme", "--from", join(dir, "run.jsonl")])).toMatchObject({
+      calls: 3,
+      decisions: { block: 1, noop: 1 },
+      failures: { timeout: 1 },
+      points: [
+        { point: "tool.call", calls: 2, runMs: { p50: 2, p99: 50 } },
+        { point: "tool.result", calls: 1 },
+      ],
+    });
+    expect(await cli("stats", ["--tenant", "acme"])).toMatchObject({ from: null, calls: 0 });
+    expect(await cli("stats", ["--tenant", "acme", "--from", join(dir, "none.jsonl")])).toMatchObject({
+      error: { code: "unreadable" },
+    });
   });
 
   it("streams demo events and ends with its summary", { timeout: 120_000 }, async () => {
@@ -180,6 +207,8 @@ describe("--json output", () => {
     expect(on).toMatchObject({ tenantId: "acme", settings: { sample: 1 }, previous: null, changed: true });
     expect(await cli("log", ["--tenant", "acme"])).toMatchObject({ changed: false, settings: { sample: 1 } });
     expect(await cli("log", ["--tenant", "acme", "--on", "--off"])).toMatchObject({ error: { code: "usage" } });
+    // Every run, so the run below is recorded whatever its (random) run id: at 0.5 it was, half the time.
+    expect(await cli("log", ["--tenant", "acme", "--on", "--sample", "1"])).toMatchObject({ settings: { sample: 1 } });
     expect(await cli("run", ["--scenario", join(dir, "acme.json")])).toMatchObject({ type: "result" });
     const listed = await cli("decisions", ["--tenant", "acme", "--export", join(dir, "acme.jsonl")]);
     expect(listed).toMatchObject({ tenantId: "acme", exported: { lines: listed.decisions.length, skipped: 0 } });

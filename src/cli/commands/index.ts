@@ -14,6 +14,7 @@ import { replayCommand } from "./replay.js";
 import { rollbackCommand } from "./rollback.js";
 import { runCommand } from "./run.js";
 import { schemaCommand } from "./schema.js";
+import { statsCommand } from "./stats.js";
 import { testCommand } from "./test.js";
 import { uploadCommand } from "./upload.js";
 import { versionsCommand } from "./versions.js";
@@ -37,5 +38,6 @@ export const COMMANDS: readonly Command[] = [
   migrateCommand,
   runCommand,
   demoCommand,
+  statsCommand,
   schemaCommand,
 ];
