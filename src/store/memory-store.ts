@@ -13,6 +13,10 @@ import type {
   AuditQuery,
   AuditType,
   BundleStore,
+  RolloutInput,
+  RolloutResult,
+  ShadowInput,
+  ShadowResult,
   StoredBundle,
   TenantAction,
   TenantSummary,
@@ -26,13 +30,24 @@ import { StoreError } from "./errors.js";
 import {
   checkAuditLimit,
   checkHash,
+  checkRollout,
+  checkShadow,
   checkTenantAction,
   checkTenantId,
   checkUpload,
   checkVersion,
   checkVersionAction,
+  percentOf,
 } from "./store-inputs.js";
-import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
+import {
+  activeVersionError,
+  candidateIsActive,
+  noActive,
+  noPrevious,
+  tenantNotFound,
+  versionInUse,
+  versionNotFound,
+} from "./store-rules.js";
 
 export interface MemoryStoreOptions extends ActiveCacheOptions {
   readonly maxBundleBytes?: number;
@@ -65,6 +80,8 @@ interface Tenant {
   /** Activation history, oldest first; the last entry is the active version. */
   readonly activations: number[];
   readonly versions: Map<number, Version>;
+  rollout: { readonly version: number; readonly basisPoints: number; readonly at: number; readonly by: string } | null;
+  shadow: { readonly version: number; readonly at: number; readonly by: string } | null;
 }
 
 /** The in-memory `BundleStore` for tests: the same contract as the SQLite store, nothing persisted. */
@@ -91,7 +108,17 @@ export class MemoryBundleStore implements BundleStore {
         head: (tenantId) => {
           const tenant = this.#tenants.get(tenantId);
           const version = tenant?.active == null ? undefined : tenant.versions.get(tenant.active);
-          return version && { version: version.version, hash: version.hash, config: version.config };
+          if (!tenant || !version) return undefined;
+          const head = (v: Version) => ({ version: v.version, hash: v.hash, config: v.config });
+          const rollout = tenant.rollout && tenant.versions.get(tenant.rollout.version);
+          const shadow = tenant.shadow && tenant.versions.get(tenant.shadow.version);
+          return {
+            ...head(version),
+            ...(rollout && tenant.rollout
+              ? { rollout: { ...head(rollout), percent: percentOf(tenant.rollout.basisPoints) } }
+              : {}),
+            ...(shadow ? { shadow: head(shadow) } : {}),
+          };
         },
         code: (hash) => this.#bundles.get(hash),
       },
@@ -105,7 +132,16 @@ export class MemoryBundleStore implements BundleStore {
     const at = this.#clock();
     let tenant = this.#tenants.get(u.tenantId);
     if (!tenant) {
-      tenant = { createdAt: at, updatedAt: at, nextVersion: 1, active: null, activations: [], versions: new Map() };
+      tenant = {
+        createdAt: at,
+        updatedAt: at,
+        nextVersion: 1,
+        active: null,
+        activations: [],
+        versions: new Map(),
+        rollout: null,
+        shadow: null,
+      };
       this.#tenants.set(u.tenantId, tenant);
     }
     const version = tenant.nextVersion++;
@@ -149,16 +185,78 @@ export class MemoryBundleStore implements BundleStore {
     const tenant = this.#tenant(tenantId);
     const current = tenant.active;
     if (current === null) throw noPrevious(tenantId);
+    const at = this.#clock();
+    const rollout = tenant.rollout;
+    if (rollout) {
+      tenant.rollout = null;
+      tenant.updatedAt = at;
+      const hash = this.#version(tenantId, tenant, current).hash;
+      this.#log(at, tenantId, "rollback", current, rollout.version, hash, by, 0);
+      this.#cache.invalidate();
+      const endedRollout = { version: rollout.version, percent: percentOf(rollout.basisPoints) };
+      return { tenantId, version: current, previous: current, changed: true, endedRollout };
+    }
     const index = tenant.activations.findLastIndex((v) => v !== current);
     const target = tenant.activations[index];
     if (target === undefined) throw noPrevious(tenantId);
-    const at = this.#clock();
     tenant.activations.length = index + 1;
     tenant.active = target;
     tenant.updatedAt = at;
     this.#log(at, tenantId, "rollback", target, current, this.#version(tenantId, tenant, target).hash, by);
     this.#cache.invalidate();
-    return { tenantId, version: target, previous: current, changed: true };
+    return { tenantId, version: target, previous: current, changed: true, endedRollout: null };
+  }
+
+  async rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult> {
+    const { tenantId, version, basisPoints, by } = checkRollout(input);
+    this.#open(signal);
+    const tenant = this.#tenant(tenantId);
+    const { hash } = this.#version(tenantId, tenant, version);
+    const active = tenant.active;
+    if (active === null) throw noActive(tenantId);
+    const before = tenant.rollout;
+    const previous = before && { version: before.version, percent: percentOf(before.basisPoints) };
+    const percent = percentOf(basisPoints);
+    const at = this.#clock();
+    if (basisPoints === 10_000) {
+      const { changed } = this.#activate(tenantId, version, by, at, 10_000);
+      this.#cache.invalidate();
+      return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
+    }
+    if (version === active) throw candidateIsActive(tenantId, version, "roll out");
+    const unchanged = before?.version === version && before.basisPoints === basisPoints;
+    if (!unchanged) {
+      tenant.rollout = { version, basisPoints, at, by };
+      tenant.updatedAt = at;
+      this.#log(at, tenantId, "rollout", version, active, hash, by, basisPoints);
+      this.#cache.invalidate();
+    }
+    return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed: !unchanged };
+  }
+
+  async shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult> {
+    const { tenantId, version, by } = checkShadow(input);
+    this.#open(signal);
+    const tenant = this.#tenant(tenantId);
+    const previous = tenant.shadow?.version ?? null;
+    const at = this.#clock();
+    if (version === null) {
+      if (previous === null) return { tenantId, version: null, previous, changed: false };
+      tenant.shadow = null;
+      tenant.updatedAt = at;
+      this.#log(at, tenantId, "shadow_off", previous, null, this.#version(tenantId, tenant, previous).hash, by);
+      this.#cache.invalidate();
+      return { tenantId, version: null, previous, changed: true };
+    }
+    const { hash } = this.#version(tenantId, tenant, version);
+    if (tenant.active === null) throw noActive(tenantId);
+    if (version === tenant.active) throw candidateIsActive(tenantId, version, "shadow");
+    if (previous === version) return { tenantId, version, previous, changed: false };
+    tenant.shadow = { version, at, by };
+    tenant.updatedAt = at;
+    this.#log(at, tenantId, "shadow", version, tenant.active, hash, by);
+    this.#cache.invalidate();
+    return { tenantId, version, previous, changed: true };
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
@@ -167,6 +265,8 @@ export class MemoryBundleStore implements BundleStore {
     const tenant = this.#tenant(tenantId);
     const { hash } = this.#version(tenantId, tenant, version);
     if (tenant.active === version) throw activeVersionError(tenantId, version);
+    if (tenant.rollout?.version === version) throw versionInUse(tenantId, version, "rollout");
+    if (tenant.shadow?.version === version) throw versionInUse(tenantId, version, "shadow");
     const at = this.#clock();
     tenant.versions.delete(version);
     const kept = tenant.activations.filter((v) => v !== version);
@@ -248,16 +348,22 @@ export class MemoryBundleStore implements BundleStore {
     this.#closed = true;
   }
 
-  #activate(tenantId: TenantId, version: number, by: string, at: number): ActivationResult {
+  /** Activates `version`, ending any rollout; `basisPoints` 10 000 marks an activation made by `rollout`. */
+  #activate(tenantId: TenantId, version: number, by: string, at: number, basisPoints?: number): ActivationResult {
     const tenant = this.#tenant(tenantId);
     const { hash } = this.#version(tenantId, tenant, version);
     const current = tenant.active;
-    if (current === version) return { tenantId, version, previous: current, changed: false };
-    tenant.activations.push(version);
-    tenant.active = version;
+    const rollout = tenant.rollout;
+    const endedRollout = rollout && { version: rollout.version, percent: percentOf(rollout.basisPoints) };
+    if (current === version && !rollout) return { tenantId, version, previous: current, changed: false, endedRollout };
+    tenant.rollout = null;
     tenant.updatedAt = at;
-    this.#log(at, tenantId, "activate", version, current, hash, by);
-    return { tenantId, version, previous: current, changed: true };
+    if (current !== version) {
+      tenant.activations.push(version);
+      tenant.active = version;
+    }
+    this.#log(at, tenantId, "activate", version, current, hash, by, basisPoints);
+    return { tenantId, version, previous: current, changed: true, endedRollout };
   }
 
   #open(signal: AbortSignal | undefined): void {
@@ -295,6 +401,8 @@ export class MemoryBundleStore implements BundleStore {
       uploadedBy: v.by,
       uploadedAt: new Date(v.at).toISOString(),
       active: tenant.active === version,
+      rolloutPercent: tenant.rollout?.version === version ? percentOf(tenant.rollout.basisPoints) : null,
+      shadow: tenant.shadow?.version === version,
     };
   }
 
@@ -307,6 +415,19 @@ export class MemoryBundleStore implements BundleStore {
       activeHash: tenant.active === null ? null : this.#version(tenantId, tenant, tenant.active).hash,
       latestVersion: versions.length === 0 ? null : Math.max(...versions),
       versionCount: versions.length,
+      rollout: tenant.rollout && {
+        version: tenant.rollout.version,
+        hash: this.#version(tenantId, tenant, tenant.rollout.version).hash,
+        percent: percentOf(tenant.rollout.basisPoints),
+        since: new Date(tenant.rollout.at).toISOString(),
+        by: tenant.rollout.by,
+      },
+      shadow: tenant.shadow && {
+        version: tenant.shadow.version,
+        hash: this.#version(tenantId, tenant, tenant.shadow.version).hash,
+        since: new Date(tenant.shadow.at).toISOString(),
+        by: tenant.shadow.by,
+      },
       createdAt: new Date(tenant.createdAt).toISOString(),
       updatedAt: new Date(tenant.updatedAt).toISOString(),
     };
@@ -320,6 +441,7 @@ export class MemoryBundleStore implements BundleStore {
     fromVersion: number | null,
     hash: BundleHashType,
     by: string,
+    basisPoints?: number,
   ): void {
     this.#audit.push({
       id: this.#audit.length + 1,
@@ -330,6 +452,7 @@ export class MemoryBundleStore implements BundleStore {
       fromVersion,
       hash,
       by,
+      percent: basisPoints === undefined ? null : percentOf(basisPoints),
     });
   }
 }

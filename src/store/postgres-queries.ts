@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from "pg";
 import type { BundleHash, TenantId } from "../protocol/index.js";
-import type { ActivationResult, AuditType, VersionRecord } from "./bundle-store.js";
-import type { CheckedUpload, UploadStep } from "./store-inputs.js";
+import type { ActivationResult, AuditType, RolloutResult, ShadowResult, VersionRecord } from "./bundle-store.js";
+import { type CheckedRollout, type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
 import {
   type AuditRow,
   type BundleRow,
@@ -12,7 +12,15 @@ import {
   type VersionDetailRow,
   type VersionRow,
 } from "./store-rows.js";
-import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
+import {
+  activeVersionError,
+  candidateIsActive,
+  noActive,
+  noPrevious,
+  tenantNotFound,
+  versionInUse,
+  versionNotFound,
+} from "./store-rules.js";
 
 type Db = Pool | PoolClient;
 
@@ -33,11 +41,11 @@ export class PostgresQueries {
   constructor(schema: string) {
     this.#s = `"${schema}".`;
     this.channel = `isohook:${schema}`;
-    const s = this.#s;
     this.#versionSelect = `
       SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${ms("v.uploaded_at")} AS uploaded_at, b.manifest,
-             b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active
-      FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id`;
+             b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active,
+             r.basis_points AS rollout_bp, (sh.version IS NOT NULL)::int AS shadow
+      ${this.#versionFrom()}`;
   }
 
   async upload(
@@ -79,11 +87,24 @@ export class PostgresQueries {
     return { version: record, bundleCreated, activated };
   }
 
-  async activate(c: PoolClient, tenantId: TenantId, version: number, by: string, at: Date): Promise<ActivationResult> {
+  async activate(
+    c: PoolClient,
+    tenantId: TenantId,
+    version: number,
+    by: string,
+    at: Date,
+    basisPoints?: number,
+  ): Promise<ActivationResult> {
     const s = this.#s;
-    const found = await c.query<{ active_version: number | null; hash: BundleHash | null }>(
-      `SELECT t.active_version, v.bundle_hash AS hash FROM ${s}tenants t
-         LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = $2
+    const found = await c.query<{
+      active_version: number | null;
+      hash: BundleHash | null;
+      rollout_version: number | null;
+      rollout_bp: number | null;
+    }>(
+      `SELECT t.active_version, v.bundle_hash AS hash, r.version AS rollout_version, r.basis_points AS rollout_bp
+         FROM ${s}tenants t LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = $2
+           LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id
          WHERE t.id = $1 FOR UPDATE OF t`,
       [tenantId, version],
     );
@@ -91,17 +112,48 @@ export class PostgresQueries {
     if (!row) throw tenantNotFound(tenantId);
     if (row.hash === null) throw versionNotFound(tenantId, version);
     const current = row.active_version;
-    if (current === version) return { tenantId, version, previous: current, changed: false };
-    const history = `INSERT INTO ${s}activations (tenant_id, seq, version)
-      SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM ${s}activations WHERE tenant_id = $1`;
-    await this.#switch(c, history, [], { tenantId, version, from: current, hash: row.hash, type: "activate", by, at });
-    return { tenantId, version, previous: current, changed: true };
+    const endedRollout =
+      row.rollout_version === null
+        ? null
+        : { version: row.rollout_version, percent: percentOf(Number(row.rollout_bp)) };
+    if (current === version && !endedRollout) {
+      return { tenantId, version, previous: current, changed: false, endedRollout };
+    }
+    const history =
+      current === version
+        ? "SELECT 1"
+        : `INSERT INTO ${s}activations (tenant_id, seq, version)
+             SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM ${s}activations WHERE tenant_id = $1`;
+    const change = { tenantId, version, from: current, hash: row.hash, type: "activate", by, at, basisPoints } as const;
+    await this.#switch(c, history, [], change);
+    return { tenantId, version, previous: current, changed: true, endedRollout };
   }
 
   async rollback(c: PoolClient, tenantId: TenantId, by: string, at: Date): Promise<ActivationResult> {
     const s = this.#s;
     const current = await this.#lockTenant(c, tenantId);
     if (current === null) throw noPrevious(tenantId);
+    const rollout = await c.query<{ version: number; basis_points: number }>(
+      `SELECT version, basis_points FROM ${s}rollouts WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    const ended = rollout.rows[0];
+    if (ended) {
+      const hash = await this.#hashOf(c, tenantId, current);
+      const change = {
+        tenantId,
+        version: current,
+        from: ended.version,
+        hash,
+        type: "rollback",
+        by,
+        at,
+        basisPoints: 0,
+      } as const;
+      await this.#switch(c, "SELECT 1", [], change);
+      const endedRollout = { version: ended.version, percent: percentOf(ended.basis_points) };
+      return { tenantId, version: current, previous: current, changed: true, endedRollout };
+    }
     const found = await c.query<{ seq: number; version: number; hash: BundleHash }>(
       `SELECT a.seq, a.version, v.bundle_hash AS hash FROM ${s}activations a
          JOIN ${s}versions v ON v.tenant_id = a.tenant_id AND v.version = a.version
@@ -110,7 +162,7 @@ export class PostgresQueries {
     );
     const target = found.rows[0];
     if (!target) throw noPrevious(tenantId);
-    const history = `DELETE FROM ${s}activations WHERE tenant_id = $1 AND seq > $9`;
+    const history = `DELETE FROM ${s}activations WHERE tenant_id = $1 AND seq > $10`;
     await this.#switch(c, history, [target.seq], {
       tenantId,
       version: target.version,
@@ -120,7 +172,67 @@ export class PostgresQueries {
       by,
       at,
     });
-    return { tenantId, version: target.version, previous: current, changed: true };
+    return { tenantId, version: target.version, previous: current, changed: true, endedRollout: null };
+  }
+
+  async rollout(c: PoolClient, r: CheckedRollout, at: Date): Promise<RolloutResult> {
+    const s = this.#s;
+    const { tenantId, version, basisPoints, by } = r;
+    const active = await this.#lockTenant(c, tenantId);
+    const hash = await this.#hashOf(c, tenantId, version);
+    if (active === null) throw noActive(tenantId);
+    const found = await c.query<{ version: number; basis_points: number }>(
+      `SELECT version, basis_points FROM ${s}rollouts WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    const before = found.rows[0];
+    const previous = before ? { version: before.version, percent: percentOf(before.basis_points) } : null;
+    const percent = percentOf(basisPoints);
+    if (basisPoints === 10_000) {
+      const { changed } = await this.activate(c, tenantId, version, by, at, basisPoints);
+      return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
+    }
+    if (version === active) throw candidateIsActive(tenantId, version, "roll out");
+    const changed = before?.version !== version || before.basis_points !== basisPoints;
+    if (changed) {
+      await c.query(
+        `INSERT INTO ${s}rollouts (tenant_id, version, basis_points, started_at, by) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (tenant_id) DO UPDATE SET version = excluded.version, basis_points = excluded.basis_points,
+             started_at = excluded.started_at, by = excluded.by`,
+        [tenantId, version, basisPoints, at, by],
+      );
+      await this.#audit(c, at, tenantId, "rollout", version, active, hash, by, basisPoints);
+      await this.#changed(c, tenantId, at);
+    }
+    return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed };
+  }
+
+  async shadow(c: PoolClient, tenantId: TenantId, version: number | null, by: string, at: Date): Promise<ShadowResult> {
+    const s = this.#s;
+    const active = await this.#lockTenant(c, tenantId);
+    const found = await c.query<{ version: number }>(`SELECT version FROM ${s}shadows WHERE tenant_id = $1`, [
+      tenantId,
+    ]);
+    const previous = found.rows[0]?.version ?? null;
+    if (version === null) {
+      if (previous === null) return { tenantId, version, previous, changed: false };
+      await c.query(`DELETE FROM ${s}shadows WHERE tenant_id = $1`, [tenantId]);
+      await this.#audit(c, at, tenantId, "shadow_off", previous, null, await this.#hashOf(c, tenantId, previous), by);
+      await this.#changed(c, tenantId, at);
+      return { tenantId, version, previous, changed: true };
+    }
+    const hash = await this.#hashOf(c, tenantId, version);
+    if (active === null) throw noActive(tenantId);
+    if (version === active) throw candidateIsActive(tenantId, version, "shadow");
+    if (previous === version) return { tenantId, version, previous, changed: false };
+    await c.query(
+      `INSERT INTO ${s}shadows (tenant_id, version, started_at, by) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (tenant_id) DO UPDATE SET version = excluded.version, started_at = excluded.started_at, by = excluded.by`,
+      [tenantId, version, at, by],
+    );
+    await this.#audit(c, at, tenantId, "shadow", version, active, hash, by);
+    await this.#changed(c, tenantId, at);
+    return { tenantId, version, previous, changed: true };
   }
 
   async deleteVersion(c: PoolClient, tenantId: TenantId, version: number, by: string, at: Date): Promise<void> {
@@ -128,6 +240,13 @@ export class PostgresQueries {
     const current = await this.#lockTenant(c, tenantId);
     const hash = await this.#hashOf(c, tenantId, version);
     if (current === version) throw activeVersionError(tenantId, version);
+    const roles = await c.query<{ role: "rollout" | "shadow" }>(
+      `SELECT 'rollout' AS role FROM ${s}rollouts WHERE tenant_id = $1 AND version = $2
+       UNION ALL SELECT 'shadow' FROM ${s}shadows WHERE tenant_id = $1 AND version = $2`,
+      [tenantId, version],
+    );
+    const role = roles.rows[0]?.role;
+    if (role !== undefined) throw versionInUse(tenantId, version, role);
     await c.query(`DELETE FROM ${s}versions WHERE tenant_id = $1 AND version = $2`, [tenantId, version]);
     await c.query(
       `DELETE FROM ${s}bundles b WHERE b.hash = $1 AND NOT EXISTS (SELECT 1 FROM ${s}versions WHERE bundle_hash = $1)`,
@@ -143,8 +262,15 @@ export class PostgresQueries {
       `SELECT t.id, ${ms("t.created_at")} AS created_at, ${ms("t.updated_at")} AS updated_at, t.active_version,
               v.bundle_hash AS active_hash,
               (SELECT max(version) FROM ${s}versions WHERE tenant_id = t.id) AS latest,
-              (SELECT count(*) FROM ${s}versions WHERE tenant_id = t.id) AS count
+              (SELECT count(*) FROM ${s}versions WHERE tenant_id = t.id) AS count,
+              r.version AS rollout_version, rv.bundle_hash AS rollout_hash, r.basis_points AS rollout_bp,
+              ${ms("r.started_at")} AS rollout_at, r.by AS rollout_by, sh.version AS shadow_version,
+              sv.bundle_hash AS shadow_hash, ${ms("sh.started_at")} AS shadow_at, sh.by AS shadow_by
          FROM ${s}tenants t LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version
+           LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id
+           LEFT JOIN ${s}versions rv ON rv.tenant_id = t.id AND rv.version = r.version
+           LEFT JOIN ${s}shadows sh ON sh.tenant_id = t.id
+           LEFT JOIN ${s}versions sv ON sv.tenant_id = t.id AND sv.version = sh.version
          WHERE $1::text IS NULL OR t.id = $1 ORDER BY t.id COLLATE "C"`,
       [only ?? null],
     );
@@ -168,12 +294,12 @@ export class PostgresQueries {
   }
 
   async versionDetail(db: Db, tenantId: TenantId, version: number | undefined): Promise<VersionDetailRow | undefined> {
-    const s = this.#s;
     const result = await db.query<VersionDetailRow>(
       `SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${ms("v.uploaded_at")} AS uploaded_at, b.manifest,
-              b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active, v.config, v.gate_report,
+              b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active,
+              r.basis_points AS rollout_bp, (sh.version IS NOT NULL)::int AS shadow, v.config, v.gate_report,
               octet_length(b.source_map) AS source_map_bytes
-         FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id
+         ${this.#versionFrom()}
          WHERE v.tenant_id = $1 AND v.version = coalesce($2::bigint, t.active_version)`,
       [tenantId, version ?? null],
     );
@@ -191,8 +317,8 @@ export class PostgresQueries {
 
   async audit(db: Db, tenantId: TenantId | undefined, limit: number): Promise<AuditRow[]> {
     const result = await db.query<AuditRow>(
-      `SELECT * FROM (SELECT id, ${ms("at")} AS at, tenant_id, type, version, from_version, bundle_hash, by
-                        FROM ${this.#s}audit WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY id DESC LIMIT $2) a
+      `SELECT * FROM (SELECT id, ${ms("at")} AS at, tenant_id, type, version, from_version, bundle_hash, by,
+                             basis_points FROM ${this.#s}audit WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY id DESC LIMIT $2) a
          ORDER BY id`,
       [tenantId ?? null, limit],
     );
@@ -202,8 +328,16 @@ export class PostgresQueries {
   async head(db: Db, tenantId: TenantId): Promise<HeadRow | undefined> {
     const s = this.#s;
     const result = await db.query<HeadRow>(
-      `SELECT v.version, v.bundle_hash AS hash, v.config FROM ${s}tenants t
-         JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version WHERE t.id = $1`,
+      `SELECT v.version, v.bundle_hash AS hash, v.config,
+              r.version AS rollout_version, rv.bundle_hash AS rollout_hash, rv.config AS rollout_config,
+              r.basis_points AS rollout_bp, sh.version AS shadow_version, sv.bundle_hash AS shadow_hash,
+              sv.config AS shadow_config
+         FROM ${s}tenants t JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version
+           LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id
+           LEFT JOIN ${s}versions rv ON rv.tenant_id = t.id AND rv.version = r.version
+           LEFT JOIN ${s}shadows sh ON sh.tenant_id = t.id
+           LEFT JOIN ${s}versions sv ON sv.tenant_id = t.id AND sv.version = sh.version
+         WHERE t.id = $1`,
       [tenantId],
     );
     return result.rows[0];
@@ -251,8 +385,8 @@ export class PostgresQueries {
 
   /**
    * Makes a version active in one statement (one round trip while the tenant's row is locked): the
-   * activation history change `history` (its own parameters from $9), the tenant's row, the store's
-   * generation, the audit row, and the notification delivered on commit.
+   * activation history change `history` (its own parameters from $10), the tenant's row, the end of any
+   * rollout, the store's generation, the audit row, and the notification delivered on commit.
    */
   async #switch(
     c: PoolClient,
@@ -266,15 +400,17 @@ export class PostgresQueries {
       type: "activate" | "rollback";
       by: string;
       at: Date;
+      basisPoints?: number | undefined;
     },
   ): Promise<void> {
     const s = this.#s;
     await c.query(
       `WITH history AS (${history}),
             tenant AS (UPDATE ${s}tenants SET active_version = $2, updated_at = $3 WHERE id = $1),
+            ended AS (DELETE FROM ${s}rollouts WHERE tenant_id = $1),
             bumped AS (UPDATE ${s}store_state SET generation = generation + 1),
-            audited AS (INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by)
-                          VALUES ($3, $1, $4, $2, $5, $6, $7))
+            audited AS (INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, basis_points)
+                          VALUES ($3, $1, $4, $2, $5, $6, $7, $9))
        SELECT pg_notify($8, $1)`,
       [
         change.tenantId,
@@ -285,6 +421,7 @@ export class PostgresQueries {
         change.hash,
         change.by,
         this.channel,
+        change.basisPoints ?? null,
         ...historyParams,
       ],
     );
@@ -309,11 +446,30 @@ export class PostgresQueries {
     fromVersion: number | null,
     hash: BundleHash | null,
     by: string,
+    basisPoints?: number,
   ): Promise<void> {
     await c.query(
-      `INSERT INTO ${this.#s}audit (at, tenant_id, type, version, from_version, bundle_hash, by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [at, tenantId, type, version, fromVersion, hash, by],
+      `INSERT INTO ${this.#s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, basis_points)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [at, tenantId, type, version, fromVersion, hash, by, basisPoints ?? null],
     );
+  }
+
+  /** A candidate changed: the tenant's row, the store's generation, and the notification on commit. */
+  async #changed(c: PoolClient, tenantId: TenantId, at: Date): Promise<void> {
+    const s = this.#s;
+    await c.query(
+      `WITH tenant AS (UPDATE ${s}tenants SET updated_at = $2 WHERE id = $1),
+            bumped AS (UPDATE ${s}store_state SET generation = generation + 1)
+       SELECT pg_notify($3, $1)`,
+      [tenantId, at, this.channel],
+    );
+  }
+
+  #versionFrom(): string {
+    const s = this.#s;
+    return `FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id
+      LEFT JOIN ${s}rollouts r ON r.tenant_id = v.tenant_id AND r.version = v.version
+      LEFT JOIN ${s}shadows sh ON sh.tenant_id = v.tenant_id AND sh.version = v.version`;
   }
 }

@@ -82,11 +82,49 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_by_tenant ON audit (tenant_id, id);
     `,
   },
+  {
+    // Rollout and shadow state (issue 10): one candidate of each kind per tenant; the audit log learns
+    // their types and the rollout's share.
+    version: 2,
+    sql: `
+      CREATE TABLE rollouts (
+        tenant_id text PRIMARY KEY REFERENCES tenants (id),
+        version bigint NOT NULL,
+        basis_points integer NOT NULL CHECK (basis_points BETWEEN 1 AND 9999),
+        started_at timestamptz NOT NULL,
+        by text NOT NULL,
+        FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
+      );
+
+      CREATE TABLE shadows (
+        tenant_id text PRIMARY KEY REFERENCES tenants (id),
+        version bigint NOT NULL,
+        started_at timestamptz NOT NULL,
+        by text NOT NULL,
+        FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
+      );
+
+      ALTER TABLE audit DROP CONSTRAINT audit_type_check;
+      ALTER TABLE audit ADD CONSTRAINT audit_type_check
+        CHECK (type IN ('upload', 'activate', 'rollback', 'delete', 'rollout', 'shadow', 'shadow_off'));
+      ALTER TABLE audit ADD COLUMN basis_points integer CHECK (basis_points BETWEEN 0 AND 10000);
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 
-const TABLES = ["schema_version", "store_state", "tenants", "bundles", "versions", "activations", "audit"];
+const TABLES = [
+  "schema_version",
+  "store_state",
+  "tenants",
+  "bundles",
+  "versions",
+  "activations",
+  "audit",
+  "rollouts",
+  "shadows",
+];
 
 /** "ISOH": the first key of the store's advisory lock; the second is the schema name's hash. */
 const LOCK_CLASS = 0x49534f48;

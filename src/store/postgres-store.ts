@@ -17,6 +17,10 @@ import type {
   AuditEntry,
   AuditQuery,
   BundleStore,
+  RolloutInput,
+  RolloutResult,
+  ShadowInput,
+  ShadowResult,
   StoredBundle,
   TenantAction,
   TenantSummary,
@@ -35,6 +39,8 @@ import { type MigrationResult, prepareSchema } from "./postgres-schema.js";
 import {
   checkAuditLimit,
   checkHash,
+  checkRollout,
+  checkShadow,
   checkTenantAction,
   checkTenantId,
   checkUpload,
@@ -180,6 +186,20 @@ export class PostgresBundleStore implements BundleStore {
   async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
     const { tenantId, by } = checkTenantAction(input);
     const result = await this.#write(signal, (c) => this.#q.rollback(c, tenantId, by, new Date(this.#clock())));
+    this.#cache.invalidate(tenantId);
+    return result;
+  }
+
+  async rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult> {
+    const rollout = checkRollout(input);
+    const result = await this.#write(signal, (c) => this.#q.rollout(c, rollout, new Date(this.#clock())));
+    this.#cache.invalidate(rollout.tenantId);
+    return result;
+  }
+
+  async shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult> {
+    const { tenantId, version, by } = checkShadow(input);
+    const result = await this.#write(signal, (c) => this.#q.shadow(c, tenantId, version, by, new Date(this.#clock())));
     this.#cache.invalidate(tenantId);
     return result;
   }

@@ -76,6 +76,46 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_by_tenant ON audit (tenant_id, id);
     `,
   },
+  {
+    // Rollout and shadow state (issue 10): one candidate of each kind per tenant; the audit log learns
+    // their types and the rollout's share. SQLite cannot change a CHECK constraint, so audit is rebuilt.
+    version: 2,
+    sql: `
+      CREATE TABLE rollouts (
+        tenant_id TEXT PRIMARY KEY REFERENCES tenants (id),
+        version INTEGER NOT NULL,
+        basis_points INTEGER NOT NULL CHECK (basis_points BETWEEN 1 AND 9999),
+        started_at INTEGER NOT NULL,
+        by TEXT NOT NULL,
+        FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
+      ) STRICT;
+
+      CREATE TABLE shadows (
+        tenant_id TEXT PRIMARY KEY REFERENCES tenants (id),
+        version INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        by TEXT NOT NULL,
+        FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
+      ) STRICT;
+
+      CREATE TABLE audit_v2 (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        tenant_id TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('upload', 'activate', 'rollback', 'delete', 'rollout', 'shadow', 'shadow_off')),
+        version INTEGER NOT NULL,
+        from_version INTEGER,
+        bundle_hash TEXT,
+        by TEXT NOT NULL,
+        basis_points INTEGER CHECK (basis_points BETWEEN 0 AND 10000)
+      ) STRICT;
+      INSERT INTO audit_v2 (id, at, tenant_id, type, version, from_version, bundle_hash, by)
+        SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by FROM audit;
+      DROP TABLE audit;
+      ALTER TABLE audit_v2 RENAME TO audit;
+      CREATE INDEX audit_by_tenant ON audit (tenant_id, id);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
