@@ -1,4 +1,4 @@
-import { type BundleHash, notifier, type TenantId } from "../protocol/index.js";
+import { type ActiveBundle, type BundleHash, type BundleRef, notifier, type TenantId } from "../protocol/index.js";
 import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
 import { DispatchError } from "./errors.js";
@@ -12,6 +12,7 @@ import { PlatformHook, type PlatformRegistration, validatePlatformHooks } from "
 import { effectivePolicy } from "./policy.js";
 import { bundleKey, QuarantineBook } from "./quarantine.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
+import { decidingBundle } from "./rollout-pick.js";
 import { RunScope } from "./run-dispatcher.js";
 import { SourceMaps } from "./stack-map.js";
 import type { StackedHook } from "./stacked-hook.js";
@@ -65,11 +66,12 @@ class HookDispatcher implements Dispatcher {
   }
 
   openRun(options: OpenRunOptions): RunDispatcher {
-    const { tenantId, runId, bundle } = options;
-    if (bundle !== undefined && bundle.tenantId !== tenantId) {
+    const { tenantId, runId } = options;
+    const served = options.bundle;
+    if (served !== undefined && served.tenantId !== tenantId) {
       throw new DispatchError(
         "invalid_options",
-        `The bundle passed to openRun belongs to tenant ${bundle.tenantId}, not ${tenantId}; pass that tenant's active bundle`,
+        `The bundle passed to openRun belongs to tenant ${served.tenantId}, not ${tenantId}; pass that tenant's active bundle`,
       );
     }
     const requested = PolicyMapInput.safeParse(options.policy ?? {});
@@ -78,17 +80,34 @@ class HookDispatcher implements Dispatcher {
     }
     const { executor, limits, budgets, emit, clock } = this.#options;
     const budget = new HookBudget(budgets.turnMs, budgets.runMs);
-    const tenantRef = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
+    const bundle = served === undefined ? undefined : decidingBundle(served, runId);
+    const candidate = served?.shadow?.version === bundle?.version ? undefined : served?.shadow;
+    const shadowBudget = candidate === undefined ? undefined : new HookBudget(budgets.turnMs, budgets.runMs);
+    const tenantRef = refOf(bundle);
     const platform = (position: "first" | "last") =>
       this.#platform.filter((r) => r.position === position).map((r) => new PlatformHook(r, tenantId, runId, tenantRef));
     const hooks: StackedHook[] = [...platform("first")];
     if (bundle !== undefined) {
       const policy = effectivePolicy(options.policy, this.#floorOf(tenantId));
       const deps = { executor, limits, book: this.#book, budget, clock, sourceMaps: this.#sourceMaps };
-      hooks.push(new TenantHook(runId, bundle, policy, deps));
+      // The shadow shares the quarantine book, keyed by its own bundle hash, and has a budget of its own.
+      const shadow =
+        candidate && shadowBudget && new TenantHook(runId, candidate, policy, { ...deps, budget: shadowBudget });
+      hooks.push(new TenantHook(runId, bundle, policy, deps, shadow));
     }
     hooks.push(...platform("last"));
-    return new RunScope({ tenantId, runId, hooks, budget, emit, clock });
+    const budgetsOfRun = shadowBudget === undefined ? [budget] : [budget, shadowBudget];
+    return new RunScope({
+      tenantId,
+      runId,
+      hooks,
+      budget,
+      budgets: budgetsOfRun,
+      emit,
+      clock,
+      bundle: tenantRef,
+      shadow: refOf(candidate),
+    });
   }
 
   quarantinedUntil(tenantId: TenantId, hash: BundleHash): number | undefined {
@@ -108,6 +127,10 @@ class HookDispatcher implements Dispatcher {
     }
     return parsed.data;
   }
+}
+
+function refOf(bundle: ActiveBundle | undefined): BundleRef | undefined {
+  return bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
 }
 
 function isList(hooks: PlatformHooks | readonly PlatformHooks[]): hooks is readonly PlatformHooks[] {

@@ -33,6 +33,7 @@ export type {
   DispatchEvent,
   Emit,
   HookCalledEvent,
+  HookShadowedEvent,
   QuarantineEnteredEvent,
   QuarantineExitedEvent,
 } from "./events.js";
@@ -49,4 +50,5 @@ export {
   type PlatformReturn,
   type PolicyMap,
 } from "./registration.js";
+export { decidingBundle, ROLLOUT_BUCKETS, rolloutBucket } from "./rollout-pick.js";
 export { mapStack, SourceMapIndex, withSourceStack } from "./stack-map.js";

@@ -1,4 +1,4 @@
-import type { HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { BundleRef, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
 import type { DispatchOptions, RunDispatcher, ToolCallDispatchOptions } from "./api.js";
 import type { HookBudget } from "./budget.js";
 import type { Dispatched } from "./decisions.js";
@@ -27,7 +27,12 @@ export interface RunScopeDeps {
   readonly tenantId: TenantId;
   readonly runId: RunId;
   readonly hooks: readonly StackedHook[];
+  /** The run's budget: what `spent` reports. */
   readonly budget: HookBudget;
+  /** Every budget a turn starts afresh: the run's and its shadow's. */
+  readonly budgets: readonly HookBudget[];
+  readonly bundle: BundleRef | undefined;
+  readonly shadow: BundleRef | undefined;
   readonly emit: Emit | undefined;
   readonly clock: () => number;
 }
@@ -41,6 +46,8 @@ const UNCHECKED_TOOL_CALL = toolCallRule(undefined);
 export class RunScope implements RunDispatcher {
   readonly tenantId: TenantId;
   readonly runId: RunId;
+  readonly bundle: BundleRef | undefined;
+  readonly shadow: BundleRef | undefined;
   readonly #deps: RunScopeDeps;
   #turn = 0;
   #tail: Promise<void> = Promise.resolve();
@@ -48,6 +55,8 @@ export class RunScope implements RunDispatcher {
   constructor(deps: RunScopeDeps) {
     this.tenantId = deps.tenantId;
     this.runId = deps.runId;
+    this.bundle = deps.bundle;
+    this.shadow = deps.shadow;
     this.#deps = deps;
   }
 
@@ -55,7 +64,7 @@ export class RunScope implements RunDispatcher {
     if (!Number.isInteger(turn) || turn < 0)
       throw new RangeError(`Expected \`turn\` to be an integer from 0 and up, got \`${turn}\``);
     this.#turn = turn;
-    this.#deps.budget.beginTurn();
+    for (const budget of this.#deps.budgets) budget.beginTurn();
   }
 
   spent(): { readonly turnMs: number; readonly runMs: number } {

@@ -1,7 +1,9 @@
-import type { Failure, HookEvent, HookOutcome, HookPoint, RunId, TenantId } from "../protocol/index.js";
-import type { DecidedBy, Dispatched, HookRecord, RecordedOutcome } from "./decisions.js";
+import type { Failure, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { DecidedBy, Dispatched, HookRecord } from "./decisions.js";
 import type { Emit } from "./events.js";
+import { hookRecord, recorded } from "./hook-record.js";
 import type { PointRule } from "./rule.js";
+import { runShadow } from "./shadow.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
 
 /** What `runStack` needs of its run besides the hooks. */
@@ -47,24 +49,12 @@ export async function runStack<P extends HookPoint, A>(
       if (problem !== undefined) outcome = { type: "failed", failure: { code: "invalid_result", message: problem } };
     }
     const policy = hook.policy[point];
-    const { cost } = called;
-    const record: HookRecord<P> = {
-      point,
-      hookId: hook.hookId,
-      source: hook.source,
-      bundle: hook.bundle,
-      outcome,
-      policy,
-      cpuMs: cost.cpuMs,
-      runMs: cost.runMs,
-      queuedMs: cost.queuedMs,
-      loadMs: cost.loadMs,
-      loadAfterRecycle: cost.loadAfterRecycle,
-      logs: called.outcome.logs,
-    };
+    const record = hookRecord(hook, point, called, outcome);
     records.push(record);
     const { tenantId, runId, turn, emit } = scope;
     emit?.({ type: "hook.called", at: scope.clock(), tenantId, runId, turn, record });
+    // A candidate in shadow mode sees what this hook saw; its result is recorded and discarded.
+    if (hook.shadow !== undefined) await runShadow(hook.shadow, rule, acc, current, eventJson, record, scope);
     if (outcome.type === "decided") {
       if (outcome.result !== null) acc = rule.apply(acc, outcome.result, { hookId: hook.hookId, source: hook.source });
     } else if (policy === "closed") {
@@ -77,11 +67,4 @@ export async function runStack<P extends HookPoint, A>(
 
 function failedBy(hook: StackedHook, failure: Failure): DecidedBy {
   return { hookId: hook.hookId, source: hook.source, failure: failure.code };
-}
-
-/** The outcome as the record keeps it: the hook's `state` stays with the hook, its logs go on the record. */
-function recorded<P extends HookPoint>(outcome: HookOutcome<P>): RecordedOutcome<P> {
-  return outcome.type === "decided"
-    ? { type: "decided", result: outcome.result }
-    : { type: "failed", failure: outcome.failure };
 }

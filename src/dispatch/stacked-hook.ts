@@ -18,6 +18,11 @@ export interface StackedHook {
   readonly bundle: BundleRef | undefined;
   /** The effective failure policy at each point. */
   readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
+  /**
+   * A candidate in shadow mode beside this hook (the tenant's only): called after it with the same event,
+   * on its own budget, state and quarantine; its result never reaches the run.
+   */
+  readonly shadow?: StackedHook | undefined;
   exports(point: HookPoint): boolean;
   /** `eventJson` serialises the event on first use and is shared by the hooks that see the same event. */
   call<P extends HookPoint>(

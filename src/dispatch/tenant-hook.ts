@@ -40,6 +40,7 @@ export class TenantHook implements StackedHook {
   readonly source = "tenant";
   readonly bundle: BundleRef;
   readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
+  readonly shadow: TenantHook | undefined;
   readonly #tenantId: TenantId;
   readonly #key: BundleKey;
   readonly #sandboxBundle: SandboxBundle;
@@ -54,7 +55,9 @@ export class TenantHook implements StackedHook {
     active: ActiveBundle,
     policy: Readonly<Record<HookPoint, FailurePolicy>>,
     deps: TenantHookDeps,
+    shadow?: TenantHook,
   ) {
+    this.shadow = shadow;
     this.#tenantId = active.tenantId;
     this.#key = bundleKey(active.tenantId, active.manifest.hash);
     this.hookId = HookId.parse(`tenant:${active.tenantId}@v${active.version}`);

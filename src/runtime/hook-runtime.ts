@@ -40,7 +40,10 @@ export interface RunAgentOptions {
 export interface RunAgentResult extends AgentRunResult {
   readonly runId: RunId;
   readonly tenantId: TenantId;
-  /** The bundle version the run used from start to end; undefined when the tenant had none. */
+  /**
+   * The bundle version that decided the run from start to end (a rollout's candidate for the runs in its
+   * share, else the active version); undefined when the tenant had none.
+   */
   readonly bundle: BundleRef | undefined;
   /** What the platform should notice, e.g. `no_active_bundle`: the tenant's hooks did not guard this run. */
   readonly warnings: readonly RunWarning[];
@@ -76,7 +79,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   const listeners = new Map<string, (event: DispatchEvent) => void>();
   const emit = (event: DispatchEvent) => {
     notify(options.onEvent, event);
-    if (event.type === "hook.called") {
+    if (event.type === "hook.called" || event.type === "hook.shadowed") {
       listeners.get(event.runId)?.(event);
       return;
     }
@@ -126,12 +129,15 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     const forward = (event: RunEvent) => notify(run.onEvent, event);
     try {
       const bundle = await bundles?.active(tenantId, controller.signal);
-      const ref = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
       const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: run.policy });
+      // The version that decides: a rollout's candidate for the runs in its share, else the active one.
+      const ref = hooks.bundle;
       listeners.set(runId, (event) => {
-        if (event.type === "hook.called" || event.tenantId === tenantId) forward(event);
+        if (event.type === "hook.called" || event.type === "hook.shadowed" || event.tenantId === tenantId)
+          forward(event);
       });
-      forward({ type: "run.started", runId, tenantId, bundle: ref });
+      const shadow = hooks.shadow === undefined ? {} : { shadow: hooks.shadow };
+      forward({ type: "run.started", runId, tenantId, bundle: ref, ...shadow });
       const warnings: RunWarning[] = [];
       if (bundle === undefined) warnings.push(noBundleWarning(tenantId, bundles !== undefined));
       for (const warning of warnings) forward({ type: "run.warning", runId, tenantId, ...warning });
