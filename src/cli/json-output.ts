@@ -101,13 +101,19 @@ const VersionRecord = {
   uploadedBy: z.string(),
   uploadedAt: Iso,
   active: z.boolean(),
+  rolloutPercent: z.number().nullable().meta({ description: "the share of runs it gets in a rollout in progress" }),
+  shadow: z.boolean().meta({ description: "true while the version is in shadow mode" }),
 };
+
+const Percent = z.number().gt(0).max(100).meta({ description: "a share of runs, in percent (steps of 0.01)" });
+const RolloutRef = z.strictObject({ version: Version, percent: Percent });
 
 const Activation = z.strictObject({
   tenantId: z.string(),
   version: Version,
   previousVersion: Version.nullable(),
   changed: z.boolean(),
+  endedRollout: RolloutRef.nullable().meta({ description: "the rollout this change ended" }),
 });
 
 /** A run event (`run --json`): the library's RunEvent with `at` as an ISO string. */
@@ -119,6 +125,7 @@ const RunEventLine = z
       "turn.started",
       "hooks.decided",
       "hook.called",
+      "hook.shadowed",
       "message.added",
       "inbound.dropped",
       "model.replied",
@@ -196,6 +203,10 @@ export const CLI_OUTPUT = {
         activeHash: Hash.nullable(),
         latestVersion: Version.nullable(),
         versionCount: Count,
+        rollout: z
+          .strictObject({ version: Version, hash: Hash, percent: Percent, since: Iso, by: z.string() })
+          .nullable(),
+        shadow: z.strictObject({ version: Version, hash: Hash, since: Iso, by: z.string() }).nullable(),
         createdAt: Iso,
         updatedAt: Iso,
       }),
@@ -204,6 +215,21 @@ export const CLI_OUTPUT = {
   versions: z.strictObject({ tenantId: z.string(), versions: z.array(z.strictObject(VersionRecord)) }),
   activate: Activation,
   rollback: Activation,
+  rollout: z.strictObject({
+    tenantId: z.string(),
+    version: Version,
+    percent: Percent,
+    activeVersion: Version,
+    previousRollout: RolloutRef.nullable(),
+    activated: z.boolean().meta({ description: "true when --percent 100 made the version active" }),
+    changed: z.boolean(),
+  }),
+  shadow: z.strictObject({
+    tenantId: z.string(),
+    version: Version.nullable().meta({ description: "the version in shadow mode now, or null (--off)" }),
+    previousVersion: Version.nullable(),
+    changed: z.boolean(),
+  }),
   inspect: z.strictObject({
     ...VersionRecord,
     manifest: BundleManifest,
@@ -217,11 +243,20 @@ export const CLI_OUTPUT = {
         id: z.int().positive(),
         at: Iso,
         tenantId: z.string(),
-        type: z.enum(["upload", "activate", "rollback", "delete"]),
+        type: z.enum(["upload", "activate", "rollback", "delete", "rollout", "shadow", "shadow_off"]),
         version: Version,
         previousVersion: Version.nullable(),
         hash: Hash.nullable(),
         by: z.string(),
+        percent: z
+          .number()
+          .min(0)
+          .max(100)
+          .nullable()
+          .meta({
+            description:
+              "rollout: the share; 100 on the activation that completed one, 0 on the rollback that ended one",
+          }),
       }),
     ),
   }),
@@ -297,11 +332,13 @@ export function activationJson(result: {
   readonly version: number;
   readonly previous: number | null;
   readonly changed: boolean;
+  readonly endedRollout: { readonly version: number; readonly percent: number } | null;
 }) {
   return {
     tenantId: result.tenantId,
     version: result.version,
     previousVersion: result.previous,
     changed: result.changed,
+    endedRollout: result.endedRollout,
   };
 }

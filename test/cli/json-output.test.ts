@@ -118,6 +118,7 @@ describe("--json output", () => {
       version: 2,
       previousVersion: 1,
       changed: true,
+      endedRollout: null,
     });
     expect(await cli("activate", ["--tenant", "acme", "--version", "9"])).toMatchObject({ error: {} });
     expect(await cli("inspect", ["--tenant", "acme"])).toMatchObject({ version: 2, gateReport: { type: "passed" } });
@@ -137,7 +138,45 @@ describe("--json output", () => {
       2,
     ]);
     expect(await cli("audit", ["--limit", "0"])).toMatchObject({ error: { code: "usage" } });
-    expect(await cli("migrate", ["--store", join(dir, "migrated.db")])).toMatchObject({ store: "sqlite", to: 1 });
+    expect(await cli("rollout", ["--tenant", "acme", "--version", "2", "--percent", "50"])).toEqual({
+      tenantId: "acme",
+      version: 2,
+      percent: 50,
+      activeVersion: 1,
+      previousRollout: null,
+      activated: false,
+      changed: true,
+    });
+    expect(await cli("rollout", ["--tenant", "acme", "--version", "2", "--percent", "0"])).toMatchObject({
+      error: { code: "usage", message: expect.stringContaining("above 0 and at most 100") },
+    });
+    expect(await cli("versions", ["--tenant", "acme"])).toMatchObject({
+      versions: [
+        { active: true, rolloutPercent: null },
+        { active: false, rolloutPercent: 50, shadow: false },
+      ],
+    });
+    expect(await cli("shadow", ["--tenant", "acme", "--version", "2"])).toEqual({
+      tenantId: "acme",
+      version: 2,
+      previousVersion: null,
+      changed: true,
+    });
+    expect(await cli("list", [])).toMatchObject({
+      tenants: [{ rollout: { version: 2, percent: 50 }, shadow: { version: 2 } }],
+    });
+    expect(await cli("shadow", ["--tenant", "acme", "--version", "1"])).toMatchObject({
+      error: { code: "active_version" },
+    });
+    expect(await cli("shadow", ["--tenant", "acme", "--off"])).toMatchObject({ version: null, previousVersion: 2 });
+    expect(await cli("rollback", ["--tenant", "acme"])).toMatchObject({
+      version: 1,
+      endedRollout: { version: 2, percent: 50 },
+    });
+    expect(
+      (await cli("audit", ["--tenant", "acme", "--limit", "4"])).entries.map((e: { type: string }) => e.type),
+    ).toEqual(["rollout", "shadow", "shadow_off", "rollback"]);
+    expect(await cli("migrate", ["--store", join(dir, "migrated.db")])).toMatchObject({ store: "sqlite", to: 2 });
     expect(await cli("migrate", ["--store", join(dir, "acme.json")])).toMatchObject({ error: { code: "foreign" } });
     expect(await cli("demo", ["extra"])).toMatchObject({ error: { code: "usage" } });
   });

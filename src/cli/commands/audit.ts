@@ -1,3 +1,4 @@
+import type { AuditEntry } from "../../store/index.js";
 import { type Command, EXIT, integerFlag, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { shortHash, textTable } from "../text-table.js";
@@ -7,15 +8,18 @@ export const auditCommand: Command = {
   summary: "Show the audit log of uploads, activations, rollbacks and deletions",
   help: `Usage: isohook audit [--tenant <id>] [--limit <n>] [--store <path>] [--json]
 
-Prints the store's audit log, oldest first: every upload, activation, rollback and deletion, with who did
-it, when, the version and (for activations and rollbacks) the version active before.
+Prints the store's audit log, oldest first: every upload, activation, rollback, deletion, rollout and
+shadow-mode change, with who did it, when, the version and (for activations and rollbacks) the version
+active before. A rollout shows its share (\`rollout 50 %\`, FROM the active version beside it); the
+activation that completed one \`activate (rollout 100 %)\`; a rollback that ended one \`rollback (rollout)\`,
+with VERSION the active version every run uses again and FROM the candidate.
 
 Options:
   --tenant <id>      Only this tenant's entries
   --limit <n>        The last <n> entries (1–10000, default 100)
 ${STORE_HELP}
   --json             One JSON object: {"entries": [{"id", "at", "tenantId", "type", "version",
-                     "previousVersion", "hash", "by"}]}
+                     "previousVersion", "hash", "by", "percent"}]}
   -h, --help         Show this help
 
 Exit codes: 0 shown, 1 the store cannot be read, 2 usage.
@@ -45,7 +49,7 @@ Exit codes: 0 shown, 1 the store cannot be read, 2 usage.
           String(e.id),
           e.at,
           e.tenantId,
-          e.type,
+          actionOf(e),
           `v${e.version}`,
           e.fromVersion === null ? "-" : `v${e.fromVersion}`,
           e.by,
@@ -56,3 +60,9 @@ Exit codes: 0 shown, 1 the store cannot be read, 2 usage.
     return EXIT.ok;
   },
 };
+
+function actionOf(e: AuditEntry): string {
+  if (e.percent === null) return e.type;
+  if (e.type === "rollout") return `rollout ${e.percent} %`;
+  return e.type === "rollback" ? "rollback (rollout)" : `${e.type} (rollout ${e.percent} %)`;
+}

@@ -9,8 +9,10 @@ import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
 import { migrateCommand } from "./migrate.js";
 import { rollbackCommand } from "./rollback.js";
+import { rolloutCommand } from "./rollout.js";
 import { runCommand } from "./run.js";
 import { schemaCommand } from "./schema.js";
+import { shadowCommand } from "./shadow.js";
 import { testCommand } from "./test.js";
 import { uploadCommand } from "./upload.js";
 import { versionsCommand } from "./versions.js";
@@ -26,6 +28,8 @@ export const COMMANDS: readonly Command[] = [
   versionsCommand,
   activateCommand,
   rollbackCommand,
+  rolloutCommand,
+  shadowCommand,
   inspectCommand,
   auditCommand,
   migrateCommand,
