@@ -248,15 +248,9 @@ export const CLI_OUTPUT = {
         previousVersion: Version.nullable(),
         hash: Hash.nullable(),
         by: z.string(),
-        percent: z
-          .number()
-          .min(0)
-          .max(100)
-          .nullable()
-          .meta({
-            description:
-              "rollout: the share; 100 on the activation that completed one, 0 on the rollback that ended one",
-          }),
+        percent: z.number().min(0).max(100).nullable().meta({
+          description: "rollout: the share; 100 on the activation that completed one, 0 on the rollback that ended one",
+        }),
       }),
     ),
   }),
