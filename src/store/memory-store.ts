@@ -1,7 +1,6 @@
 import {
   type ActiveBundle,
   type BundleHash as BundleHashType,
-  type BundleManifest,
   DEFAULT_LIMITS,
   type JsonValue,
   type TenantId,
@@ -27,6 +26,7 @@ import type {
   VersionRecord,
 } from "./bundle-store.js";
 import { StoreError } from "./errors.js";
+import { type Bundle, candidatesOf, headOf, newTenant, type Tenant, type Version } from "./memory-tenant.js";
 import {
   checkAuditLimit,
   checkHash,
@@ -54,36 +54,6 @@ export interface MemoryStoreOptions extends ActiveCacheOptions {
   readonly clock?: () => number;
 }
 
-interface Bundle {
-  readonly code: string;
-  readonly sourceMap: string | null;
-  readonly manifest: BundleManifest;
-  readonly bytes: number;
-  readonly by: string;
-  readonly at: number;
-}
-
-interface Version {
-  readonly version: number;
-  readonly hash: BundleHashType;
-  readonly config: JsonValue;
-  readonly gateReport: JsonValue | null;
-  readonly by: string;
-  readonly at: number;
-}
-
-interface Tenant {
-  readonly createdAt: number;
-  updatedAt: number;
-  nextVersion: number;
-  active: number | null;
-  /** Activation history, oldest first; the last entry is the active version. */
-  readonly activations: number[];
-  readonly versions: Map<number, Version>;
-  rollout: { readonly version: number; readonly basisPoints: number; readonly at: number; readonly by: string } | null;
-  shadow: { readonly version: number; readonly at: number; readonly by: string } | null;
-}
-
 /** The in-memory `BundleStore` for tests: the same contract as the SQLite store, nothing persisted. */
 export class MemoryBundleStore implements BundleStore {
   readonly kind = "memory";
@@ -107,18 +77,7 @@ export class MemoryBundleStore implements BundleStore {
       {
         head: (tenantId) => {
           const tenant = this.#tenants.get(tenantId);
-          const version = tenant?.active == null ? undefined : tenant.versions.get(tenant.active);
-          if (!tenant || !version) return undefined;
-          const head = (v: Version) => ({ version: v.version, hash: v.hash, config: v.config });
-          const rollout = tenant.rollout && tenant.versions.get(tenant.rollout.version);
-          const shadow = tenant.shadow && tenant.versions.get(tenant.shadow.version);
-          return {
-            ...head(version),
-            ...(rollout && tenant.rollout
-              ? { rollout: { ...head(rollout), percent: percentOf(tenant.rollout.basisPoints) } }
-              : {}),
-            ...(shadow ? { shadow: head(shadow) } : {}),
-          };
+          return tenant && headOf(tenant);
         },
         code: (hash) => this.#bundles.get(hash),
       },
@@ -132,16 +91,7 @@ export class MemoryBundleStore implements BundleStore {
     const at = this.#clock();
     let tenant = this.#tenants.get(u.tenantId);
     if (!tenant) {
-      tenant = {
-        createdAt: at,
-        updatedAt: at,
-        nextVersion: 1,
-        active: null,
-        activations: [],
-        versions: new Map(),
-        rollout: null,
-        shadow: null,
-      };
+      tenant = newTenant(at);
       this.#tenants.set(u.tenantId, tenant);
     }
     const version = tenant.nextVersion++;
@@ -415,19 +365,7 @@ export class MemoryBundleStore implements BundleStore {
       activeHash: tenant.active === null ? null : this.#version(tenantId, tenant, tenant.active).hash,
       latestVersion: versions.length === 0 ? null : Math.max(...versions),
       versionCount: versions.length,
-      rollout: tenant.rollout && {
-        version: tenant.rollout.version,
-        hash: this.#version(tenantId, tenant, tenant.rollout.version).hash,
-        percent: percentOf(tenant.rollout.basisPoints),
-        since: new Date(tenant.rollout.at).toISOString(),
-        by: tenant.rollout.by,
-      },
-      shadow: tenant.shadow && {
-        version: tenant.shadow.version,
-        hash: this.#version(tenantId, tenant, tenant.shadow.version).hash,
-        since: new Date(tenant.shadow.at).toISOString(),
-        by: tenant.shadow.by,
-      },
+      ...candidatesOf(tenant),
       createdAt: new Date(tenant.createdAt).toISOString(),
       updatedAt: new Date(tenant.updatedAt).toISOString(),
     };
