@@ -45,8 +45,11 @@ Exit codes: 0 listed, 1 the store cannot be read, 2 usage.
   },
 };
 
-/** ` (rollout 50 %)`, ` (shadow)`, or nothing. */
+/** ` (rollout 50 %)`, ` (shadow)`, ` (rollout 50 %, shadow)`, or nothing. */
 export function roleOf(v: { readonly rolloutPercent: number | null; readonly shadow: boolean }): string {
-  if (v.rolloutPercent !== null) return ` (rollout ${v.rolloutPercent} %)`;
-  return v.shadow ? " (shadow)" : "";
+  const roles = [
+    ...(v.rolloutPercent === null ? [] : [`rollout ${v.rolloutPercent} %`]),
+    ...(v.shadow ? ["shadow"] : []),
+  ];
+  return roles.length === 0 ? "" : ` (${roles.join(", ")})`;
 }
