@@ -18,7 +18,10 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Asks `active()` until `ready` holds (pick-up is the cache's refresh: polling or a notification). */
-async function servedWhen(store: BundleStore, ready: (b: ActiveBundle | undefined) => boolean): Promise<ActiveBundle | undefined> {
+async function servedWhen(
+  store: BundleStore,
+  ready: (b: ActiveBundle | undefined) => boolean,
+): Promise<ActiveBundle | undefined> {
   const until = Date.now() + 10_000;
   for (;;) {
     const served = await store.active(acme);
@@ -57,14 +60,18 @@ describe("another process's rollout and shadow changes reach a running store", (
     }
   }, 60_000);
 
-  it.runIf(withPostgres)("through PostgreSQL's notifications", async () => {
-    const schema = freshSchema();
-    const store = await PostgresBundleStore.open(pgUrl(schema), { refreshMs: 60_000 });
-    try {
-      await pickUp(store, pgUrl(schema));
-    } finally {
-      await store.close();
-      await dropSchema(schema);
-    }
-  }, 60_000);
+  it.runIf(withPostgres)(
+    "through PostgreSQL's notifications",
+    async () => {
+      const schema = freshSchema();
+      const store = await PostgresBundleStore.open(pgUrl(schema), { refreshMs: 60_000 });
+      try {
+        await pickUp(store, pgUrl(schema));
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    },
+    60_000,
+  );
 });
