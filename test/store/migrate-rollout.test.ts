@@ -86,8 +86,8 @@ describe("migration 2 on a store at schema version 1", () => {
       await pgQuery(`SET search_path TO "${schema}"; ${PG_MIGRATIONS[0]?.sql ?? ""}`);
       await pgQuery(`INSERT INTO "${schema}".schema_version (version) VALUES (1)`);
       for (const [sql, params] of V1_ROWS) {
-        const times =
-          sql.includes("at)") || sql.includes("at, ") ? params.map((p) => (p === 1000 ? new Date(1000) : p)) : params;
+        // Times are 1000 ms since the epoch: timestamptz columns take them as dates.
+        const times = params.map((p) => (p === 1000 ? new Date(1000) : p));
         await pgQuery(
           sql.replace(/INTO (\w+)/, `INTO "${schema}".$1`).replace(/UPDATE (\w+)/, `UPDATE "${schema}".$1`),
           times,
