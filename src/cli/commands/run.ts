@@ -11,7 +11,7 @@ import {
   ToolSchemaError,
 } from "../../agent/index.js";
 import { BundleError } from "../../bundler/index.js";
-import type { HookExecutor, LimitsInput, Message } from "../../protocol/index.js";
+import { type HookExecutor, type LimitsInput, type Message, RunId } from "../../protocol/index.js";
 import {
   bundleFromEntry,
   createHookRuntime,
@@ -23,11 +23,11 @@ import {
 } from "../../runtime/index.js";
 import { type BundleStore, openStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
-import { CliError, type CliIO, type Command, EXIT, stringFlag, writeJson } from "../command.js";
+import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
 import { eventJson } from "../json-output.js";
 import { cliStoreError, isPostgres, storeLocationOf } from "../store-option.js";
 
-const HELP = `Usage: isohook run --scenario <file.json> [--store path] [--json]
+const HELP = `Usage: isohook run --scenario <file.json> [--run-id <id>] [--store path] [--json]
 
 Runs one agent session from a scenario file through the real process sandbox: the scripted model's
 turns, the declared tools, and the tenant's hooks — the scenario's \`hook\` entry (bundled on the fly,
@@ -38,6 +38,8 @@ Examples are in scenarios/.
 
 Options:
   --scenario <file>  The scenario (JSON): tenant, hook, config, system, input, tools, model.turns, maxTurns
+  --run-id <id>      The run's id (default: a fresh run_<uuid>). With a rollout in progress, the run id
+                     picks the version, so the same id always gets the same one
   --store <path>     The store for scenarios without \`hook\` (default: ISOHOOK_STORE or .isohook/store.db)
   --json             One JSON event per line (times as ISO strings), ending with {"type": "result",
                      "stopReason", "reason", "warnings", "output", "turns", "usage", "bundle", "transcript"}
@@ -62,10 +64,13 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
     name: "run",
     summary: "Run an agent session from a scenario file and print what the hooks decided",
     help: HELP,
-    options: { scenario: { type: "string", short: "s" }, store: { type: "string" } },
+    options: { scenario: { type: "string", short: "s" }, "run-id": { type: "string" }, store: { type: "string" } },
     allowPositionals: false,
     async run(args, io) {
       const file = resolve(io.cwd, stringFlag(args, "scenario", true));
+      const runId = stringFlag(args, "run-id");
+      if (runId !== undefined && !RunId.safeParse(runId).success)
+        throw new UsageError(`Expected --run-id to be 1–128 characters, got \`${runId}\``);
       const loaded = await scenarioOf(file, io.signal);
       const tools = toolsOf(loaded);
       const storePath = loaded.hookEntry === undefined ? storeLocationOf(args, io) : undefined;
@@ -99,10 +104,17 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           ...(source ? { bundles: source } : store ? { store } : {}),
         });
         const trace = runTrace();
-        const result = await runScenario(runtime, loaded, tools, io, (event) => {
-          if (args.json) writeJson(io, eventJson(event));
-          else for (const line of trace(event)) io.stdout(`${line}\n`);
-        });
+        const result = await runScenario(
+          runtime,
+          loaded,
+          tools,
+          io,
+          (event) => {
+            if (args.json) writeJson(io, eventJson(event));
+            else for (const line of trace(event)) io.stdout(`${line}\n`);
+          },
+          runId,
+        );
         if (args.json) writeJson(io, resultLine(result));
         else io.stdout(`  answer: ${result.output === "" ? "(none)" : printable(result.output)}\n`);
         return result.stopReason === "error" || result.stopReason === "aborted" ? EXIT.failed : EXIT.ok;
