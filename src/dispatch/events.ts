@@ -21,7 +21,8 @@ export interface HookCalledEvent {
 
 /**
  * A candidate in shadow mode was called after the tenant hook that decided (`record`, the record its
- * `hook.called` carried): `shadow` is the candidate's record, whose result was discarded.
+ * `hook.called` carried; absent where the deciding bundle does not export the point, so the run went on
+ * with the no-op): `shadow` is the candidate's record, whose result was discarded.
  */
 export interface HookShadowedEvent {
   readonly type: "hook.shadowed";
@@ -30,7 +31,7 @@ export interface HookShadowedEvent {
   readonly tenantId: TenantId;
   readonly runId: RunId;
   readonly turn: number;
-  readonly record: HookRecord;
+  readonly record?: HookRecord;
   readonly shadow: HookRecord;
 }
 

@@ -124,7 +124,7 @@ export class RunScope implements RunDispatcher {
     signal?.throwIfAborted();
     const { hooks, tenantId, runId, emit, clock } = this.#deps;
     // Most points in most runs have no hook at all: answer without queueing.
-    if (!hooks.some((hook) => hook.exports(rule.point)))
+    if (!hooks.some((hook) => hook.exports(rule.point) || hook.shadow?.exports(rule.point) === true))
       return { decision: rule.decide(rule.start(event)), records: [] };
     const previous = this.#tail;
     let release = () => {};

@@ -6,7 +6,8 @@ import type { StackScope } from "./stack.js";
 import type { StackedHook } from "./stacked-hook.js";
 
 /**
- * Calls a candidate in shadow mode after the hook that decides (`record` is that hook's call): the same
+ * Calls a candidate in shadow mode after the hook that decides (`record` is that hook's call; undefined
+ * where the deciding bundle does not export the point and only the candidate has a hook): the same
  * event and event JSON, the same checks of its result against what the stack had decided so far, and its
  * own budget, state and quarantine (the shadow is a `TenantHook` of its own). Its result is never folded
  * into the decision: it is recorded and emitted as `hook.shadowed` beside the deciding call's record.
@@ -19,7 +20,7 @@ export async function runShadow<P extends HookPoint, A>(
   acc: A,
   event: HookEvent<P>,
   eventJson: () => string,
-  record: HookRecord<P>,
+  record: HookRecord<P> | undefined,
   scope: StackScope,
 ): Promise<void> {
   const point = rule.point;
@@ -32,5 +33,6 @@ export async function runShadow<P extends HookPoint, A>(
   }
   const { tenantId, runId, turn, emit } = scope;
   const shadowed = hookRecord(shadow, point, called, outcome);
-  emit?.({ type: "hook.shadowed", at: scope.clock(), tenantId, runId, turn, record, shadow: shadowed });
+  const deciding = record === undefined ? {} : { record };
+  emit?.({ type: "hook.shadowed", at: scope.clock(), tenantId, runId, turn, ...deciding, shadow: shadowed });
 }

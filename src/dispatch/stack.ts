@@ -17,8 +17,8 @@ export interface StackScope extends CallScope {
 /**
  * Calls the stack's hooks at one point in order and folds their results with the point's rule: the
  * policy turns failures into the safe decision or the no-op, a first-wins decision ends the point, and each
- * call is recorded and emitted. Hooks that do not export the point are skipped without a call. The event's
- * JSON is built at most once per distinct effective event.
+ * call is recorded and emitted. Hooks that do not export the point are skipped without a call (but for a
+ * candidate in shadow mode that does). The event's JSON is built at most once per distinct effective event.
  */
 export async function runStack<P extends HookPoint, A>(
   rule: PointRule<P, A>,
@@ -32,7 +32,8 @@ export async function runStack<P extends HookPoint, A>(
   let jsonOf: HookEvent<P> | undefined;
   const records: HookRecord<P>[] = [];
   for (const hook of hooks) {
-    if (!hook.exports(point)) continue;
+    const exported = hook.exports(point);
+    if (!exported && hook.shadow?.exports(point) !== true) continue;
     scope.signal?.throwIfAborted();
     const current = rule.event(acc);
     const eventJson = () => {
@@ -42,6 +43,11 @@ export async function runStack<P extends HookPoint, A>(
       }
       return json;
     };
+    if (!exported) {
+      // Only the candidate in shadow mode has a hook here: it sees the event, the run goes on without it.
+      if (hook.shadow) await runShadow(hook.shadow, rule, acc, current, eventJson, undefined, scope);
+      continue;
+    }
     const called = await hook.call(point, current, eventJson, scope);
     let outcome = recorded(called.outcome);
     if (outcome.type === "decided" && outcome.result !== null) {

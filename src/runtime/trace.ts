@@ -67,8 +67,15 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
       return `■ ${event.stopReason}${why} · ${event.turns} turn${event.turns === 1 ? "" : "s"} · ${usage}`;
     }
     case "hook.shadowed": {
-      const same = sameOutcome(event.record, event.shadow) ? "same as the deciding call" : "differs";
-      return `${recordLine(event.shadow, width, "  shadow")} (discarded; ${same})`;
+      const deciding = event.record;
+      const same =
+        deciding === undefined
+          ? `the deciding version has no ${event.shadow.point} hook`
+          : sameOutcome(deciding, event.shadow)
+            ? "same as the deciding call"
+            : "differs";
+      const label = deciding === undefined ? `${event.shadow.point} (shadow)` : "  shadow";
+      return `${recordLine(event.shadow, width, label)} (discarded; ${same})`;
     }
     case "message.added":
     case "hook.called":

@@ -34,7 +34,12 @@ describe.skipIf(!available)("admin commands on a PostgreSQL store", () => {
   it("migrates once, then reports the schema up to date", async () => {
     const first = await cli(["migrate", "--store", url, "--json"]);
     expect([first.code, first.stderr]).toEqual([0, ""]);
-    expect(JSON.parse(first.stdout)).toMatchObject({ store: "postgres", from: 0, to: PG_SCHEMA_VERSION, migrated: true });
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      store: "postgres",
+      from: 0,
+      to: PG_SCHEMA_VERSION,
+      migrated: true,
+    });
     expect(JSON.parse(first.stdout).location).toContain(`schema ${schema}`);
     const again = await cli(["migrate"]);
     expect(again.code).toBe(0);

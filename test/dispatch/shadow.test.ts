@@ -151,16 +151,29 @@ describe("shadow mode", () => {
     ]);
   });
 
-  it("skips the shadow where only the candidate exports the point, and in runs its own version decides", async () => {
-    const { run, executor } = shadowed({ points: ["tool.call"], candidatePoints: ["tool.call", "tool.result"] });
-    await run.toolResult({
+  it("calls the candidate alone where only it exports the point, and the run goes on with the no-op", async () => {
+    const { run, executor, shadowEvents } = shadowed({
+      points: ["tool.call"],
+      candidatePoints: ["tool.call", "tool.result"],
+      candidate: () => returned({ type: "patch", content: "[REDACTED]" }),
+    });
+    const event = {
       call: { id: "c1", name: "shell", args: {} },
       executed: true,
-      result: { content: "ok", isError: false },
-    });
-    expect(executor.seen).toHaveLength(0);
-    const executor2 = new FakeExecutor(() => returned(undefined));
-    const dispatcher = createDispatcher({ executor: executor2 });
+      result: { content: "secret", isError: false },
+    };
+    const { decision, records } = await run.toolResult(event);
+    expect(decision).toMatchObject({ type: "result", result: { content: "secret" }, patched: false });
+    expect(records).toEqual([]);
+    expect(executor.seen.map((s) => s.bundle.hash)).toEqual([V2]);
+    const [shadow] = shadowEvents();
+    expect(shadow?.record).toBeUndefined();
+    expect(shadow?.shadow).toMatchObject({ point: "tool.result", outcome: { result: { type: "patch" } } });
+  });
+
+  it("skips the shadow in runs its own version decides", async () => {
+    const executor = new FakeExecutor(() => returned(undefined));
+    const dispatcher = createDispatcher({ executor });
     const v2 = bundleOf(["tool.call"], { version: 2, hash: V2 });
     const bundle: ActiveBundle = {
       ...bundleOf(["tool.call"], { version: 1, hash: V1 }),
@@ -170,6 +183,6 @@ describe("shadow mode", () => {
     const onV2 = dispatcher.openRun({ tenantId: TENANT, runId: RUN, bundle });
     expect([onV2.bundle?.version, onV2.shadow]).toEqual([2, undefined]);
     await onV2.toolCall(toolCallEvent());
-    expect(executor2.seen).toHaveLength(1);
+    expect(executor.seen).toHaveLength(1);
   });
 });

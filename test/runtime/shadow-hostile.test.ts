@@ -114,7 +114,7 @@ describe("a hostile candidate in shadow mode", () => {
         const shadowed = shadowedOf(run.events);
         expect(shadowed).toHaveLength(4);
         expect(shadowed.every((e) => e.shadow.bundle?.version === versions[name])).toBe(true);
-        expect(shadowed.map((e) => e.record.outcome)).toEqual(baseline.decisions.map((d) => d.outcome));
+        expect(shadowed.map((e) => e.record?.outcome)).toEqual(baseline.decisions.map((d) => d.outcome));
         const codes = shadowed.map((e) => codeOf(e.shadow));
         if (expected) expect(codes).toEqual(expected);
         // The worker died under the first call (sandbox_crashed on Node 20; killed at the deadline on 24),
