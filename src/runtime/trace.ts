@@ -68,14 +68,10 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
     }
     case "hook.shadowed": {
       const deciding = event.record;
-      const same =
-        deciding === undefined
-          ? `the deciding version has no ${event.shadow.point} hook`
-          : sameOutcome(deciding, event.shadow)
-            ? "same as the deciding call"
-            : "differs";
-      const label = deciding === undefined ? `${event.shadow.point} (shadow)` : "  shadow";
-      return `${recordLine(event.shadow, width, label)} (discarded; ${same})`;
+      if (deciding === undefined)
+        return `${recordLine(event.shadow, width)} (shadow, discarded; the deciding version has no hook here)`;
+      const same = sameOutcome(deciding, event.shadow) ? "same as the deciding call" : "differs";
+      return `${recordLine(event.shadow, width, "  shadow")} (discarded; ${same})`;
     }
     case "message.added":
     case "hook.called":
@@ -168,7 +164,9 @@ export function runTrace(options: TraceOptions = {}): (event: RunEvent) => strin
   let held: string[] = [];
   return (event) => {
     const line = formatRunEvent(event, options);
-    if (event.type === "quarantine.entered" || event.type === "quarantine.exited" || event.type === "hook.shadowed") {
+    // A shadow call with no deciding call beside it has no `hooks.decided` to follow: it is shown at once.
+    const hold = event.type === "hook.shadowed" ? event.record !== undefined : event.type.startsWith("quarantine.");
+    if (hold) {
       if (line !== undefined) held.push(line);
       return [];
     }
