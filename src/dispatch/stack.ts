@@ -1,9 +1,8 @@
-import type { Failure, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
-import type { DecidedBy, Dispatched, HookRecord } from "./decisions.js";
+import type { Failure, HookEvent, HookOutcome, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { DecidedBy, Dispatched, HookRecord, RecordedOutcome } from "./decisions.js";
 import type { Emit } from "./events.js";
-import { hookRecord, recorded } from "./hook-record.js";
+import type { InvokedHook } from "./invoke-hook.js";
 import type { PointRule } from "./rule.js";
-import { runShadow } from "./shadow.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
 
 /** What `runStack` needs of its run besides the hooks. */
@@ -73,4 +72,67 @@ export async function runStack<P extends HookPoint, A>(
 
 function failedBy(hook: StackedHook, failure: Failure): DecidedBy {
   return { hookId: hook.hookId, source: hook.source, failure: failure.code };
+}
+
+/**
+ * Calls a candidate in shadow mode after the hook that decides (`record` is that hook's call; undefined
+ * where the deciding bundle does not export the point and only the candidate has a hook): the same
+ * event and event JSON, the same checks of its result against what the stack had decided so far, and its
+ * own budget, state and quarantine (the shadow is a `TenantHook` of its own). Its result is never folded
+ * into the decision: it is recorded and emitted as `hook.shadowed` beside the deciding call's record.
+ * Awaited before the stack goes on, so the run's calls and the shadow's keep their order on the worker;
+ * its time is bounded by its own budget and never charged to the run's.
+ */
+export async function runShadow<P extends HookPoint, A>(
+  shadow: StackedHook,
+  rule: PointRule<P, A>,
+  acc: A,
+  event: HookEvent<P>,
+  eventJson: () => string,
+  record: HookRecord<P> | undefined,
+  scope: StackScope,
+): Promise<void> {
+  const point = rule.point;
+  if (!shadow.exports(point)) return;
+  const called = await shadow.call(point, event, eventJson, scope);
+  let outcome: RecordedOutcome<P> = recorded(called.outcome);
+  if (outcome.type === "decided" && outcome.result !== null) {
+    const problem = rule.check(acc, outcome.result);
+    if (problem !== undefined) outcome = { type: "failed", failure: { code: "invalid_result", message: problem } };
+  }
+  const { tenantId, runId, turn, emit } = scope;
+  const shadowed = hookRecord(shadow, point, called, outcome);
+  const deciding = record === undefined ? {} : { record };
+  emit?.({ type: "hook.shadowed", at: scope.clock(), tenantId, runId, turn, ...deciding, shadow: shadowed });
+}
+
+/** The provenance record of one call of `hook` at `point`, built once (see `HookRecord`). */
+export function hookRecord<P extends HookPoint>(
+  hook: StackedHook,
+  point: P,
+  called: InvokedHook<P>,
+  outcome: RecordedOutcome<P>,
+): HookRecord<P> {
+  const { cost } = called;
+  return {
+    point,
+    hookId: hook.hookId,
+    source: hook.source,
+    bundle: hook.bundle,
+    outcome,
+    policy: hook.policy[point],
+    cpuMs: cost.cpuMs,
+    runMs: cost.runMs,
+    queuedMs: cost.queuedMs,
+    loadMs: cost.loadMs,
+    loadAfterRecycle: cost.loadAfterRecycle,
+    logs: called.outcome.logs,
+  };
+}
+
+/** The outcome as the record keeps it: the hook's `state` stays with the hook, its logs go on the record. */
+export function recorded<P extends HookPoint>(outcome: HookOutcome<P>): RecordedOutcome<P> {
+  return outcome.type === "decided"
+    ? { type: "decided", result: outcome.result }
+    : { type: "failed", failure: outcome.failure };
 }
