@@ -179,6 +179,37 @@ const DemoSummary = z.strictObject({
   seconds: z.number(),
 });
 
+const Counts = z.record(z.string(), Count);
+const CostStats = z.strictObject({ p50: z.number(), p99: z.number() }).meta({ description: "run time in ms" });
+const OutcomeView = z.strictObject({
+  key: z.string().meta({ description: "`noop`, the result's type, or `failed:<code>`" }),
+  version: Version.nullable().meta({ description: "null where the deciding version has no hook for the point" }),
+  result: JsonValue.optional(),
+  failure: z.string().optional(),
+});
+const ShadowReportOutput = z.strictObject({
+  tenantId: z.string(),
+  shadowVersions: z.array(Version),
+  activeVersions: z.array(Version),
+  compared: Count,
+  agreed: Count,
+  differed: Count,
+  byPoint: z.record(z.string(), z.strictObject({ compared: Count, agreed: Count, differed: Count })),
+  byResultType: Counts.meta({ description: "`<active> → <shadow>` outcome keys of the calls that differed" }),
+  failures: z.strictObject({ active: Counts, shadow: Counts }),
+  cost: z.strictObject({ active: CostStats, shadow: CostStats }),
+  differences: z.array(
+    z.strictObject({
+      runId: z.string(),
+      turn: Count,
+      point: Point,
+      event: JsonValue,
+      active: OutcomeView,
+      shadow: OutcomeView,
+    }),
+  ),
+});
+
 /**
  * Each command's `--json` lines: every line must match its command's schema (successes and the error).
  * Keyed by command name; `--version` is `version`.
@@ -230,6 +261,7 @@ export const CLI_OUTPUT = {
     previousVersion: Version.nullable(),
     changed: z.boolean(),
   }),
+  "shadow-report": ShadowReportOutput,
   inspect: z.strictObject({
     ...VersionRecord,
     manifest: BundleManifest,

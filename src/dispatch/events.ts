@@ -1,4 +1,4 @@
-import type { BundleHash, FailureCode, RunId, TenantId } from "../protocol/index.js";
+import type { BundleHash, FailureCode, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
 import type { HookRecord } from "./decisions.js";
 
 /**
@@ -31,6 +31,8 @@ export interface HookShadowedEvent {
   readonly tenantId: TenantId;
   readonly runId: RunId;
   readonly turn: number;
+  /** The event both calls saw (the object the stack serialised once for them). */
+  readonly event: HookEvent<HookPoint>;
   readonly record?: HookRecord;
   readonly shadow: HookRecord;
 }

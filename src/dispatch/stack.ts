@@ -103,7 +103,7 @@ export async function runShadow<P extends HookPoint, A>(
   const { tenantId, runId, turn, emit } = scope;
   const shadowed = hookRecord(shadow, point, called, outcome);
   const deciding = record === undefined ? {} : { record };
-  emit?.({ type: "hook.shadowed", at: scope.clock(), tenantId, runId, turn, ...deciding, shadow: shadowed });
+  emit?.({ type: "hook.shadowed", at: scope.clock(), tenantId, runId, turn, event, ...deciding, shadow: shadowed });
 }
 
 /** The provenance record of one call of `hook` at `point`, built once (see `HookRecord`). */

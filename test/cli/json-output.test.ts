@@ -169,6 +169,40 @@ describe("--json output", () => {
       error: { code: "active_version" },
     });
     expect(await cli("shadow", ["--tenant", "acme", "--off"])).toMatchObject({ version: null, previousVersion: 2 });
+    const record = (version: number, result: object | null) => ({
+      point: "tool.call",
+      hookId: `tenant:acme@v${version}`,
+      source: "tenant",
+      bundle: { version, hash: `sha256-${String(version).repeat(64)}` },
+      outcome: { type: "decided", result },
+      policy: "closed",
+      cpuMs: 0.1,
+      runMs: 0.2,
+      logs: [],
+    });
+    const shadowed = {
+      type: "hook.shadowed",
+      at: "2026-12-03T08:00:00.000Z",
+      tenantId: "acme",
+      runId: "run-1",
+      turn: 1,
+      event: { call: { id: "c1", name: "shell", args: { command: "ls" } }, batch: { index: 0, size: 1 } },
+      record: record(1, null),
+      shadow: record(2, { type: "block", reason: "no" }),
+    };
+    await writeFile(
+      join(dir, "events.jsonl"),
+      `${JSON.stringify({ type: "turn.started", turn: 1 })}\n${JSON.stringify(shadowed)}\n`,
+    );
+    expect(await cli("shadow-report", ["--tenant", "acme", "--from", join(dir, "events.jsonl")])).toMatchObject({
+      compared: 1,
+      differed: 1,
+      byResultType: { "noop → block": 1 },
+      differences: [{ point: "tool.call", active: { key: "noop" }, shadow: { key: "block", version: 2 } }],
+    });
+    expect(await cli("shadow-report", ["--tenant", "globex", "--from", join(dir, "events.jsonl")])).toMatchObject({
+      error: { code: "no_shadowed_calls" },
+    });
     expect(await cli("rollback", ["--tenant", "acme"])).toMatchObject({
       version: 1,
       endedRollout: { version: 2, percent: 50 },

@@ -13,6 +13,7 @@ import { rolloutCommand } from "./rollout.js";
 import { runCommand } from "./run.js";
 import { schemaCommand } from "./schema.js";
 import { shadowCommand } from "./shadow.js";
+import { shadowReportCommand } from "./shadow-report.js";
 import { testCommand } from "./test.js";
 import { uploadCommand } from "./upload.js";
 import { versionsCommand } from "./versions.js";
@@ -30,6 +31,7 @@ export const COMMANDS: readonly Command[] = [
   rollbackCommand,
   rolloutCommand,
   shadowCommand,
+  shadowReportCommand,
   inspectCommand,
   auditCommand,
   migrateCommand,
