@@ -79,7 +79,8 @@ export function compareShadow(tenantId: string, pairs: readonly ShadowPair[]): S
   for (const pair of pairs) {
     const active = outcomeView(pair.record);
     const shadow = outcomeView(pair.shadow);
-    const point = (byPoint[pair.point] ??= { compared: 0, agreed: 0, differed: 0 });
+    const point = byPoint[pair.point] ?? { compared: 0, agreed: 0, differed: 0 };
+    byPoint[pair.point] = point;
     point.compared++;
     if (pair.record) activeMs.push(pair.record.runMs);
     shadowMs.push(pair.shadow.runMs);
