@@ -15,6 +15,8 @@ export {
   createDispatcher,
   DEFAULT_POLICY,
   type DecidedBy,
+  type DecisionEntry,
+  type DecisionSink,
   type DispatchEvent,
   type Dispatched,
   type Dispatcher,

@@ -89,7 +89,7 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe("README", () => {
-  it("shows the real output of every isohook command it runs", { timeout: 120_000 }, async () => {
+  it("shows the real output of every isohook command it runs", { timeout: 240_000 }, async () => {
     const readme = await readFile(join(REPO, "README.md"), "utf8");
     const blocks = stepsOf(readme);
     expect(blocks.length).toBeGreaterThanOrEqual(2);

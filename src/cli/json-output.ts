@@ -52,6 +52,41 @@ const GateReport = z
   })
   .meta({ title: "gate report" });
 
+const OutcomeJson = z.strictObject({
+  key: z.string().meta({ description: "`noop`, the result's type, or `failed:<code>`" }),
+  result: JsonValue.nullable(),
+  failure: z.string().nullable(),
+});
+const CostJson = z.strictObject({ calls: Count, p50: z.number().nullable(), p99: z.number().nullable() });
+const Counts = z.record(z.string(), Count);
+
+/** What two versions decided on the same events: `replay` and the shadow report print it. */
+export const ComparisonJson = z
+  .strictObject({
+    compared: Count,
+    agreed: Count,
+    differed: Count,
+    newFailures: Count.meta({ description: "candidate failures where the baseline did not fail" }),
+    skipped: Counts.meta({ description: "events left out, by why" }),
+    byPoint: z.record(z.string(), z.strictObject({ compared: Count, agreed: Count, differed: Count })),
+    changes: z.array(z.strictObject({ from: z.string(), to: z.string(), count: Count })),
+    failures: z.strictObject({ baseline: Counts, candidate: Counts }),
+    cost: z.strictObject({ baseline: CostJson, candidate: CostJson }).meta({ description: "run time (ms)" }),
+    versions: z.strictObject({ baseline: z.array(Version), candidate: z.array(Version) }),
+    differences: z.array(
+      z.strictObject({
+        point: Point,
+        runId: z.string(),
+        turn: Count,
+        id: z.int().positive().nullable(),
+        event: JsonValue,
+        baseline: OutcomeJson,
+        candidate: OutcomeJson,
+      }),
+    ),
+  })
+  .meta({ title: "decision comparison" });
+
 export const ErrorOutput = z
   .strictObject({
     error: z.strictObject({
@@ -60,6 +95,7 @@ export const ErrorOutput = z
       usage: z.string().optional().meta({ description: "the command's usage line (usage errors)" }),
       problems: z.array(Problem).optional().meta({ description: "each problem of a hook that does not bundle" }),
       report: GateReport.optional().meta({ description: "the deploy gate's report of a rejected upload" }),
+      comparison: ComparisonJson.optional().meta({ description: "replay --fail-on-diff: what changed" }),
     }),
   })
   .meta({ title: "error", description: "The last line of every failed command (exit 1 or 2)." });
@@ -115,6 +151,35 @@ const Activation = z.strictObject({
   changed: z.boolean(),
   endedRollout: RolloutRef.nullable().meta({ description: "the rollout this change ended" }),
 });
+
+const LogSettingsJson = z
+  .strictObject({
+    sample: z.number().meta({ description: "the share of runs recorded, (0, 1]" }),
+    mask: z.array(z.strictObject({ path: z.string(), action: z.enum(["drop", "hash"]) })),
+    retainDays: Count,
+    retain: Count,
+  })
+  .meta({ title: "decision-log settings" });
+
+const DecisionJson = z
+  .strictObject({
+    id: z.int().positive(),
+    at: Iso,
+    tenantId: z.string(),
+    runId: z.string(),
+    turn: Count,
+    point: Point,
+    version: Version.meta({ description: "the bundle version that decided" }),
+    hash: Hash,
+    event: JsonValue.nullable().meta({ description: "null when the event was stored truncated" }),
+    eventText: z.string().nullable().meta({ description: "a truncated event's first characters" }),
+    eventChars: Count,
+    truncated: z.boolean(),
+    ctx: JsonObject,
+    record: JsonObject.meta({ description: "the call's HookRecord (outcome, policy, cost, logs)" }),
+    shadow: JsonObject.nullable().meta({ description: "a shadow candidate's HookRecord of the same event" }),
+  })
+  .meta({ title: "recorded decision" });
 
 /** A run event (`run --json`): the library's RunEvent with `at` as an ISO string. */
 const RunEventLine = z
@@ -179,37 +244,6 @@ const DemoSummary = z.strictObject({
   seconds: z.number(),
 });
 
-const Counts = z.record(z.string(), Count);
-const CostStats = z.strictObject({ p50: z.number(), p99: z.number() }).meta({ description: "run time in ms" });
-const OutcomeView = z.strictObject({
-  key: z.string().meta({ description: "`noop`, the result's type, or `failed:<code>`" }),
-  version: Version.nullable().meta({ description: "null where the deciding version has no hook for the point" }),
-  result: JsonValue.optional(),
-  failure: z.string().optional(),
-});
-const ShadowReportOutput = z.strictObject({
-  tenantId: z.string(),
-  shadowVersions: z.array(Version),
-  activeVersions: z.array(Version),
-  compared: Count,
-  agreed: Count,
-  differed: Count,
-  byPoint: z.record(z.string(), z.strictObject({ compared: Count, agreed: Count, differed: Count })),
-  byResultType: Counts.meta({ description: "`<active> → <shadow>` outcome keys of the calls that differed" }),
-  failures: z.strictObject({ active: Counts, shadow: Counts }),
-  cost: z.strictObject({ active: CostStats, shadow: CostStats }),
-  differences: z.array(
-    z.strictObject({
-      runId: z.string(),
-      turn: Count,
-      point: Point,
-      event: JsonValue,
-      active: OutcomeView,
-      shadow: OutcomeView,
-    }),
-  ),
-});
-
 /**
  * Each command's `--json` lines: every line must match its command's schema (successes and the error).
  * Keyed by command name; `--version` is `version`.
@@ -261,7 +295,11 @@ export const CLI_OUTPUT = {
     previousVersion: Version.nullable(),
     changed: z.boolean(),
   }),
-  "shadow-report": ShadowReportOutput,
+  "shadow-report": z.strictObject({
+    tenantId: z.string(),
+    source: z.enum(["log", "file"]).meta({ description: "the decision log, or the --from file of run events" }),
+    report: ComparisonJson,
+  }),
   inspect: z.strictObject({
     ...VersionRecord,
     manifest: BundleManifest,
@@ -275,16 +313,34 @@ export const CLI_OUTPUT = {
         id: z.int().positive(),
         at: Iso,
         tenantId: z.string(),
-        type: z.enum(["upload", "activate", "rollback", "delete", "rollout", "shadow", "shadow_off"]),
-        version: Version,
+        type: z.enum(["upload", "activate", "rollback", "delete", "log", "rollout", "shadow", "shadow_off"]),
+        version: Version.nullable().meta({ description: "null for a `log` change" }),
         previousVersion: Version.nullable(),
         hash: Hash.nullable(),
         by: z.string(),
-        percent: z.number().min(0).max(100).nullable().meta({
-          description: "rollout: the share; 100 on the activation that completed one, 0 on the rollback that ended one",
-        }),
+        detail: z
+          .string()
+          .nullable()
+          .meta({ description: "a `log` change: the new settings, or `off`; a rollout: its share; a rollout ended" }),
       }),
     ),
+  }),
+  log: z.strictObject({
+    tenantId: z.string(),
+    settings: LogSettingsJson.nullable().meta({ description: "null: the log is off" }),
+    previous: LogSettingsJson.nullable(),
+    changed: z.boolean(),
+  }),
+  decisions: z.strictObject({
+    tenantId: z.string(),
+    decisions: z.array(DecisionJson),
+    exported: z.strictObject({ file: z.string(), lines: Count, skipped: Count }).nullable(),
+  }),
+  replay: z.strictObject({
+    tenantId: z.string(),
+    version: Version,
+    source: z.enum(["log", "file"]),
+    report: ComparisonJson,
   }),
   run: z.union([RunResult, RunEventLine]),
   demo: z.union([DemoSummary, z.strictObject({ tenant: z.string(), event: RunEventLine })]),

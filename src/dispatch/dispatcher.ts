@@ -1,6 +1,14 @@
-import { type ActiveBundle, type BundleHash, type BundleRef, notifier, type TenantId } from "../protocol/index.js";
+import {
+  type ActiveBundle,
+  type BundleHash,
+  type BundleRef,
+  notifier,
+  type RunId,
+  type TenantId,
+} from "../protocol/index.js";
 import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
+import type { DecisionSink } from "./decision-sink.js";
 import { DispatchError } from "./errors.js";
 import {
   type DispatcherOptionsInput,
@@ -78,7 +86,7 @@ class HookDispatcher implements Dispatcher {
     if (!requested.success) {
       throw new DispatchError("invalid_options", 'Expected `policy` to map hook points to "closed" or "open"');
     }
-    const { executor, limits, budgets, emit, clock } = this.#options;
+    const { executor, limits, budgets, emit, clock, decisionLog } = this.#options;
     const budget = new HookBudget(budgets.turnMs, budgets.runMs);
     const bundle = served === undefined ? undefined : decidingBundle(served, runId);
     const candidate = served?.shadow?.version === bundle?.version ? undefined : served?.shadow;
@@ -89,10 +97,32 @@ class HookDispatcher implements Dispatcher {
     const hooks: StackedHook[] = [...platform("first")];
     if (bundle !== undefined) {
       const policy = effectivePolicy(options.policy, this.#floorOf(tenantId));
-      const deps = { executor, limits, book: this.#book, budget, clock, sourceMaps: this.#sourceMaps };
-      // The shadow shares the quarantine book, keyed by its own bundle hash, and has a budget of its own.
+      const sampled = decisionLog !== undefined && wantsRun(decisionLog, tenantId, runId);
+      // Shadowed calls are recorded whenever the tenant's log is on, whatever its sampling.
+      const shadowedOnly =
+        !sampled && candidate !== undefined && decisionLog !== undefined && logsTenant(decisionLog, tenantId);
+      const log = sampled || shadowedOnly ? decisionLog : undefined;
+      const deps = {
+        executor,
+        limits,
+        book: this.#book,
+        budget,
+        clock,
+        sourceMaps: this.#sourceMaps,
+        log,
+        shadowedOnly,
+      };
+      // The shadow shares the quarantine book, keyed by its own bundle hash, and has a budget of its own; the
+      // deciding hook hands its calls to the log with the shadow's record beside them.
       const shadow =
-        candidate && shadowBudget && new TenantHook(runId, candidate, policy, { ...deps, budget: shadowBudget });
+        candidate &&
+        shadowBudget &&
+        new TenantHook(runId, candidate, policy, {
+          ...deps,
+          budget: shadowBudget,
+          log: undefined,
+          shadowedOnly: false,
+        });
       hooks.push(new TenantHook(runId, bundle, policy, deps, shadow));
     }
     hooks.push(...platform("last"));
@@ -131,6 +161,24 @@ class HookDispatcher implements Dispatcher {
 
 function refOf(bundle: ActiveBundle | undefined): BundleRef | undefined {
   return bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
+}
+
+/** A sink that throws while deciding declines the run: the log is never load-bearing. */
+function wantsRun(sink: DecisionSink, tenantId: TenantId, runId: RunId): boolean {
+  try {
+    return sink.sampled(tenantId, runId) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the tenant's log is on at all; a sink that cannot say (or throws) is asked per run only. */
+function logsTenant(sink: DecisionSink, tenantId: TenantId): boolean {
+  try {
+    return sink.logs?.(tenantId) === true;
+  } catch {
+    return false;
+  }
 }
 
 function isList(hooks: PlatformHooks | readonly PlatformHooks[]): hooks is readonly PlatformHooks[] {

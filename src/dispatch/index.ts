@@ -5,6 +5,7 @@
  * guest output is parsed.
  */
 export type { Dispatcher, DispatchOptions, OpenRunOptions, RunDispatcher, ToolCallDispatchOptions } from "./api.js";
+export type { DecisionEntry, DecisionSink } from "./decision-sink.js";
 export type {
   ContextPrepareDecision,
   DecidedBy,

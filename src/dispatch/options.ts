@@ -8,6 +8,7 @@ import {
   Limits,
   type TenantId,
 } from "../protocol/index.js";
+import type { DecisionSink } from "./decision-sink.js";
 import { DispatchError } from "./errors.js";
 import type { Emit } from "./events.js";
 import type { PolicyMap } from "./registration.js";
@@ -51,6 +52,20 @@ export const DispatcherOptions = z.strictObject({
   limits: Limits.default(DEFAULT_LIMITS),
   /** Receives one event per hook call and per quarantine change, synchronously; a throw is ignored. */
   emit: fn<Emit>("emit").optional(),
+  /**
+   * The decision log: asked once per run whether to record it, then given each tenant hook call of the runs
+   * it wants (synchronously; it must queue, not block). Off when absent.
+   */
+  decisionLog: z
+    .custom<DecisionSink>(
+      (v) =>
+        typeof v === "object" &&
+        v !== null &&
+        typeof (v as { record?: unknown }).record === "function" &&
+        typeof (v as { sampled?: unknown }).sampled === "function",
+      { error: "Expected `decisionLog` to be a DecisionSink (an object with `sampled` and `record`)" },
+    )
+    .optional(),
   /** Milliseconds since some epoch; `Date.now` by default. Quarantine and event times read it. */
   clock: fn<() => number>("clock").default(() => Date.now),
   budgets: z

@@ -59,7 +59,11 @@ export async function runStack<P extends HookPoint, A>(
     const { tenantId, runId, turn, emit } = scope;
     emit?.({ type: "hook.called", at: scope.clock(), tenantId, runId, turn, record });
     // A candidate in shadow mode sees what this hook saw; its result is recorded and discarded.
-    if (hook.shadow !== undefined) await runShadow(hook.shadow, rule, acc, current, eventJson, record, scope);
+    const shadowed =
+      hook.shadow === undefined
+        ? undefined
+        : await runShadow(hook.shadow, rule, acc, current, eventJson, record, scope);
+    hook.recorded?.(record, turn, shadowed);
     if (outcome.type === "decided") {
       if (outcome.result !== null) acc = rule.apply(acc, outcome.result, { hookId: hook.hookId, source: hook.source });
     } else if (policy === "closed") {
@@ -91,9 +95,9 @@ export async function runShadow<P extends HookPoint, A>(
   eventJson: () => string,
   record: HookRecord<P> | undefined,
   scope: StackScope,
-): Promise<void> {
+): Promise<HookRecord<P> | undefined> {
   const point = rule.point;
-  if (!shadow.exports(point)) return;
+  if (!shadow.exports(point)) return undefined;
   const called = await shadow.call(point, event, eventJson, scope);
   let outcome: RecordedOutcome<P> = recorded(called.outcome);
   if (outcome.type === "decided" && outcome.result !== null) {
@@ -104,6 +108,7 @@ export async function runShadow<P extends HookPoint, A>(
   const shadowed = hookRecord(shadow, point, called, outcome);
   const deciding = record === undefined ? {} : { record };
   emit?.({ type: "hook.shadowed", at: scope.clock(), tenantId, runId, turn, event, ...deciding, shadow: shadowed });
+  return shadowed;
 }
 
 /** The provenance record of one call of `hook` at `point`, built once (see `HookRecord`). */

@@ -1,4 +1,5 @@
 import type { BundleRef, HookEvent, HookId, HookPoint } from "../protocol/index.js";
+import type { HookRecord } from "./decisions.js";
 import type { InvokedHook } from "./invoke-hook.js";
 import type { FailurePolicy, HookSource } from "./registration.js";
 
@@ -31,4 +32,9 @@ export interface StackedHook {
     eventJson: () => string,
     scope: CallScope,
   ): Promise<InvokedHook<P>>;
+  /**
+   * Told the record of its last call once the stack has built it, with its shadow candidate's record of the
+   * same event when one ran (the tenant hook hands both to the decision log).
+   */
+  recorded?(record: HookRecord, turn: number, shadow?: HookRecord): void;
 }

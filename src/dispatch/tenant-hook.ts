@@ -15,6 +15,8 @@ import {
   type TenantId,
 } from "../protocol/index.js";
 import { chargedMs, type HookBudget } from "./budget.js";
+import type { DecisionSink } from "./decision-sink.js";
+import type { HookRecord } from "./decisions.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import type { FailurePolicy } from "./registration.js";
@@ -29,6 +31,10 @@ export interface TenantHookDeps {
   readonly clock: () => number;
   /** Parsed source maps by bundle, shared by the dispatcher's runs. */
   readonly sourceMaps: SourceMaps;
+  /** The decision log, when it wants this run (or only its shadowed calls). */
+  readonly log: DecisionSink | undefined;
+  /** Hand the log only the calls a shadow candidate ran beside (a run its sampling skipped). */
+  readonly shadowedOnly: boolean;
 }
 
 /**
@@ -42,6 +48,7 @@ export class TenantHook implements StackedHook {
   readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
   readonly shadow: TenantHook | undefined;
   readonly #tenantId: TenantId;
+  readonly #runId: RunId;
   readonly #key: BundleKey;
   readonly #sandboxBundle: SandboxBundle;
   readonly #sourceMap: SourceMapIndex | undefined;
@@ -49,6 +56,9 @@ export class TenantHook implements StackedHook {
   readonly #ctxPrefix: string;
   readonly #deps: TenantHookDeps;
   #stateJson = "{}";
+  /** The strings of the last call, kept for the decision log (only when it wants this run). */
+  #loggedEventJson = "";
+  #loggedCtxJson = "";
 
   constructor(
     runId: RunId,
@@ -59,6 +69,7 @@ export class TenantHook implements StackedHook {
   ) {
     this.shadow = shadow;
     this.#tenantId = active.tenantId;
+    this.#runId = runId;
     this.#key = bundleKey(active.tenantId, active.manifest.hash);
     this.hookId = HookId.parse(`tenant:${active.tenantId}@v${active.version}`);
     this.bundle = { version: active.version, hash: active.manifest.hash };
@@ -84,7 +95,12 @@ export class TenantHook implements StackedHook {
     eventJson: () => string,
     scope: CallScope,
   ): Promise<InvokedHook<P>> {
-    const { executor, limits, book, budget, clock } = this.#deps;
+    const { executor, limits, book, budget, clock, log } = this.#deps;
+    if (log !== undefined) {
+      // A call that never runs (quarantine, budget) is recorded too, with the event and ctx it would have seen.
+      this.#loggedEventJson = eventJson();
+      this.#loggedCtxJson = this.#ctxJson(scope.turn);
+    }
     const hash = this.bundle.hash;
     const quarantine = book.status(this.#key, clock());
     if (quarantine !== undefined) {
@@ -98,7 +114,7 @@ export class TenantHook implements StackedHook {
     if (denial !== undefined) return notRun("timeout", denial);
 
     const timeoutMs = budget.timeoutFor(limits.timeoutMs) ?? limits.timeoutMs;
-    const ctxJson = `${this.#ctxPrefix}${scope.turn},"state":${this.#stateJson}}`;
+    const ctxJson = log !== undefined ? this.#loggedCtxJson : this.#ctxJson(scope.turn);
     const call: SandboxCall & { point: P } = {
       tenantId: this.#tenantId,
       point,
@@ -134,6 +150,30 @@ export class TenantHook implements StackedHook {
       this.#stateJson = stateJson;
     }
     return invoked;
+  }
+
+  recorded(record: HookRecord, turn: number, shadow?: HookRecord): void {
+    const { log, clock, shadowedOnly } = this.#deps;
+    if (log === undefined || (shadowedOnly && shadow === undefined)) return;
+    try {
+      log.record({
+        at: clock(),
+        tenantId: this.#tenantId,
+        runId: this.#runId,
+        turn,
+        point: record.point,
+        eventJson: this.#loggedEventJson,
+        ctxJson: this.#loggedCtxJson,
+        record,
+        ...(shadow === undefined ? {} : { shadow }),
+      });
+    } catch {
+      // The log is never load-bearing: a sink that throws loses its entry, not the decision.
+    }
+  }
+
+  #ctxJson(turn: number): string {
+    return `${this.#ctxPrefix}${turn},"state":${this.#stateJson}}`;
   }
 }
 

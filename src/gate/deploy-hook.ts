@@ -1,6 +1,7 @@
-import type { JsonValue } from "../protocol/index.js";
+import { replayDecisions, replayRecordOf, viewOf } from "../decisionlog/index.js";
+import { type JsonValue, parseLimits } from "../protocol/index.js";
 import type { BundleStore, UploadResult } from "../store/index.js";
-import { type DeployGateOptions, runDeployGate } from "./deploy-gate.js";
+import { type DeployGateOptions, type GateResult, runDeployGate } from "./deploy-gate.js";
 import type { GateReport } from "./gate-report.js";
 
 export interface DeployHookOptions extends DeployGateOptions {
@@ -11,6 +12,12 @@ export interface DeployHookOptions extends DeployGateOptions {
   readonly activate?: boolean;
   /** Stored with the version; also what the gate's fuzz runs the hooks with. Default: the latest version's. */
   readonly config?: JsonValue;
+  /**
+   * A last gate step: the tenant's last `records` recorded calls (the decision log) run through the
+   * candidate and compared with what was decided. A call the candidate fails where the recorded version
+   * decided rejects the upload; changed decisions are reported, and reject it with `failOnDiff`.
+   */
+  readonly replay?: { readonly records: number; readonly failOnDiff?: boolean };
 }
 
 export type DeployResult =
@@ -33,8 +40,13 @@ export async function deployHook(options: DeployHookOptions): Promise<DeployResu
     const latest = (await store.tenant(options.tenantId, signal))?.latestVersion ?? null;
     config = latest === null ? {} : ((await store.version(options.tenantId, latest, signal))?.config ?? {});
   }
-  const gate = await runDeployGate({ ...options, config });
+  let gate = await runDeployGate({ ...options, config });
   if (gate.type === "rejected") return gate;
+  if (options.replay !== undefined) {
+    const report = await replayStep(options, gate, config);
+    if (report.type === "rejected") return { type: "rejected", report };
+    gate = { ...gate, report };
+  }
   const upload = await store.upload(
     {
       tenantId: options.tenantId,
@@ -49,4 +61,38 @@ export async function deployHook(options: DeployHookOptions): Promise<DeployResu
     signal,
   );
   return { type: "deployed", report: gate.report, upload };
+}
+
+/** The replay step: the gate's report with the comparison, rejected as `DeployHookOptions.replay` says. */
+async function replayStep(
+  options: DeployHookOptions,
+  gate: Extract<GateResult, { type: "passed" }>,
+  config: JsonValue,
+): Promise<GateReport> {
+  const { store, tenantId, signal, replay } = options;
+  if (replay === undefined) return gate.report;
+  const started = performance.now();
+  const stored = await store.decisions({ tenantId, limit: replay.records }, signal);
+  const latest = (await store.tenant(tenantId, signal))?.latestVersion ?? 0;
+  const candidate = { tenantId, version: latest + 1, code: gate.bundle.code, manifest: gate.bundle.manifest, config };
+  const limits = parseLimits(options.limits ?? {}, (message) => new TypeError(message));
+  const records = stored.map(viewOf).map(replayRecordOf);
+  const comparison = await replayDecisions({ executor: options.executor, candidate, records, limits, signal });
+  const { differed, newFailures } = comparison;
+  const reasons = [...gate.report.reasons];
+  if (newFailures > 0 || (replay.failOnDiff === true && differed > 0)) {
+    const why =
+      newFailures > 0
+        ? `${newFailures} recorded call${newFailures === 1 ? "" : "s"} the active version decided fail${newFailures === 1 ? "s" : ""} under the new version`
+        : `${differed} recorded decision${differed === 1 ? "" : "s"} changed (--fail-on-diff)`;
+    reasons.push({ code: "replay_failed", message: `Replay: ${why}`, differed, newFailures });
+  }
+  const durationMs = gate.report.durationMs + (performance.now() - started);
+  return {
+    ...gate.report,
+    type: reasons.length > 0 ? "rejected" : "passed",
+    reasons,
+    replay: comparison,
+    durationMs,
+  };
 }

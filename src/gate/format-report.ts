@@ -10,6 +10,9 @@ const StoredReport = z.looseObject({
   warnings: z.array(z.string()),
   fixtures: z.looseObject({ file: z.string(), total: z.number(), passed: z.number() }).nullable(),
   fuzz: z.array(z.looseObject({ point: z.string(), runs: z.number(), passed: z.boolean(), seed: z.number() })),
+  replay: z
+    .looseObject({ compared: z.number(), agreed: z.number(), differed: z.number(), newFailures: z.number() })
+    .optional(),
   durationMs: z.number(),
 });
 type ReportView = z.infer<typeof StoredReport>;
@@ -29,6 +32,13 @@ export function formatGateReport(report: GateReport | JsonValue | null): string[
   for (const f of r.fuzz) {
     const events = `${f.runs} event${f.runs === 1 ? "" : "s"}`;
     lines.push(`fuzz ${f.point}: ${f.passed ? `${events}, all valid` : `failed at event ${f.runs}`} (seed ${f.seed})`);
+  }
+  if (r.replay) {
+    const { compared, agreed, differed, newFailures } = r.replay;
+    const failed = newFailures > 0 ? ` (${newFailures} new failure${newFailures === 1 ? "" : "s"})` : "";
+    lines.push(
+      `replay: ${compared} recorded call${compared === 1 ? "" : "s"}, ${agreed} agreed, ${differed} differed${failed}`,
+    );
   }
   for (const reason of r.reasons) lines.push(...framed(`✗ [${reason.code}] `, reason.message));
   for (const warning of r.warnings) lines.push(...framed("! ", warning));

@@ -1,3 +1,4 @@
+import type { ComparisonReport } from "../decisionlog/index.js";
 import type { BundleHash, FailureCode, HookPoint, JsonValue } from "../protocol/index.js";
 
 /** One thing wrong with an upload. A rejected upload's report lists every one the gate could find. */
@@ -26,6 +27,13 @@ export type GateReason =
       /** The (shrunk) event that made the hook fail. */
       readonly event: JsonValue;
       readonly seed: number;
+    }
+  /** `upload --replay`: the candidate failed recorded calls the active version decided, or (asked) changed one. */
+  | {
+      readonly code: "replay_failed";
+      readonly message: string;
+      readonly differed: number;
+      readonly newFailures: number;
     };
 
 export type GateReasonCode = GateReason["code"];
@@ -80,5 +88,7 @@ export interface GateReport {
   readonly warnings: readonly string[];
   readonly fixtures: FixtureSummary | null;
   readonly fuzz: readonly FuzzSummary[];
+  /** `upload --replay <n>`: the tenant's last recorded calls run through the candidate, compared. */
+  readonly replay?: ComparisonReport;
   readonly durationMs: number;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createHookExecutor, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
 import { type AgentLoopOptions, type AgentRunResult, type Model, runAgentLoop, type Tool } from "../agent/index.js";
+import { DecisionLog } from "../decisionlog/index.js";
 import { createDispatcher, type DispatchEvent, type PlatformHooks, type PolicyMap } from "../dispatch/index.js";
 import type { BundleRef, BundleSource, HookExecutor, Message, ModelSettings } from "../protocol/index.js";
 import { notify, RunId, TenantId } from "../protocol/index.js";
@@ -57,7 +58,12 @@ export interface HookRuntime {
   /** The store, when the runtime was given one (or opened one from a path). */
   readonly store: BundleStore | undefined;
   readonly executor: HookExecutor;
-  /** Aborts runs in flight, waits for them, then closes what the runtime opened (executor, store). */
+  /** The decision log the runtime writes (see `decisionLog` in the options); its `stats()` count drops. */
+  readonly decisionLog: DecisionLog | undefined;
+  /**
+   * Aborts runs in flight, waits for them, flushes the decision log, then closes what the runtime opened
+   * (executor, store).
+   */
   close(): Promise<void>;
 }
 
@@ -96,7 +102,19 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     if (error instanceof ExecutorOptionsError) throw new RuntimeError("invalid_options", error.message);
     throw error;
   }
-  const dispatcher = createDispatcher({ ...dispatcherOptions(options, executor), emit });
+  let decisionLog: DecisionLog | undefined;
+  try {
+    decisionLog = await openDecisionLog(options, store);
+  } catch (error) {
+    if (!isExecutor(options.executor)) await executor.close();
+    if (ownsStore) await store?.close();
+    throw error;
+  }
+  const dispatcher = createDispatcher({
+    ...dispatcherOptions(options, executor),
+    emit,
+    ...(decisionLog !== undefined ? { decisionLog } : {}),
+  });
   const bundles: BundleSource | undefined = options.bundles ?? store;
   const inFlight = new Set<{ controller: AbortController; done: Promise<unknown> }>();
   let closed = false;
@@ -157,16 +175,31 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     registerPlatformHooks: (hooks) => dispatcher.registerPlatformHooks(hooks),
     store,
     executor,
+    decisionLog,
     async close() {
       if (closed) return;
       closed = true;
       const running = [...inFlight];
       for (const run of running) run.controller.abort(new RuntimeError("closed", "The hook runtime is closing"));
       await Promise.allSettled(running.map((r) => r.done));
+      await decisionLog?.close();
       if (!isExecutor(options.executor)) await executor.close();
       if (ownsStore) await store?.close();
     },
   };
+}
+
+/** The runtime's decision log: on its store unless turned off or given another; none without a store. */
+async function openDecisionLog(
+  options: HookRuntimeOptions,
+  store: BundleStore | undefined,
+): Promise<DecisionLog | undefined> {
+  const chosen = options.decisionLog;
+  if (chosen === false || options.dispatch?.decisionLog !== undefined) return undefined;
+  const { store: logStore, ...logOptions } = chosen ?? {};
+  const target = logStore ?? store;
+  if (target === undefined) return undefined;
+  return DecisionLog.open(target, logOptions);
 }
 
 /** Opens the store at a location; a missing one is refused unless `createStore` (a typo must not run every tenant unguarded). */

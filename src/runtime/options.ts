@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { checkExecutorOptions, type ExecutorOptions, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
 import type { Model } from "../agent/index.js";
+import { type LogOptions, parseLogOptions } from "../decisionlog/index.js";
 import { type DispatcherOptionsInput, parseDispatcherOptions } from "../dispatch/index.js";
 import {
   type BundleSource,
@@ -9,7 +10,7 @@ import {
   type LimitsInput,
   parseLimits,
 } from "../protocol/index.js";
-import type { BundleStore } from "../store/index.js";
+import type { BundleStore, DecisionLogStore } from "../store/index.js";
 import { RuntimeError } from "./errors.js";
 import type { RuntimeEvent } from "./events.js";
 
@@ -54,6 +55,13 @@ export interface HookRuntimeOptions {
    * is refused (a mistyped path must not serve every tenant unguarded) unless `createStore`.
    */
   readonly store?: BundleStore | string;
+  /**
+   * The decision log. On by default when the runtime has a `store`: each tenant whose log an operator
+   * switched on (`isohook log --tenant <id> --on`) is recorded there, and no other. `{ all: { sample } }`
+   * also records every other tenant; `store` names another store to write to (needed with `bundles`);
+   * the rest tunes the writer (buffer, batches, event cap). `false`: off, not even the settings are read.
+   */
+  readonly decisionLog?: false | (LogOptions & { readonly store?: DecisionLogStore });
   /** When `store` is a path: create an empty store there if there is none. Default false. */
   readonly createStore?: boolean;
   /** The model `runAgent` uses when a run names none. */
@@ -87,6 +95,12 @@ const Schema = z.strictObject({
     .union([z.string().min(1), objectWith("store", ["active", "upload", "close"], "a BundleStore")], {
       error: (issue) =>
         `Expected \`store\` to be a BundleStore or the path of a store file, got \`${describeValue(issue.input)}\``,
+    })
+    .optional(),
+  decisionLog: z
+    .union([z.literal(false), anObject("decisionLog", "false or decision-log options")], {
+      error: (issue) =>
+        `Expected \`decisionLog\` to be false or decision-log options, got \`${describeValue(issue.input)}\``,
     })
     .optional(),
   createStore: z
@@ -138,6 +152,7 @@ export function checkRuntimeOptions(options: HookRuntimeOptions): void {
     throw invalid("Pass `bundles` or `store`, not both: the store is a bundle source already");
   }
   if (options.limits !== undefined) parseLimits(options.limits, invalid);
+  checkLogOption(options);
   const { executor } = options;
   if (executor !== undefined && !isExecutor(executor)) {
     if ("limits" in executor)
@@ -154,6 +169,21 @@ export function checkRuntimeOptions(options: HookRuntimeOptions): void {
   } catch (error) {
     const message = error instanceof Error ? error.message.replace(/^Invalid dispatcher options: /, "") : String(error);
     throw invalid(`In \`dispatch\`: ${message}`);
+  }
+}
+
+function checkLogOption(options: HookRuntimeOptions): void {
+  const log = options.decisionLog;
+  if (log === undefined || log === false) return;
+  if (options.dispatch?.decisionLog !== undefined)
+    throw invalid("Pass `decisionLog` or `dispatch.decisionLog` (your own sink), not both");
+  const { store, ...rest } = log;
+  if (store !== undefined && typeof (store as { appendDecisions?: unknown }).appendDecisions !== "function")
+    throw invalid("Expected `decisionLog.store` to be a store (a BundleStore or a DecisionLogStore)");
+  try {
+    parseLogOptions(rest);
+  } catch (error) {
+    throw invalid(error instanceof Error ? error.message : String(error));
   }
 }
 

@@ -1,4 +1,5 @@
 import type { BundleHash, BundleManifest, BundleSource, HookPoint, JsonValue, TenantId } from "../protocol/index.js";
+import type { DecisionLogStore } from "./decision-log-store.js";
 
 /**
  * A store of tenant hook bundles: immutable, content-addressed bundles; monotonic versions per tenant
@@ -19,7 +20,7 @@ import type { BundleHash, BundleManifest, BundleSource, HookPoint, JsonValue, Te
  * await store.rollback({ tenantId, by: "ops" });
  * ```
  */
-export interface BundleStore extends BundleSource {
+export interface BundleStore extends BundleSource, DecisionLogStore {
   readonly kind: "sqlite" | "postgres" | "memory";
   /**
    * Stores a new version in one transaction: the bundle (kept once per hash; `manifest.hash` must be
@@ -201,7 +202,11 @@ export interface StoredBundle {
   readonly uploadedAt: string;
 }
 
-export type AuditType = "upload" | "activate" | "rollback" | "delete" | "rollout" | "shadow" | "shadow_off";
+/**
+ * `log`: the tenant's decision-log settings changed (`detail` says to what). `rollout`: a rollout started
+ * or changed its share (`detail`, e.g. `50 % of runs`); `shadow`, `shadow_off`: shadow mode on or off.
+ */
+export type AuditType = "upload" | "activate" | "rollback" | "delete" | "log" | "rollout" | "shadow" | "shadow_off";
 
 export interface AuditEntry {
   readonly id: number;
@@ -209,19 +214,24 @@ export interface AuditEntry {
   readonly tenantId: TenantId;
   readonly type: AuditType;
   /**
-   * The version uploaded, activated, rolled back to, deleted, rolled out, or put in or out of shadow mode.
-   * A rollback that ended a rollout names the active version, which every run uses again.
+   * The version uploaded, activated, rolled back to, deleted, rolled out, or put in or out of shadow mode;
+   * null for a `log` change. A rollback that ended a rollout names the active version, which every run uses
+   * again.
    */
-  readonly version: number;
+  readonly version: number | null;
   /**
    * For activate and rollback: the version active before (the rolled-out candidate, for a rollback that
    * ended a rollout); for rollout and shadow: the active version beside it.
    */
   readonly fromVersion: number | null;
-  /** For rollout: the candidate's share of runs; 100 on the activation that completed a rollout, 0 on the rollback that ended one. */
-  readonly percent: number | null;
   readonly hash: BundleHash | null;
   readonly by: string;
+  /**
+   * What changed beyond the version (`log`: the new settings, or `off`; `rollout`: the share; an
+   * activation or rollback that ended a rollout: `rollout of v2 at 50 % ended`, or `rollout complete` for
+   * `--percent 100`).
+   */
+  readonly detail: string | null;
 }
 
 export interface AuditQuery {

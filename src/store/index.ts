@@ -14,6 +14,20 @@ export type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
+export {
+  checkLogSettings,
+  DEFAULT_LOG_SETTINGS,
+  type DecisionLogStore,
+  type DecisionQuery,
+  type DecisionRow,
+  type LogSettings,
+  type LogSettingsChange,
+  type LogSettingsInput,
+  type MaskRule,
+  type PruneInput,
+  type StoredDecision,
+  type TenantLogSettings,
+} from "./decision-log-store.js";
 export { StoreError, type StoreErrorCode } from "./errors.js";
 export { MemoryBundleStore, type MemoryStoreOptions } from "./memory-store.js";
 export { type OpenedStore, type OpenStoreOptions, openStore, type StoreKind } from "./open-store.js";

@@ -25,7 +25,18 @@ import type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
+import {
+  type DecisionQuery,
+  type DecisionRow,
+  describeLogSettings,
+  type LogSettingsChange,
+  type LogSettingsInput,
+  type PruneInput,
+  type StoredDecision,
+  type TenantLogSettings,
+} from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
+import { MemoryDecisionLog } from "./memory-decision-log.js";
 import { type Bundle, candidatesOf, headOf, newTenant, type Tenant, type Version } from "./memory-tenant.js";
 import {
   checkAuditLimit,
@@ -44,6 +55,8 @@ import {
   candidateIsActive,
   noActive,
   noPrevious,
+  rolloutEndDetail,
+  shareDetail,
   tenantNotFound,
   versionInUse,
   versionNotFound,
@@ -60,6 +73,7 @@ export class MemoryBundleStore implements BundleStore {
   readonly #tenants = new Map<TenantId, Tenant>();
   readonly #bundles = new Map<BundleHashType, Bundle>();
   readonly #audit: AuditEntry[] = [];
+  readonly #decisions = new MemoryDecisionLog();
   readonly #cache: ActiveBundleCache;
   readonly #maxBundleBytes: number;
   readonly #clock: () => number;
@@ -141,9 +155,9 @@ export class MemoryBundleStore implements BundleStore {
       tenant.rollout = null;
       tenant.updatedAt = at;
       const hash = this.#version(tenantId, tenant, current).hash;
-      this.#log(at, tenantId, "rollback", current, rollout.version, hash, by, 0);
-      this.#cache.invalidate();
       const endedRollout = { version: rollout.version, percent: percentOf(rollout.basisPoints) };
+      this.#log(at, tenantId, "rollback", current, rollout.version, hash, by, rolloutEndDetail(endedRollout));
+      this.#cache.invalidate();
       return { tenantId, version: current, previous: current, changed: true, endedRollout };
     }
     const index = tenant.activations.findLastIndex((v) => v !== current);
@@ -169,7 +183,7 @@ export class MemoryBundleStore implements BundleStore {
     const percent = percentOf(basisPoints);
     const at = this.#clock();
     if (basisPoints === 10_000) {
-      const { changed } = this.#activate(tenantId, version, by, at, 10_000);
+      const { changed } = this.#activate(tenantId, version, by, at, true);
       this.#cache.invalidate();
       return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
     }
@@ -178,7 +192,7 @@ export class MemoryBundleStore implements BundleStore {
     if (!unchanged) {
       tenant.rollout = { version, basisPoints, at, by };
       tenant.updatedAt = at;
-      this.#log(at, tenantId, "rollout", version, active, hash, by, basisPoints);
+      this.#log(at, tenantId, "rollout", version, active, hash, by, shareDetail(basisPoints));
       this.#cache.invalidate();
     }
     return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed: !unchanged };
@@ -298,8 +312,47 @@ export class MemoryBundleStore implements BundleStore {
     this.#closed = true;
   }
 
-  /** Activates `version`, ending any rollout; `basisPoints` 10 000 marks an activation made by `rollout`. */
-  #activate(tenantId: TenantId, version: number, by: string, at: number, basisPoints?: number): ActivationResult {
+  async logSettings(tenantId?: TenantId, signal?: AbortSignal): Promise<TenantLogSettings[]> {
+    const id = tenantId === undefined ? undefined : checkTenantId(tenantId);
+    this.#open(signal);
+    return this.#decisions.logSettings(id);
+  }
+
+  async setLogSettings(input: LogSettingsInput, signal?: AbortSignal): Promise<LogSettingsChange> {
+    this.#open(signal);
+    const at = this.#clock();
+    const change = this.#decisions.setLogSettings(input, at);
+    this.#audit.push({
+      id: this.#audit.length + 1,
+      at: new Date(at).toISOString(),
+      tenantId: change.tenantId,
+      type: "log",
+      version: null,
+      fromVersion: null,
+      hash: null,
+      by: input.by,
+      detail: describeLogSettings(change.settings),
+    });
+    return change;
+  }
+
+  async appendDecisions(rows: readonly DecisionRow[], signal?: AbortSignal): Promise<number> {
+    this.#open(signal);
+    return this.#decisions.append(rows);
+  }
+
+  async decisions(query: DecisionQuery, signal?: AbortSignal): Promise<StoredDecision[]> {
+    this.#open(signal);
+    return this.#decisions.decisions(query);
+  }
+
+  async pruneDecisions(input: PruneInput, signal?: AbortSignal): Promise<number> {
+    this.#open(signal);
+    return this.#decisions.prune(input);
+  }
+
+  /** Activates `version`, ending any rollout; `completing` marks the activation `rollout --percent 100` makes. */
+  #activate(tenantId: TenantId, version: number, by: string, at: number, completing = false): ActivationResult {
     const tenant = this.#tenant(tenantId);
     const { hash } = this.#version(tenantId, tenant, version);
     const current = tenant.active;
@@ -312,7 +365,7 @@ export class MemoryBundleStore implements BundleStore {
       tenant.activations.push(version);
       tenant.active = version;
     }
-    this.#log(at, tenantId, "activate", version, current, hash, by, basisPoints);
+    this.#log(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
     return { tenantId, version, previous: current, changed: true, endedRollout };
   }
 
@@ -379,7 +432,7 @@ export class MemoryBundleStore implements BundleStore {
     fromVersion: number | null,
     hash: BundleHashType,
     by: string,
-    basisPoints?: number,
+    detail?: string,
   ): void {
     this.#audit.push({
       id: this.#audit.length + 1,
@@ -390,7 +443,7 @@ export class MemoryBundleStore implements BundleStore {
       fromVersion,
       hash,
       by,
-      percent: basisPoints === undefined ? null : percentOf(basisPoints),
+      detail: detail ?? null,
     });
   }
 }

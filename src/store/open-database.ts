@@ -135,7 +135,16 @@ function checkIntegrity(db: SqliteDatabase, path: string): void {
   }
 }
 
-const TABLES = ["schema_version", "tenants", "bundles", "versions", "activations", "audit"];
+const TABLES = [
+  "schema_version",
+  "tenants",
+  "bundles",
+  "versions",
+  "activations",
+  "audit",
+  "decision_log_settings",
+  "decisions",
+];
 
 function checkTables(db: SqliteDatabase, path: string): void {
   const present = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]);

@@ -17,6 +17,8 @@ import {
   candidateIsActive,
   noActive,
   noPrevious,
+  rolloutEndDetail,
+  shareDetail,
   tenantNotFound,
   versionInUse,
   versionNotFound,
@@ -93,7 +95,7 @@ export class PostgresQueries {
     version: number,
     by: string,
     at: Date,
-    basisPoints?: number,
+    completing = false,
   ): Promise<ActivationResult> {
     const s = this.#s;
     const found = await c.query<{
@@ -124,7 +126,8 @@ export class PostgresQueries {
         ? "SELECT 1"
         : `INSERT INTO ${s}activations (tenant_id, seq, version)
              SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM ${s}activations WHERE tenant_id = $1`;
-    const change = { tenantId, version, from: current, hash: row.hash, type: "activate", by, at, basisPoints } as const;
+    const detail = rolloutEndDetail(endedRollout, completing);
+    const change = { tenantId, version, from: current, hash: row.hash, type: "activate", by, at, detail } as const;
     await this.#switch(c, history, [], change);
     return { tenantId, version, previous: current, changed: true, endedRollout };
   }
@@ -140,6 +143,8 @@ export class PostgresQueries {
     const ended = rollout.rows[0];
     if (ended) {
       const hash = await this.#hashOf(c, tenantId, current);
+      const endedRollout = { version: ended.version, percent: percentOf(ended.basis_points) };
+      const detail = rolloutEndDetail(endedRollout);
       const change = {
         tenantId,
         version: current,
@@ -148,10 +153,9 @@ export class PostgresQueries {
         type: "rollback",
         by,
         at,
-        basisPoints: 0,
+        detail,
       } as const;
       await this.#switch(c, "SELECT 1", [], change);
-      const endedRollout = { version: ended.version, percent: percentOf(ended.basis_points) };
       return { tenantId, version: current, previous: current, changed: true, endedRollout };
     }
     const found = await c.query<{ seq: number; version: number; hash: BundleHash }>(
@@ -189,7 +193,7 @@ export class PostgresQueries {
     const previous = before ? { version: before.version, percent: percentOf(before.basis_points) } : null;
     const percent = percentOf(basisPoints);
     if (basisPoints === 10_000) {
-      const { changed } = await this.activate(c, tenantId, version, by, at, basisPoints);
+      const { changed } = await this.activate(c, tenantId, version, by, at, true);
       return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
     }
     if (version === active) throw candidateIsActive(tenantId, version, "roll out");
@@ -201,7 +205,7 @@ export class PostgresQueries {
              started_at = excluded.started_at, by = excluded.by`,
         [tenantId, version, basisPoints, at, by],
       );
-      await this.#audit(c, at, tenantId, "rollout", version, active, hash, by, basisPoints);
+      await this.#audit(c, at, tenantId, "rollout", version, active, hash, by, shareDetail(basisPoints));
       await this.#changed(c, tenantId, at);
     }
     return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed };
@@ -317,8 +321,8 @@ export class PostgresQueries {
 
   async audit(db: Db, tenantId: TenantId | undefined, limit: number): Promise<AuditRow[]> {
     const result = await db.query<AuditRow>(
-      `SELECT * FROM (SELECT id, ${ms("at")} AS at, tenant_id, type, version, from_version, bundle_hash, by,
-                             basis_points FROM ${this.#s}audit WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY id DESC LIMIT $2) a
+      `SELECT * FROM (SELECT id, ${ms("at")} AS at, tenant_id, type, version, from_version, bundle_hash, by, detail
+                        FROM ${this.#s}audit WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY id DESC LIMIT $2) a
          ORDER BY id`,
       [tenantId ?? null, limit],
     );
@@ -400,7 +404,7 @@ export class PostgresQueries {
       type: "activate" | "rollback";
       by: string;
       at: Date;
-      basisPoints?: number | undefined;
+      detail?: string | undefined;
     },
   ): Promise<void> {
     const s = this.#s;
@@ -409,7 +413,7 @@ export class PostgresQueries {
             tenant AS (UPDATE ${s}tenants SET active_version = $2, updated_at = $3 WHERE id = $1),
             ended AS (DELETE FROM ${s}rollouts WHERE tenant_id = $1),
             bumped AS (UPDATE ${s}store_state SET generation = generation + 1),
-            audited AS (INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, basis_points)
+            audited AS (INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, detail)
                           VALUES ($3, $1, $4, $2, $5, $6, $7, $9))
        SELECT pg_notify($8, $1)`,
       [
@@ -421,7 +425,7 @@ export class PostgresQueries {
         change.hash,
         change.by,
         this.channel,
-        change.basisPoints ?? null,
+        change.detail ?? null,
         ...historyParams,
       ],
     );
@@ -446,12 +450,12 @@ export class PostgresQueries {
     fromVersion: number | null,
     hash: BundleHash | null,
     by: string,
-    basisPoints?: number,
+    detail?: string,
   ): Promise<void> {
     await c.query(
-      `INSERT INTO ${this.#s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, basis_points)
+      `INSERT INTO ${this.#s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, detail)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [at, tenantId, type, version, fromVersion, hash, by, basisPoints ?? null],
+      [at, tenantId, type, version, fromVersion, hash, by, detail ?? null],
     );
   }
 

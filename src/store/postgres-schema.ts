@@ -83,9 +83,43 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // Rollout and shadow state (issue 10): one candidate of each kind per tenant; the audit log learns
-    // their types and the rollout's share.
+    // The decision log (see schema.ts, migration 2, for the audit's changes).
     version: 2,
+    sql: `
+      ALTER TABLE audit DROP CONSTRAINT IF EXISTS audit_type_check;
+      ALTER TABLE audit ALTER COLUMN version DROP NOT NULL;
+      ALTER TABLE audit ADD COLUMN detail text;
+
+      CREATE TABLE decision_log_settings (
+        tenant_id text PRIMARY KEY,
+        settings text NOT NULL,
+        updated_at timestamptz NOT NULL,
+        updated_by text NOT NULL
+      );
+
+      CREATE TABLE decisions (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        tenant_id text NOT NULL,
+        at timestamptz NOT NULL,
+        run_id text NOT NULL,
+        turn integer NOT NULL,
+        point text NOT NULL,
+        version bigint NOT NULL,
+        bundle_hash text NOT NULL,
+        event text NOT NULL,
+        event_chars integer NOT NULL,
+        truncated boolean NOT NULL,
+        ctx text NOT NULL,
+        record text NOT NULL,
+        shadow text
+      );
+      -- One index: a record costs one index entry. Times rise with ids, so \`since\` scans back from the newest.
+      CREATE INDEX decisions_by_tenant ON decisions (tenant_id, id);
+    `,
+  },
+  {
+    // Rollout and shadow state (see schema.ts, migration 3).
+    version: 3,
     sql: `
       CREATE TABLE rollouts (
         tenant_id text PRIMARY KEY REFERENCES tenants (id),
@@ -103,11 +137,6 @@ export const PG_MIGRATIONS: readonly Migration[] = [
         by text NOT NULL,
         FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
       );
-
-      ALTER TABLE audit DROP CONSTRAINT audit_type_check;
-      ALTER TABLE audit ADD CONSTRAINT audit_type_check
-        CHECK (type IN ('upload', 'activate', 'rollback', 'delete', 'rollout', 'shadow', 'shadow_off'));
-      ALTER TABLE audit ADD COLUMN basis_points integer CHECK (basis_points BETWEEN 0 AND 10000);
     `,
   },
 ];
@@ -122,6 +151,8 @@ const TABLES = [
   "versions",
   "activations",
   "audit",
+  "decision_log_settings",
+  "decisions",
   "rollouts",
   "shadows",
 ];

@@ -30,9 +30,22 @@ import type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
+import {
+  checkDecisionQuery,
+  checkLogSettingsInput,
+  checkPrune,
+  type DecisionQuery,
+  type DecisionRow,
+  type LogSettingsChange,
+  type LogSettingsInput,
+  type PruneInput,
+  type StoredDecision,
+  type TenantLogSettings,
+} from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
 import { PgChangeFeed } from "./postgres-changes.js";
 import { PgConnections } from "./postgres-connections.js";
+import { PostgresDecisionLog } from "./postgres-decision-log.js";
 import { pgStoreError } from "./postgres-errors.js";
 import { PostgresQueries } from "./postgres-queries.js";
 import { type MigrationResult, prepareSchema } from "./postgres-schema.js";
@@ -102,6 +115,7 @@ export class PostgresBundleStore implements BundleStore {
   readonly migration: MigrationResult;
   readonly #db: PgConnections;
   readonly #q: PostgresQueries;
+  readonly #log: PostgresDecisionLog;
   readonly #cache: ActiveBundleCache;
   readonly #feed: PgChangeFeed;
   readonly #maxBundleBytes: number;
@@ -128,6 +142,7 @@ export class PostgresBundleStore implements BundleStore {
     this.#clock = options.clock ?? Date.now;
     this.#onUploadStep = options.onUploadStep;
     this.#q = new PostgresQueries(location.schema);
+    this.#log = new PostgresDecisionLog(location.schema);
     this.#cache = new ActiveBundleCache(
       { head: (tenantId) => this.#head(tenantId), code: (hash) => this.#code(hash) },
       options,
@@ -249,6 +264,31 @@ export class PostgresBundleStore implements BundleStore {
     this.#open(signal);
     if (!this.#feed.listening) await this.#feed.start();
     return this.#cache.get(id);
+  }
+
+  async logSettings(tenantId?: TenantId, signal?: AbortSignal): Promise<TenantLogSettings[]> {
+    const id = tenantId === undefined ? undefined : checkTenantId(tenantId);
+    return this.#read(signal, () => this.#log.logSettings(this.#db.pool, id));
+  }
+
+  async setLogSettings(input: LogSettingsInput, signal?: AbortSignal): Promise<LogSettingsChange> {
+    const checked = checkLogSettingsInput(input);
+    return this.#write(signal, (c) => this.#log.setLogSettings(c, checked, new Date(this.#clock())));
+  }
+
+  async appendDecisions(rows: readonly DecisionRow[], signal?: AbortSignal): Promise<number> {
+    if (rows.length === 0) return 0;
+    return this.#write(signal, (c) => this.#log.append(c, rows));
+  }
+
+  async decisions(query: DecisionQuery, signal?: AbortSignal): Promise<StoredDecision[]> {
+    const checked = checkDecisionQuery(query);
+    return this.#read(signal, () => this.#log.decisions(this.#db.pool, checked));
+  }
+
+  async pruneDecisions(input: PruneInput, signal?: AbortSignal): Promise<number> {
+    const checked = checkPrune(input);
+    return this.#write(signal, (c) => this.#log.prune(c, checked));
   }
 
   async close(): Promise<void> {

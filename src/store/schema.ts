@@ -77,9 +77,60 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // Rollout and shadow state (issue 10): one candidate of each kind per tenant; the audit log learns
-    // their types and the rollout's share. SQLite cannot change a CHECK constraint, so audit is rebuilt.
+    // The decision log. The audit's type check goes (types are checked by the store's code, so later admin
+    // actions need no table rebuild), its version may be null and it gains a detail: a `log` change is
+    // about settings, not a version.
     version: 2,
+    sql: `
+      CREATE TABLE audit_v2 (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        tenant_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        version INTEGER,
+        from_version INTEGER,
+        bundle_hash TEXT,
+        by TEXT NOT NULL,
+        detail TEXT
+      ) STRICT;
+      INSERT INTO audit_v2 (id, at, tenant_id, type, version, from_version, bundle_hash, by)
+        SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by FROM audit;
+      DROP TABLE audit;
+      ALTER TABLE audit_v2 RENAME TO audit;
+      CREATE INDEX audit_by_tenant ON audit (tenant_id, id);
+
+      -- A tenant's row exists while its log is on.
+      CREATE TABLE decision_log_settings (
+        tenant_id TEXT PRIMARY KEY,
+        settings TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        updated_by TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE decisions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tenant_id TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        point TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        bundle_hash TEXT NOT NULL,
+        event TEXT NOT NULL,
+        event_chars INTEGER NOT NULL,
+        truncated INTEGER NOT NULL,
+        ctx TEXT NOT NULL,
+        record TEXT NOT NULL,
+        shadow TEXT
+      ) STRICT;
+      -- One index: a record costs one index entry. Times rise with ids, so \`since\` scans back from the newest.
+      CREATE INDEX decisions_by_tenant ON decisions (tenant_id, id);
+    `,
+  },
+  {
+    // Rollout and shadow state: at most one candidate of each kind per tenant. Their audit entries (types
+    // rollout, shadow, shadow_off) carry the rollout's share in the audit's detail.
+    version: 3,
     sql: `
       CREATE TABLE rollouts (
         tenant_id TEXT PRIMARY KEY REFERENCES tenants (id),
@@ -97,23 +148,6 @@ export const MIGRATIONS: readonly Migration[] = [
         by TEXT NOT NULL,
         FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
       ) STRICT;
-
-      CREATE TABLE audit_v2 (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        at INTEGER NOT NULL,
-        tenant_id TEXT NOT NULL,
-        type TEXT NOT NULL CHECK (type IN ('upload', 'activate', 'rollback', 'delete', 'rollout', 'shadow', 'shadow_off')),
-        version INTEGER NOT NULL,
-        from_version INTEGER,
-        bundle_hash TEXT,
-        by TEXT NOT NULL,
-        basis_points INTEGER CHECK (basis_points BETWEEN 0 AND 10000)
-      ) STRICT;
-      INSERT INTO audit_v2 (id, at, tenant_id, type, version, from_version, bundle_hash, by)
-        SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by FROM audit;
-      DROP TABLE audit;
-      ALTER TABLE audit_v2 RENAME TO audit;
-      CREATE INDEX audit_by_tenant ON audit (tenant_id, id);
     `,
   },
 ];

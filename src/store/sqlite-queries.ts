@@ -31,6 +31,8 @@ import {
   candidateIsActive,
   noActive,
   noPrevious,
+  rolloutEndDetail,
+  shareDetail,
   tenantNotFound,
   versionInUse,
   versionNotFound,
@@ -131,7 +133,7 @@ export class SqliteQueries {
         const previous = before ? { version: before.version, percent: percentOf(before.basis_points) } : null;
         const percent = percentOf(basisPoints);
         if (basisPoints === 10_000) {
-          const { changed } = this.#activate(tenantId, version, by, at, basisPoints);
+          const { changed } = this.#activate(tenantId, version, by, at, true);
           return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
         }
         if (version === active) throw candidateIsActive(tenantId, version, "roll out");
@@ -143,7 +145,7 @@ export class SqliteQueries {
                  started_at = excluded.started_at, by = excluded.by`,
           ).run(tenantId, version, basisPoints, at, by);
           this.#touch(tenantId, at);
-          this.#audit(at, tenantId, "rollout", version, active, hash, by, basisPoints);
+          this.#audit(at, tenantId, "rollout", version, active, hash, by, shareDetail(basisPoints));
         }
         return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed };
       })
@@ -192,7 +194,8 @@ export class SqliteQueries {
         const ended = this.#endRollout(tenantId);
         if (ended) {
           this.#touch(tenantId, at);
-          this.#audit(at, tenantId, "rollback", current, ended.version, this.#hashOf(tenantId, current), by, 0);
+          const detail = rolloutEndDetail(ended);
+          this.#audit(at, tenantId, "rollback", current, ended.version, this.#hashOf(tenantId, current), by, detail);
           return { tenantId, version: current, previous: current, changed: true, endedRollout: ended };
         }
         const target = this.#one(
@@ -277,7 +280,7 @@ export class SqliteQueries {
 
   audit(tenantId: TenantId | undefined, limit: number): AuditEntry[] {
     const rows = this.#one(
-      `SELECT * FROM (SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by, basis_points FROM audit
+      `SELECT * FROM (SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by, detail FROM audit
                         WHERE @tenant IS NULL OR tenant_id = @tenant ORDER BY id DESC LIMIT @limit) ORDER BY id`,
     ).all({ tenant: tenantId ?? null, limit }) as AuditRow[];
     return rows.map(toAuditEntry);
@@ -315,15 +318,15 @@ export class SqliteQueries {
     return statement;
   }
 
-  /** Activates `version`, ending any rollout; `basisPoints` 10 000 marks an activation made by `rollout`. */
-  #activate(tenantId: TenantId, version: number, by: string, at: number, basisPoints?: number): ActivationResult {
+  /** Activates `version`, ending any rollout; `completing` marks the activation `rollout --percent 100` makes. */
+  #activate(tenantId: TenantId, version: number, by: string, at: number, completing = false): ActivationResult {
     const current = this.#activeVersion(tenantId);
     const hash = this.#hashOf(tenantId, version);
     const endedRollout = this.#endRollout(tenantId);
     if (current === version) {
       if (!endedRollout) return { tenantId, version, previous: current, changed: false, endedRollout };
       this.#touch(tenantId, at);
-      this.#audit(at, tenantId, "activate", version, current, hash, by, basisPoints);
+      this.#audit(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
       return { tenantId, version, previous: current, changed: true, endedRollout };
     }
     const seq = Number(
@@ -331,7 +334,7 @@ export class SqliteQueries {
     );
     this.#one("INSERT INTO activations (tenant_id, seq, version) VALUES (?, ?, ?)").run(tenantId, seq, version);
     this.#one("UPDATE tenants SET active_version = ?, updated_at = ? WHERE id = ?").run(version, at, tenantId);
-    this.#audit(at, tenantId, "activate", version, current, hash, by, basisPoints);
+    this.#audit(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
     return { tenantId, version, previous: current, changed: true, endedRollout };
   }
 
@@ -373,11 +376,11 @@ export class SqliteQueries {
     fromVersion: number | null,
     hash: BundleHash | null,
     by: string,
-    basisPoints?: number,
+    detail?: string,
   ): void {
     this.#one(
-      `INSERT INTO audit (at, tenant_id, type, version, from_version, bundle_hash, by, basis_points)
+      `INSERT INTO audit (at, tenant_id, type, version, from_version, bundle_hash, by, detail)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(at, tenantId, type, version, fromVersion, hash, by, basisPoints ?? null);
+    ).run(at, tenantId, type, version, fromVersion, hash, by, detail ?? null);
   }
 }

@@ -30,8 +30,22 @@ import type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
+import {
+  checkDecisionQuery,
+  checkLogSettingsInput,
+  checkPrune,
+  type DecisionQuery,
+  type DecisionRow,
+  type LogSettingsChange,
+  type LogSettingsInput,
+  type PruneInput,
+  type StoredDecision,
+  type TenantLogSettings,
+} from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
 import { openDatabase, type SqliteDatabase } from "./open-database.js";
+import { SqliteAppendThread } from "./sqlite-append-thread.js";
+import { SqliteDecisionLog } from "./sqlite-decision-log.js";
 import { toStoreError } from "./sqlite-errors.js";
 import { SqliteQueries } from "./sqlite-queries.js";
 import {
@@ -78,6 +92,8 @@ export class SqliteBundleStore implements BundleStore {
   readonly migration: { readonly from: number; readonly to: number };
   readonly #db: SqliteDatabase;
   readonly #q: SqliteQueries;
+  readonly #log: SqliteDecisionLog;
+  readonly #appender: SqliteAppendThread;
   readonly #cache: ActiveBundleCache;
   readonly #busyTimeoutMs: number;
   readonly #maxBundleBytes: number;
@@ -105,6 +121,10 @@ export class SqliteBundleStore implements BundleStore {
     this.#clock = options.clock ?? Date.now;
     this.#onUploadStep = options.onUploadStep;
     this.#q = new SqliteQueries(db);
+    this.#log = new SqliteDecisionLog(db);
+    const maxPageCount =
+      options.maxSizeBytes === undefined ? null : Number(db.pragma("max_page_count", { simple: true }));
+    this.#appender = new SqliteAppendThread(path, busyTimeoutMs, maxPageCount);
     const q = this.#q;
     this.#cache = new ActiveBundleCache(
       {
@@ -213,9 +233,44 @@ export class SqliteBundleStore implements BundleStore {
     }
   }
 
+  async logSettings(tenantId?: TenantId, signal?: AbortSignal): Promise<TenantLogSettings[]> {
+    const id = tenantId === undefined ? undefined : checkTenantId(tenantId);
+    return this.#read(signal, () => this.#log.logSettings(id));
+  }
+
+  async setLogSettings(input: LogSettingsInput, signal?: AbortSignal): Promise<LogSettingsChange> {
+    const checked = checkLogSettingsInput(input);
+    return this.#read(signal, () => this.#log.setLogSettings(checked, this.#clock()));
+  }
+
+  /**
+   * On a thread of its own (SqliteAppendThread), so the inserts leave the event loop that runs hook calls;
+   * not through `#write`: records change no active version.
+   */
+  async appendDecisions(rows: readonly DecisionRow[], signal?: AbortSignal): Promise<number> {
+    this.#read(signal, () => undefined);
+    if (rows.length === 0) return 0;
+    try {
+      return await this.#appender.append(rows);
+    } catch (error) {
+      throw toStoreError(error, this.path, this.#busyTimeoutMs);
+    }
+  }
+
+  async decisions(query: DecisionQuery, signal?: AbortSignal): Promise<StoredDecision[]> {
+    const checked = checkDecisionQuery(query);
+    return this.#read(signal, () => this.#log.decisions(checked));
+  }
+
+  async pruneDecisions(input: PruneInput, signal?: AbortSignal): Promise<number> {
+    const checked = checkPrune(input);
+    return this.#read(signal, () => this.#log.prune(checked));
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#appender.close();
     this.#db.close();
   }
 

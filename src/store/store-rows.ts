@@ -68,11 +68,11 @@ export interface AuditRow {
   at: number;
   tenant_id: TenantId;
   type: AuditType;
-  version: number;
+  version: number | null;
   from_version: number | null;
   bundle_hash: BundleHash | null;
   by: string;
-  basis_points: number | null;
+  detail: string | null;
 }
 
 export interface HeadRow {
@@ -176,7 +176,7 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
     fromVersion: row.from_version,
     hash: row.bundle_hash,
     by: row.by,
-    percent: row.basis_points === null ? null : percentOf(Number(row.basis_points)),
+    detail: row.detail,
   };
 }
 

@@ -55,3 +55,20 @@ export function versionInUse(tenantId: TenantId, version: number, role: "rollout
     `Version ${version} of \`${tenantId}\` is ${role === "rollout" ? "being rolled out" : "in shadow mode"}: ${undo}.`,
   );
 }
+
+/** The audit detail of a rollout's share: `50 % of runs`. */
+export function shareDetail(basisPoints: number): string {
+  return `${basisPoints / 100} % of runs`;
+}
+
+/**
+ * The audit detail of an activation or rollback that changed a rollout: `rollout complete` for the
+ * activation `--percent 100` made, `rollout of v2 at 50 % ended` for one that ended a rollout in progress.
+ */
+export function rolloutEndDetail(
+  ended: { readonly version: number; readonly percent: number } | null,
+  completed = false,
+): string | undefined {
+  if (completed) return "rollout complete";
+  return ended ? `rollout of v${ended.version} at ${ended.percent} % ended` : undefined;
+}

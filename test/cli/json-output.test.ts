@@ -227,6 +227,30 @@ describe("--json output", () => {
     expect(check("demo", code, io.out(), io.err())).toMatchObject({ type: "summary", problems: [] });
   });
 
+  it("has one shape for the decision log's commands", { timeout: 60_000 }, async () => {
+    const on = await cli("log", ["--tenant", "acme", "--on", "--sample", "0.5", "--mask", "event.call.args.password"]);
+    expect(on).toMatchObject({ tenantId: "acme", settings: { sample: 0.5 }, previous: null, changed: true });
+    expect(await cli("log", ["--tenant", "acme"])).toMatchObject({ changed: false, settings: { sample: 0.5 } });
+    expect(await cli("log", ["--tenant", "acme", "--on", "--off"])).toMatchObject({ error: { code: "usage" } });
+    expect(await cli("run", ["--scenario", join(dir, "acme.json")])).toMatchObject({ type: "result" });
+    const listed = await cli("decisions", ["--tenant", "acme", "--export", join(dir, "acme.jsonl")]);
+    expect(listed).toMatchObject({ tenantId: "acme", exported: { lines: listed.decisions.length, skipped: 0 } });
+    expect(listed.decisions.length).toBeGreaterThan(0);
+    const replayed = await cli("replay", ["--tenant", "acme", "--version", "2", "--timeout", "250"]);
+    expect(replayed).toMatchObject({ source: "log", report: { compared: listed.decisions.length } });
+    expect(
+      await cli("replay", ["--tenant", "acme", "--version", "2", "--from", join(dir, "acme.jsonl"), "--fail-on-diff"]),
+    ).toMatchObject({
+      error: { code: "decisions_changed", comparison: { differed: replayed.report.differed } },
+    });
+    expect(await cli("replay", ["--tenant", "acme", "--version", "99"])).toMatchObject({
+      error: { code: "not_found" },
+    });
+    expect(await cli("decisions", ["--tenant", "acme", "--point", "tool.cal"])).toMatchObject({
+      error: { code: "usage" },
+    });
+  });
+
   it("covers every command, each succeeding and failing", () => {
     for (const name of Object.keys(CLI_OUTPUT)) {
       const kinds = [...(seen.get(name) ?? [])].sort();

@@ -1,5 +1,6 @@
 /**
- * Migration 2 (rollout and shadow state, audit types and shares) on stores written at schema version 1:
+ * Migrations 2 (the decision log, the audit's detail) and 3 (rollout and shadow state) on stores written at
+ * schema version 1:
  * their rows, audit log included, survive, and the new state works at once.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -49,7 +50,7 @@ const V1_ROWS: [string, unknown[]][] = [
 
 async function afterMigration(store: BundleStore) {
   expect((await store.active(acme))?.version).toBe(1);
-  expect((await store.audit()).map((e) => [e.type, e.version, e.percent])).toEqual([
+  expect((await store.audit()).map((e) => [e.type, e.version, e.detail])).toEqual([
     ["upload", 1, null],
     ["activate", 1, null],
   ]);
@@ -60,7 +61,7 @@ async function afterMigration(store: BundleStore) {
   expect((await store.audit()).map((e) => e.type)).toEqual(["upload", "activate", "rollout", "shadow"]);
 }
 
-describe("migration 2 on a store at schema version 1", () => {
+describe("migrations 2 and 3 on a store at schema version 1", () => {
   it("keeps a SQLite store's rows and audit log", async () => {
     const path = join(dir, "v1.db");
     const db = new Database(path);
@@ -71,7 +72,7 @@ describe("migration 2 on a store at schema version 1", () => {
     db.close();
     const store = await SqliteBundleStore.open(path);
     try {
-      expect(store.migration).toEqual({ from: 1, to: 2 });
+      expect(store.migration).toEqual({ from: 1, to: 3 });
       await afterMigration(store);
     } finally {
       await store.close();
@@ -95,7 +96,7 @@ describe("migration 2 on a store at schema version 1", () => {
       }
       const store = await PostgresBundleStore.open(pgUrl(schema));
       try {
-        expect(store.migration).toEqual({ from: 1, to: 2 });
+        expect(store.migration).toEqual({ from: 1, to: 3 });
         await afterMigration(store);
       } finally {
         await store.close();

@@ -37,7 +37,7 @@ describe.skipIf(!available)("opening a PostgreSQL store", () => {
     const stores = await Promise.all(Array.from({ length: 10 }, () => PostgresBundleStore.open(pgUrl(schema))));
     expect(stores.filter((s) => s.migration.from === 0)).toHaveLength(1);
     expect(stores.every((s) => s.migration.to === PG_SCHEMA_VERSION)).toBe(true);
-    const applied = await pgQuery(`SELECT version FROM "${schema}".schema_version`);
+    const applied = await pgQuery(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
     expect(applied).toEqual(Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })));
     await stores[0]?.upload({ tenantId: acme, ...fakeBundle("v1"), by: "ops", activate: true });
     expect((await stores[9]?.active(acme))?.version).toBe(1);

@@ -30,7 +30,7 @@ describe.each(factories)("BundleStore rollout and shadow contract (%s)", (_name,
   const auditRows = async () =>
     (await store.audit({ tenantId: acme }))
       .filter((e) => e.type !== "upload")
-      .map((e) => [e.type, e.version, e.fromVersion, e.percent, e.by]);
+      .map((e) => [e.type, e.version, e.fromVersion, e.detail, e.by]);
 
   it("starts a rollout, serves it with the active version in one answer, and changes its share", async () => {
     const started = await store.rollout({ tenantId: acme, version: 2, percent: 25, by: "alice" });
@@ -56,8 +56,8 @@ describe.each(factories)("BundleStore rollout and shadow contract (%s)", (_name,
     expect(same.changed).toBe(false);
     expect(await auditRows()).toEqual([
       ["activate", 1, null, null, "ops"],
-      ["rollout", 2, 1, 25, "alice"],
-      ["rollout", 2, 1, 50.5, "alice"],
+      ["rollout", 2, 1, "25 % of runs", "alice"],
+      ["rollout", 2, 1, "50.5 % of runs", "alice"],
     ]);
   });
 
@@ -91,8 +91,8 @@ describe.each(factories)("BundleStore rollout and shadow contract (%s)", (_name,
     expect((await store.tenant(acme))?.rollout).toBeNull();
     expect(await auditRows()).toEqual([
       ["activate", 1, null, null, "ops"],
-      ["rollout", 2, 1, 50, "alice"],
-      ["activate", 2, 1, 100, "alice"],
+      ["rollout", 2, 1, "50 % of runs", "alice"],
+      ["activate", 2, 1, "rollout complete", "alice"],
     ]);
     // The activation history has v1 before v2: a rollback returns to it.
     expect((await store.rollback({ tenantId: acme, by: "bob" })).version).toBe(1);
@@ -113,8 +113,8 @@ describe.each(factories)("BundleStore rollout and shadow contract (%s)", (_name,
     expect(served?.rollout).toBeUndefined();
     expect(await auditRows()).toEqual([
       ["activate", 1, null, null, "ops"],
-      ["rollout", 2, 1, 50, "alice"],
-      ["rollback", 1, 2, 0, "bob"],
+      ["rollout", 2, 1, "50 % of runs", "alice"],
+      ["rollback", 1, 2, "rollout of v2 at 50 % ended", "bob"],
     ]);
     // With no rollout left, rollback walks the activation history again: v1 has nothing before it.
     expect((await rejection(store.rollback({ tenantId: acme, by: "bob" }))).code).toBe("no_previous");
@@ -124,6 +124,11 @@ describe.each(factories)("BundleStore rollout and shadow contract (%s)", (_name,
     await store.rollout({ tenantId: acme, version: 2, percent: 50, by: "alice" });
     const result = await store.activate({ tenantId: acme, version: 3, by: "carol" });
     expect(result.endedRollout).toEqual({ version: 2, percent: 50 });
+    expect((await store.audit({ tenantId: acme })).at(-1)).toMatchObject({
+      type: "activate",
+      version: 3,
+      detail: "rollout of v2 at 50 % ended",
+    });
     expect((await store.active(acme))?.rollout).toBeUndefined();
     const again = await store.activate({ tenantId: acme, version: 3, by: "carol" });
     expect(again).toMatchObject({ changed: false, endedRollout: null });

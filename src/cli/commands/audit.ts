@@ -1,4 +1,3 @@
-import type { AuditEntry } from "../../store/index.js";
 import { type Command, EXIT, integerFlag, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { shortHash, textTable } from "../text-table.js";
@@ -8,18 +7,20 @@ export const auditCommand: Command = {
   summary: "Show the audit log of uploads, activations, rollbacks and deletions",
   help: `Usage: isohook audit [--tenant <id>] [--limit <n>] [--store <path>] [--json]
 
-Prints the store's audit log, oldest first: every upload, activation, rollback, deletion, rollout and
-shadow-mode change, with who did it, when, the version and (for activations and rollbacks) the version
-active before. A rollout shows its share (\`rollout 50 %\`, FROM the active version beside it); the
-activation that completed one \`activate (rollout 100 %)\`; a rollback that ended one \`rollback (rollout)\`,
-with VERSION the active version every run uses again and FROM the candidate.
+Prints the store's audit log, oldest first: every upload, activation, rollback and deletion, with who did
+it, when, the version and (for activations and rollbacks) the version active before; every change of a
+tenant's decision-log settings (action "log", its detail the new settings or "off"); every rollout (its
+detail the share, FROM the active version beside it) and shadow-mode change (shadow, shadow_off). An
+activation or rollback that ended a rollout says so in its detail (\`rollout of v2 at 50 % ended\`, or
+\`rollout complete\` for \`rollout --percent 100\`); a rollback that ended one names the active version,
+which every run uses again, and FROM the candidate.
 
 Options:
   --tenant <id>      Only this tenant's entries
   --limit <n>        The last <n> entries (1–10000, default 100)
 ${STORE_HELP}
   --json             One JSON object: {"entries": [{"id", "at", "tenantId", "type", "version",
-                     "previousVersion", "hash", "by", "percent"}]}
+                     "previousVersion", "hash", "by", "detail"}]}
   -h, --help         Show this help
 
 Exit codes: 0 shown, 1 the store cannot be read, 2 usage.
@@ -42,27 +43,23 @@ Exit codes: 0 shown, 1 the store cannot be read, 2 usage.
       io.stdout("No audit entries.\n");
       return EXIT.ok;
     }
+    const withDetail = entries.some((e) => e.detail !== null);
     io.stdout(
       textTable(
-        ["ID", "AT", "TENANT", "ACTION", "VERSION", "FROM", "BY", "HASH"],
+        ["ID", "AT", "TENANT", "ACTION", "VERSION", "FROM", "BY", "HASH", ...(withDetail ? ["DETAIL"] : [])],
         entries.map((e) => [
           String(e.id),
           e.at,
           e.tenantId,
-          actionOf(e),
-          `v${e.version}`,
+          e.type,
+          e.version === null ? "-" : `v${e.version}`,
           e.fromVersion === null ? "-" : `v${e.fromVersion}`,
           e.by,
           e.hash === null ? "-" : shortHash(e.hash),
+          ...(withDetail ? [e.detail ?? ""] : []),
         ]),
       ),
     );
     return EXIT.ok;
   },
 };
-
-function actionOf(e: AuditEntry): string {
-  if (e.percent === null) return e.type;
-  if (e.type === "rollout") return `rollout ${e.percent} %`;
-  return e.type === "rollback" ? "rollback (rollout)" : `${e.type} (rollout ${e.percent} %)`;
-}

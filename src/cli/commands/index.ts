@@ -2,12 +2,15 @@ import type { Command } from "../command.js";
 import { activateCommand } from "./activate.js";
 import { auditCommand } from "./audit.js";
 import { bundleCommand } from "./bundle.js";
+import { decisionsCommand } from "./decisions.js";
 import { demoCommand } from "./demo.js";
 import { fuzzCommand } from "./fuzz.js";
 import { initCommand } from "./init.js";
 import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
+import { logCommand } from "./log.js";
 import { migrateCommand } from "./migrate.js";
+import { replayCommand } from "./replay.js";
 import { rollbackCommand } from "./rollback.js";
 import { rolloutCommand } from "./rollout.js";
 import { runCommand } from "./run.js";
@@ -34,6 +37,9 @@ export const COMMANDS: readonly Command[] = [
   shadowReportCommand,
   inspectCommand,
   auditCommand,
+  logCommand,
+  decisionsCommand,
+  replayCommand,
   migrateCommand,
   runCommand,
   demoCommand,

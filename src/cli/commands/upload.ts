@@ -1,7 +1,17 @@
 import { resolve } from "node:path";
 import { HookFileError, readHookFile } from "../../bundler/index.js";
+import { type ComparisonReport, formatComparison } from "../../decisionlog/index.js";
 import type { JsonValue } from "../../protocol/index.js";
-import { CliError, type CliIO, type Command, EXIT, integerFlag, type ParsedArgs, writeJson } from "../command.js";
+import {
+  CliError,
+  type CliIO,
+  type Command,
+  EXIT,
+  integerFlag,
+  type ParsedArgs,
+  UsageError,
+  writeJson,
+} from "../command.js";
 import { hookEntryOf } from "../hook-entry.js";
 import { lazyExecutor } from "../lazy-executor.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
@@ -11,13 +21,18 @@ import { formatBytes, shortHash } from "../text-table.js";
 export const uploadCommand: Command = {
   name: "upload",
   summary: "Bundle a hook module, run the deploy gate and store it as a new version",
-  help: `Usage: isohook upload --tenant <id> <entry|folder> [--activate] [--config <file.json>] [--root <dir>] [--by <name>] [--store <path>] [--json]
+  help: `Usage: isohook upload --tenant <id> <entry|folder> [--activate] [--config <file.json>] [--root <dir>]
+                     [--replay <n> [--fail-on-diff]] [--by <name>] [--store <path>] [--json]
 
 Bundles the hook module (a .ts file, or a folder with index.ts) and runs the deploy gate in the real
 sandbox: the bundle must compile, export only known hook points, stay under the size cap, pass every case
 in its fixtures.jsonl (beside the entry) and return a valid result within its limits for every event of a
 short fuzz of each exported point. If any check fails nothing is stored and every reason is listed.
 Otherwise the bundle is stored as the tenant's next version (with the gate report).
+
+With --replay <n>, a last step runs the tenant's last <n> calls recorded by the decision log through the
+new bundle (as \`isohook replay\` does) and prints what changed: a recorded call the active version decided
+and the new one fails rejects the upload; changed decisions reject it only with --fail-on-diff.
 
 The hook folder (the entry's folder, or --root) is the tenant's: the bundle and fixtures.jsonl may only use
 regular files inside it (no symlink out, no hard link, no FIFO or device), checked before any sandbox starts.
@@ -30,6 +45,8 @@ Options:
   --root <dir>       The hook folder, when the entry's folder shares code with siblings inside <dir>
                      (default: the entry's folder; never a folder above it)
   --seed <n>         Seed of the fuzz, to reproduce a reported failure
+  --replay <n>       Replay the tenant's last <n> recorded calls (1–100000) as a gate step
+  --fail-on-diff     With --replay: reject the upload when any recorded decision changes
 ${LIMITS_HELP} for the gate's fixtures and fuzz
 ${BY_HELP}
 ${STORE_HELP}
@@ -45,6 +62,8 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
     config: { type: "string" },
     root: { type: "string" },
     seed: { type: "string" },
+    replay: { type: "string" },
+    "fail-on-diff": { type: "boolean" },
     ...LIMIT_OPTIONS,
     ...BY_OPTION,
     ...STORE_OPTION,
@@ -57,6 +76,9 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
     const seed = integerFlag(args, "seed", -(2 ** 31), 2 ** 31 - 1);
     const config = await readConfig(args, io);
     const limits = limitsOf(args);
+    const records = integerFlag(args, "replay", 1, 100_000);
+    const failOnDiff = args.values["fail-on-diff"] === true;
+    if (failOnDiff && records === undefined) throw new UsageError("--fail-on-diff goes with --replay <n>");
     // Loaded on use: the gate pulls in esbuild and the sandbox supervisor, which other commands never need.
     const { deployHook, formatGateReport } = await import("../../gate/index.js");
     const { createHookExecutor } = await import("../../../sandbox/supervisor/index.js");
@@ -78,6 +100,7 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
           limits,
           ...(config === undefined ? {} : { config }),
           ...(seed === undefined ? {} : { fuzz: { seed } }),
+          ...(records === undefined ? {} : { replay: { records, failOnDiff } }),
           ...(io.signal ? { signal: io.signal } : {}),
         });
         if (result.type === "rejected") {
@@ -86,6 +109,7 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
             [
               `the deploy gate rejected ${entry} (${count} reason${count === 1 ? "" : "s"}); nothing was stored.`,
               ...formatGateReport(result.report).map((line) => `  ${line}`),
+              ...replayLines(result.report.replay),
               "Fix the hook or its fixtures.jsonl and upload again.",
             ].join("\n"),
             "gate_rejected",
@@ -108,6 +132,7 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
             ...formatGateReport(result.report)
               .slice(1)
               .map((line) => `  ${line}`),
+            ...replayLines(result.report.replay),
             `${tenantId}: stored version ${version.version} (${shortHash(version.hash)}, ${formatBytes(version.bytes)}, hook points: ${version.hookPoints.join(", ")}), ${next}.`,
             "",
           ].join("\n"),
@@ -119,6 +144,14 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
     });
   },
 };
+
+/** The replay step's comparison, under the gate's lines. */
+function replayLines(report: ComparisonReport | undefined): string[] {
+  if (report === undefined || report.differed === 0) return [];
+  return formatComparison(report, { baseline: "recorded", candidate: "new" })
+    .slice(1)
+    .map((line) => `  ${line}`);
+}
 
 /** A config file may be pretty-printed: the store's own cap (64 KiB of compact JSON) applies after parsing. */
 const CONFIG_FILE_MAX_BYTES = 1024 * 1024;

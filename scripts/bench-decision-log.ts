@@ -1,0 +1,122 @@
+/**
+ * Hook-call overhead of the decision log: the same `tool.call` through the dispatcher with the tenant's
+ * log off and on at 100 % (sample 1, no mask), side by side in one run, for three executors: a canned
+ * reply (the host-side cost alone, the harshest ratio), the inline sandbox (isolated-vm in this process)
+ * and the process sandbox (one worker). The writer runs while the calls are timed (it drains every
+ * 200 ms on the same thread, so SQLite's inserts are counted; PostgreSQL's server work is another
+ * process's); the last records of a round are flushed after its span, untimed. Cases run interleaved, round by round; the median round is printed. The store is a fresh SQLite file, or the
+ * PostgreSQL URL in ISOHOOK_BENCH_STORE (a scratch schema, dropped afterwards).
+ *   node --no-node-snapshot --import tsx scripts/bench-decision-log.ts
+ *   ISOHOOK_BENCH_STORE=postgres://root@127.0.0.1:5432/test node --no-node-snapshot --import tsx scripts/bench-decision-log.ts
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import { createHookExecutor } from "../sandbox/supervisor/index.js";
+import { DecisionLog } from "../src/decisionlog/index.js";
+import { createDispatcher } from "../src/dispatch/index.js";
+import { deployHook } from "../src/gate/index.js";
+import { type HookExecutor, RunId, TenantId } from "../src/protocol/index.js";
+import { type BundleStore, PostgresBundleStore, SqliteBundleStore } from "../src/store/index.js";
+
+const ROUNDS = 7;
+const acme = TenantId.parse("acme");
+const globex = TenantId.parse("globex");
+const dir = mkdtempSync(join(tmpdir(), "isohook-bench-log-"));
+const pgUrl = process.env.ISOHOOK_BENCH_STORE;
+const schema = `bench_${process.pid}`;
+const store: BundleStore =
+  pgUrl === undefined
+    ? await SqliteBundleStore.open(join(dir, "store.db"))
+    : await PostgresBundleStore.open(`${pgUrl}?schema=${schema}`);
+const gateExecutor = await createHookExecutor({ workers: 1, spareWorker: false });
+for (const tenantId of [acme, globex]) {
+  const deployed = await deployHook({
+    store,
+    executor: gateExecutor,
+    entry: "hooks/block-destructive-shell",
+    tenantId,
+    by: "bench",
+    activate: true,
+    fuzz: { runs: 5 },
+  });
+  if (deployed.type !== "deployed") throw new Error("the gate rejected the bench hook");
+}
+await gateExecutor.close();
+// acme is logged at 100 %, globex (the same bundle) is not: one log, one store, the two cases side by side.
+await store.setLogSettings({
+  tenantId: acme,
+  settings: { sample: 1, mask: [], retainDays: 1, retain: 1_000_000 },
+  by: "bench",
+});
+// A buffer that never fills: the figures are what every call costs when nothing is dropped.
+const log = await DecisionLog.open(store, { bufferSize: 1_000_000, bufferChars: 2 ** 31 });
+const canned: HookExecutor = {
+  mode: "inline",
+  execute: async () => ({
+    type: "replied",
+    reply: '{"kind":"returned","result":null,"logs":[]}',
+    cpuMs: 0.01,
+    runMs: 0.01,
+  }),
+  describe: async () => {
+    throw new Error("unused");
+  },
+  close: async () => {},
+};
+const executors: [string, HookExecutor, number][] = [
+  ["canned reply (host only)", canned, 20_000],
+  ["inline sandbox", await createHookExecutor({ mode: "inline" }), 5_000],
+  ["process sandbox", await createHookExecutor({ workers: 1, spareWorker: false }), 2_000],
+];
+const event = {
+  call: { id: "c1", name: "shell", args: { command: "ls -la /workspace/build && du -sh dist", cwd: "/workspace" } },
+  batch: { index: 0, size: 1 },
+};
+const unlimited = { turnMs: 3_600_000, runMs: 86_400_000 };
+
+let runs = 0;
+async function round(executor: HookExecutor, tenantId: TenantId, calls: number): Promise<number> {
+  const dispatcher = createDispatcher({ executor, decisionLog: log, budgets: unlimited });
+  const bundle = await store.active(tenantId);
+  const start = performance.now();
+  for (let done = 0; done < calls; done += 100) {
+    const run = dispatcher.openRun({ tenantId, runId: RunId.parse(`run_${runs++}`), bundle });
+    for (let n = 0; n < 100; n++) await run.toolCall(event);
+  }
+  const perCall = ((performance.now() - start) * 1000) / calls;
+  await log.flush();
+  return perCall;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+console.log(
+  `decision log overhead per tool.call, ${store.kind} store, median of ${ROUNDS} rounds (off = globex, on = acme at 100 %)`,
+);
+for (const [label, executor, calls] of executors) {
+  const off: number[] = [];
+  const on: number[] = [];
+  for (let r = -1; r < ROUNDS; r++) {
+    const a = await round(executor, globex, calls);
+    const b = await round(executor, acme, calls);
+    if (r >= 0) off.push(a), on.push(b);
+  }
+  const [m0, m1] = [median(off), median(on)];
+  console.log(
+    `${label.padEnd(26)} off ${m0.toFixed(2)} µs · on ${m1.toFixed(2)} µs · ${((m1 / m0 - 1) * 100).toFixed(1)} % (+${(m1 - m0).toFixed(2)} µs)`,
+  );
+  await executor.close();
+}
+const stats = log.stats();
+console.log(`records written ${stats.written}, dropped ${stats.droppedFull + stats.droppedFailed}`);
+await log.close();
+await store.close();
+rmSync(dir, { recursive: true, force: true });
+if (pgUrl !== undefined) {
+  const client = new pg.Client(pgUrl);
+  await client.connect();
+  await client.query(`DROP SCHEMA "${schema}" CASCADE`);
+  await client.end();
+}

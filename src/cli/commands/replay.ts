@@ -1,0 +1,168 @@
+import { resolve } from "node:path";
+import { HookFileError, readHookFile } from "../../bundler/index.js";
+import {
+  type ComparisonReport,
+  formatComparison,
+  type ReplayRecord,
+  replayDecisions,
+  replayRecordOf,
+  replayRecordOfLine,
+  viewOf,
+} from "../../decisionlog/index.js";
+import { type ActiveBundle, parseLimits, type TenantId } from "../../protocol/index.js";
+import type { BundleStore } from "../../store/index.js";
+import { printable } from "../../terminal/index.js";
+import { CliError, type Command, EXIT, integerFlag, stringFlag, UsageError, writeJson } from "../command.js";
+import { sinceFlag } from "../decision-options.js";
+import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
+import { openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
+import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
+
+const HELP = `Usage: isohook replay --tenant <id> --version <n> [--from <decisions.jsonl> | --since <time>] [--limit <n>]
+                     [--fail-on-diff] [--timeout ms] [--memory mb] [--store <path>] [--json]
+
+Runs recorded hook calls through version <n> of the tenant's bundle in the real process sandbox, each
+with the event and ctx it saw then (run id, turn, and the hook's state at that call), and compares what
+<n> decides with what was decided: calls compared, agreed and differed (by point and by outcome),
+failures by code, run time p50/p99 of each side, and the first differing events in full. The records come
+from the decision log (\`isohook log --tenant <id> --on\`), or from a file written by
+\`isohook decisions --export\`. Version <n> need not be active: replay it before \`isohook activate\`.
+
+Options:
+  --tenant <id>        The tenant (required)
+  --version <n>        The version to replay against (required)
+  --from <file>        Replay the lines of this export instead of the log
+  --since <time>       Only calls recorded at or after an ISO time or an age (30m, 2h, 7d)
+  --limit <n>          The last <n> recorded calls (1–100000, default 1000)
+  --fail-on-diff       Exit 1 when any decision changed (a gate for a deploy pipeline)
+${LIMITS_HELP}
+${STORE_HELP}
+  --json               One JSON object: {"tenantId", "version", "source", "report"}; with --fail-on-diff and
+                       a change, {"error": {"code": "decisions_changed", "message", "comparison"}}
+  -h, --help           Show this help
+
+Exit codes: 0 replayed (no change, or changes without --fail-on-diff), 1 a decision changed with
+--fail-on-diff, or the version, file or store cannot be read, 2 usage.
+`;
+
+export function createReplayCommand(deps: SandboxDeps = processSandbox): Command {
+  return {
+    name: "replay",
+    summary: "Run recorded hook calls through another version and compare the decisions",
+    help: HELP,
+    options: {
+      tenant: { type: "string" },
+      version: { type: "string" },
+      from: { type: "string" },
+      since: { type: "string" },
+      limit: { type: "string" },
+      "fail-on-diff": { type: "boolean" },
+      ...LIMIT_OPTIONS,
+      ...STORE_OPTION,
+    },
+    allowPositionals: false,
+    async run(args, io) {
+      const tenantId = tenantFlag(args, true);
+      const version = integerFlag(args, "version", 1, Number.MAX_SAFE_INTEGER);
+      if (version === undefined) throw new UsageError("Missing --version");
+      const from = stringFlag(args, "from");
+      const since = sinceFlag(args, Date.now());
+      if (from !== undefined && since !== undefined) throw new UsageError("Pass --from or --since, not both");
+      const limit = integerFlag(args, "limit", 1, 100_000) ?? 1_000;
+      const limits = parseLimits(limitsOf(args), (message) => new UsageError(message));
+      const fileRecords = from === undefined ? undefined : await readExport(resolve(io.cwd, from), from);
+      const { candidate, records } = await withStore(args, io, { create: false }, async (store) => ({
+        candidate: await candidateOf(store, tenantId, version, io.signal),
+        records:
+          fileRecords ??
+          (await store.decisions({ tenantId, limit, ...(since !== undefined ? { since } : {}) }, io.signal))
+            .map(viewOf)
+            .map(replayRecordOf),
+      }));
+      const executor = await openSandbox(deps, limits, io.signal);
+      let report: ComparisonReport;
+      try {
+        report = await replayDecisions({ executor, candidate, records, limits, signal: io.signal });
+      } finally {
+        await executor.close();
+      }
+      const source = from === undefined ? "log" : "file";
+      const changed = report.differed > 0;
+      if (changed && args.values["fail-on-diff"] === true) {
+        const lines = formatComparison(report, { baseline: "recorded", candidate: `v${version}` });
+        throw new CliError(
+          [
+            `${report.differed} decision${report.differed === 1 ? "" : "s"} of ${tenantId} changed under v${version}:`,
+            ...lines,
+          ].join("\n"),
+          "decisions_changed",
+          { comparison: report },
+        );
+      }
+      if (args.json) {
+        writeJson(io, { tenantId, version, source, report });
+        return EXIT.ok;
+      }
+      const what = from === undefined ? "recorded calls" : `calls from ${printable(from)}`;
+      io.stdout(
+        [
+          `replay ${tenantId} v${version} against ${records.length} ${what}`,
+          ...formatComparison(report, { baseline: "recorded", candidate: `v${version}` }),
+          "",
+        ].join("\n"),
+      );
+      return EXIT.ok;
+    },
+  };
+}
+
+export const replayCommand = createReplayCommand();
+
+/** The stored version with its code and config, as the runtime would serve it. */
+export async function candidateOf(
+  store: BundleStore,
+  tenantId: TenantId,
+  version: number,
+  signal: AbortSignal | undefined,
+): Promise<ActiveBundle> {
+  const detail = await store.version(tenantId, version, signal);
+  if (detail === undefined)
+    throw new CliError(
+      `${tenantId} has no version ${version}: see \`isohook versions --tenant ${tenantId}\``,
+      "not_found",
+    );
+  const bundle = await store.bundle(detail.hash, signal);
+  if (bundle === undefined)
+    throw new CliError(`The bundle of ${tenantId} v${version} is missing from the store`, "corrupt");
+  return { tenantId, version, code: bundle.code, manifest: detail.manifest, config: detail.config };
+}
+
+/** An export file's lines; a bad line stops the replay naming it. */
+async function readExport(path: string, shown: string): Promise<ReplayRecord[]> {
+  let text: string;
+  try {
+    text = await readHookFile(path, { shown, maxBytes: 64 * 1024 * 1024 });
+  } catch (error) {
+    if (!(error instanceof HookFileError)) throw error;
+    throw new CliError(`Cannot read ${shown}: ${error.message}`, error.code);
+  }
+  const records: ReplayRecord[] = [];
+  const lines = text.split("\n");
+  for (const [index, raw] of lines.entries()) {
+    if (raw.trim() === "") continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      parsed = undefined;
+    }
+    const record = parsed === undefined ? "not JSON" : replayRecordOfLine(parsed);
+    if (typeof record === "string")
+      throw new CliError(
+        `${printable(shown)}:${index + 1}: ${printable(record)}. Write the file with \`isohook decisions --export\`.`,
+        "invalid_events",
+      );
+    records.push(record);
+  }
+  return records;
+}
