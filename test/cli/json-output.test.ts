@@ -195,10 +195,15 @@ describe("--json output", () => {
       `${JSON.stringify({ type: "turn.started", turn: 1 })}\n${JSON.stringify(shadowed)}\n`,
     );
     expect(await cli("shadow-report", ["--tenant", "acme", "--from", join(dir, "events.jsonl")])).toMatchObject({
-      compared: 1,
-      differed: 1,
-      byResultType: { "noop → block": 1 },
-      differences: [{ point: "tool.call", active: { key: "noop" }, shadow: { key: "block", version: 2 } }],
+      tenantId: "acme",
+      source: "file",
+      report: {
+        compared: 1,
+        differed: 1,
+        changes: [{ from: "noop", to: "block", count: 1 }],
+        versions: { baseline: [1], candidate: [2] },
+        differences: [{ point: "tool.call", baseline: { key: "noop" }, candidate: { key: "block" } }],
+      },
     });
     expect(await cli("shadow-report", ["--tenant", "globex", "--from", join(dir, "events.jsonl")])).toMatchObject({
       error: { code: "no_shadowed_calls" },

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   createDispatcher,
+  type DecisionEntry,
+  type DecisionSink,
   type DispatchEvent,
   type DispatcherOptionsInput,
   type HookShadowedEvent,
@@ -184,5 +186,46 @@ describe("shadow mode", () => {
     expect([onV2.bundle?.version, onV2.shadow]).toEqual([2, undefined]);
     await onV2.toolCall(toolCallEvent());
     expect(executor.seen).toHaveLength(1);
+  });
+
+  it("hands the decision log each call with the shadow's record beside it, in runs its sampling skipped too", async () => {
+    for (const [sampled, logs, expected] of [
+      [true, true, ["shadowed", "shadowed"]],
+      [false, true, ["shadowed", "shadowed"]],
+      [false, false, []],
+    ] as const) {
+      const entries: DecisionEntry[] = [];
+      const decisionLog: DecisionSink = {
+        sampled: () => sampled,
+        logs: () => logs,
+        record: (entry) => entries.push(entry),
+      };
+      const { run } = shadowed({ options: { decisionLog } });
+      await run.toolCall(toolCallEvent());
+      await run.toolCall(toolCallEvent());
+      expect(entries.map((e) => (e.shadow === undefined ? "alone" : "shadowed"))).toEqual(expected);
+      for (const entry of entries) {
+        expect(entry.record.bundle?.version).toBe(1);
+        expect(entry.shadow?.bundle?.version).toBe(2);
+        expect(JSON.parse(entry.eventJson)).toEqual(toolCallEvent());
+      }
+    }
+  });
+
+  it("logs a sampled run's calls the candidate does not shadow alone, and an unsampled run's not at all", async () => {
+    for (const [sampled, expected] of [
+      [true, ["alone"]],
+      [false, []],
+    ] as const) {
+      const entries: DecisionEntry[] = [];
+      const decisionLog: DecisionSink = { sampled: () => sampled, logs: () => true, record: (e) => entries.push(e) };
+      const { run } = shadowed({
+        options: { decisionLog },
+        points: ["tool.call", "turn.end"],
+        candidatePoints: ["tool.call"],
+      });
+      await run.turnEnd({ turn: 0, messages: [] } as never);
+      expect(entries.map((e) => (e.shadow === undefined ? "alone" : "shadowed"))).toEqual(expected);
+    }
   });
 });
