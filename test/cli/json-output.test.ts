@@ -9,6 +9,7 @@ import { createDemoCommand, DEMO_WORKERS } from "../../src/cli/commands/demo.js"
 import { COMMANDS } from "../../src/cli/commands/index.js";
 import { runCli } from "../../src/cli/index.js";
 import { CLI_OUTPUT, type CliCommandName, cliOutputJsonSchema, outputLineSchema } from "../../src/cli/json-output.js";
+import { SCHEMA_VERSION } from "../../src/store/index.js";
 import { fakeIO } from "./fake-io.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -215,7 +216,10 @@ describe("--json output", () => {
     expect(
       (await cli("audit", ["--tenant", "acme", "--limit", "4"])).entries.map((e: { type: string }) => e.type),
     ).toEqual(["rollout", "shadow", "shadow_off", "rollback"]);
-    expect(await cli("migrate", ["--store", join(dir, "migrated.db")])).toMatchObject({ store: "sqlite", to: 2 });
+    expect(await cli("migrate", ["--store", join(dir, "migrated.db")])).toMatchObject({
+      store: "sqlite",
+      to: SCHEMA_VERSION,
+    });
     expect(await cli("migrate", ["--store", join(dir, "acme.json")])).toMatchObject({ error: { code: "foreign" } });
     expect(await cli("demo", ["extra"])).toMatchObject({ error: { code: "usage" } });
   });
