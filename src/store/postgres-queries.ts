@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from "pg";
 import type { BundleHash, TenantId } from "../protocol/index.js";
-import type { ActivationResult, AuditType, RolloutResult, ShadowResult, VersionRecord } from "./bundle-store.js";
-import { type CheckedRollout, type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
+import type { ActivationResult, AuditType, VersionRecord } from "./bundle-store.js";
+import { type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
 import {
   type AuditRow,
   type BundleRow,
@@ -14,11 +14,8 @@ import {
 } from "./store-rows.js";
 import {
   activeVersionError,
-  candidateIsActive,
-  noActive,
   noPrevious,
   rolloutEndDetail,
-  shareDetail,
   tenantNotFound,
   versionInUse,
   versionNotFound,
@@ -37,11 +34,14 @@ const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`;
  */
 export class PostgresQueries {
   readonly channel: string;
+  /** `"schema".`: what every table name is prefixed with. */
+  readonly schemaPrefix: string;
   readonly #s: string;
   readonly #versionSelect: string;
 
   constructor(schema: string) {
     this.#s = `"${schema}".`;
+    this.schemaPrefix = this.#s;
     this.channel = `isohook:${schema}`;
     this.#versionSelect = `
       SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${ms("v.uploaded_at")} AS uploaded_at, b.manifest,
@@ -134,7 +134,7 @@ export class PostgresQueries {
 
   async rollback(c: PoolClient, tenantId: TenantId, by: string, at: Date): Promise<ActivationResult> {
     const s = this.#s;
-    const current = await this.#lockTenant(c, tenantId);
+    const current = await this.lockTenant(c, tenantId);
     if (current === null) throw noPrevious(tenantId);
     const rollout = await c.query<{ version: number; basis_points: number }>(
       `SELECT version, basis_points FROM ${s}rollouts WHERE tenant_id = $1`,
@@ -142,7 +142,7 @@ export class PostgresQueries {
     );
     const ended = rollout.rows[0];
     if (ended) {
-      const hash = await this.#hashOf(c, tenantId, current);
+      const hash = await this.hashOf(c, tenantId, current);
       const endedRollout = { version: ended.version, percent: percentOf(ended.basis_points) };
       const detail = rolloutEndDetail(endedRollout);
       const change = {
@@ -179,70 +179,10 @@ export class PostgresQueries {
     return { tenantId, version: target.version, previous: current, changed: true, endedRollout: null };
   }
 
-  async rollout(c: PoolClient, r: CheckedRollout, at: Date): Promise<RolloutResult> {
-    const s = this.#s;
-    const { tenantId, version, basisPoints, by } = r;
-    const active = await this.#lockTenant(c, tenantId);
-    const hash = await this.#hashOf(c, tenantId, version);
-    if (active === null) throw noActive(tenantId);
-    const found = await c.query<{ version: number; basis_points: number }>(
-      `SELECT version, basis_points FROM ${s}rollouts WHERE tenant_id = $1`,
-      [tenantId],
-    );
-    const before = found.rows[0];
-    const previous = before ? { version: before.version, percent: percentOf(before.basis_points) } : null;
-    const percent = percentOf(basisPoints);
-    if (basisPoints === 10_000) {
-      const { changed } = await this.activate(c, tenantId, version, by, at, true);
-      return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
-    }
-    if (version === active) throw candidateIsActive(tenantId, version, "roll out");
-    const changed = before?.version !== version || before.basis_points !== basisPoints;
-    if (changed) {
-      await c.query(
-        `INSERT INTO ${s}rollouts (tenant_id, version, basis_points, started_at, by) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (tenant_id) DO UPDATE SET version = excluded.version, basis_points = excluded.basis_points,
-             started_at = excluded.started_at, by = excluded.by`,
-        [tenantId, version, basisPoints, at, by],
-      );
-      await this.#audit(c, at, tenantId, "rollout", version, active, hash, by, shareDetail(basisPoints));
-      await this.#changed(c, tenantId, at);
-    }
-    return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed };
-  }
-
-  async shadow(c: PoolClient, tenantId: TenantId, version: number | null, by: string, at: Date): Promise<ShadowResult> {
-    const s = this.#s;
-    const active = await this.#lockTenant(c, tenantId);
-    const found = await c.query<{ version: number }>(`SELECT version FROM ${s}shadows WHERE tenant_id = $1`, [
-      tenantId,
-    ]);
-    const previous = found.rows[0]?.version ?? null;
-    if (version === null) {
-      if (previous === null) return { tenantId, version, previous, changed: false };
-      await c.query(`DELETE FROM ${s}shadows WHERE tenant_id = $1`, [tenantId]);
-      await this.#audit(c, at, tenantId, "shadow_off", previous, null, await this.#hashOf(c, tenantId, previous), by);
-      await this.#changed(c, tenantId, at);
-      return { tenantId, version, previous, changed: true };
-    }
-    const hash = await this.#hashOf(c, tenantId, version);
-    if (active === null) throw noActive(tenantId);
-    if (version === active) throw candidateIsActive(tenantId, version, "shadow");
-    if (previous === version) return { tenantId, version, previous, changed: false };
-    await c.query(
-      `INSERT INTO ${s}shadows (tenant_id, version, started_at, by) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (tenant_id) DO UPDATE SET version = excluded.version, started_at = excluded.started_at, by = excluded.by`,
-      [tenantId, version, at, by],
-    );
-    await this.#audit(c, at, tenantId, "shadow", version, active, hash, by);
-    await this.#changed(c, tenantId, at);
-    return { tenantId, version, previous, changed: true };
-  }
-
   async deleteVersion(c: PoolClient, tenantId: TenantId, version: number, by: string, at: Date): Promise<void> {
     const s = this.#s;
-    const current = await this.#lockTenant(c, tenantId);
-    const hash = await this.#hashOf(c, tenantId, version);
+    const current = await this.lockTenant(c, tenantId);
+    const hash = await this.hashOf(c, tenantId, version);
     if (current === version) throw activeVersionError(tenantId, version);
     const roles = await c.query<{ role: "rollout" | "shadow" }>(
       `SELECT 'rollout' AS role FROM ${s}rollouts WHERE tenant_id = $1 AND version = $2
@@ -257,7 +197,7 @@ export class PostgresQueries {
       [hash],
     );
     await c.query(`UPDATE ${s}tenants SET updated_at = $2 WHERE id = $1`, [tenantId, at]);
-    await this.#audit(c, at, tenantId, "delete", version, null, hash, by);
+    await this.writeAudit(c, at, tenantId, "delete", version, null, hash, by);
   }
 
   async tenants(db: Db, only: TenantId | undefined): Promise<TenantRow[]> {
@@ -377,7 +317,7 @@ export class PostgresQueries {
   }
 
   /** Locks the tenant's row for the rest of the transaction; its active version (null if none), or not_found. */
-  async #lockTenant(c: PoolClient, tenantId: TenantId): Promise<number | null> {
+  async lockTenant(c: PoolClient, tenantId: TenantId): Promise<number | null> {
     const result = await c.query<{ active_version: number | null }>(
       `SELECT active_version FROM ${this.#s}tenants WHERE id = $1 FOR UPDATE`,
       [tenantId],
@@ -431,7 +371,7 @@ export class PostgresQueries {
     );
   }
 
-  async #hashOf(c: PoolClient, tenantId: TenantId, version: number): Promise<BundleHash> {
+  async hashOf(c: PoolClient, tenantId: TenantId, version: number): Promise<BundleHash> {
     const result = await c.query<{ bundle_hash: BundleHash }>(
       `SELECT bundle_hash FROM ${this.#s}versions WHERE tenant_id = $1 AND version = $2`,
       [tenantId, version],
@@ -441,7 +381,8 @@ export class PostgresQueries {
     return hash;
   }
 
-  async #audit(
+  /** Writes one audit row in the caller's transaction. */
+  async writeAudit(
     c: PoolClient,
     at: Date,
     tenantId: TenantId,
@@ -456,17 +397,6 @@ export class PostgresQueries {
       `INSERT INTO ${this.#s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, detail)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [at, tenantId, type, version, fromVersion, hash, by, detail ?? null],
-    );
-  }
-
-  /** A candidate changed: the tenant's row, the store's generation, and the notification on commit. */
-  async #changed(c: PoolClient, tenantId: TenantId, at: Date): Promise<void> {
-    const s = this.#s;
-    await c.query(
-      `WITH tenant AS (UPDATE ${s}tenants SET updated_at = $2 WHERE id = $1),
-            bumped AS (UPDATE ${s}store_state SET generation = generation + 1)
-       SELECT pg_notify($3, $1)`,
-      [tenantId, at, this.channel],
     );
   }
 

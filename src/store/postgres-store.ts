@@ -43,6 +43,7 @@ import {
   type TenantLogSettings,
 } from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
+import { PostgresCandidateQueries } from "./postgres-candidates.js";
 import { PgChangeFeed } from "./postgres-changes.js";
 import { PgConnections } from "./postgres-connections.js";
 import { PostgresDecisionLog } from "./postgres-decision-log.js";
@@ -115,6 +116,7 @@ export class PostgresBundleStore implements BundleStore {
   readonly migration: MigrationResult;
   readonly #db: PgConnections;
   readonly #q: PostgresQueries;
+  readonly #candidates: PostgresCandidateQueries;
   readonly #log: PostgresDecisionLog;
   readonly #cache: ActiveBundleCache;
   readonly #feed: PgChangeFeed;
@@ -142,6 +144,7 @@ export class PostgresBundleStore implements BundleStore {
     this.#clock = options.clock ?? Date.now;
     this.#onUploadStep = options.onUploadStep;
     this.#q = new PostgresQueries(location.schema);
+    this.#candidates = new PostgresCandidateQueries(this.#q);
     this.#log = new PostgresDecisionLog(location.schema);
     this.#cache = new ActiveBundleCache(
       { head: (tenantId) => this.#head(tenantId), code: (hash) => this.#code(hash) },
@@ -207,14 +210,16 @@ export class PostgresBundleStore implements BundleStore {
 
   async rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult> {
     const rollout = checkRollout(input);
-    const result = await this.#write(signal, (c) => this.#q.rollout(c, rollout, new Date(this.#clock())));
+    const result = await this.#write(signal, (c) => this.#candidates.rollout(c, rollout, new Date(this.#clock())));
     this.#cache.invalidate(rollout.tenantId);
     return result;
   }
 
   async shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult> {
     const { tenantId, version, by } = checkShadow(input);
-    const result = await this.#write(signal, (c) => this.#q.shadow(c, tenantId, version, by, new Date(this.#clock())));
+    const result = await this.#write(signal, (c) =>
+      this.#candidates.shadow(c, tenantId, version, by, new Date(this.#clock())),
+    );
     this.#cache.invalidate(tenantId);
     return result;
   }
