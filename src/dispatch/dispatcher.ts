@@ -122,6 +122,7 @@ class HookDispatcher implements Dispatcher {
           budget: shadowBudget,
           log: undefined,
           shadowedOnly: false,
+          inShadow: true,
         });
       hooks.push(new TenantHook(runId, bundle, policy, deps, shadow));
     }

@@ -35,6 +35,11 @@ export interface TenantHookDeps {
   readonly log: DecisionSink | undefined;
   /** Hand the log only the calls a shadow candidate ran beside (a run its sampling skipped). */
   readonly shadowedOnly: boolean;
+  /**
+   * This hook is a candidate in shadow mode: its quarantine key is its own even when its bundle's hash is
+   * the active version's (a version that differs only in config), so its failures never strike the active.
+   */
+  readonly inShadow?: boolean;
 }
 
 /**
@@ -70,7 +75,8 @@ export class TenantHook implements StackedHook {
     this.shadow = shadow;
     this.#tenantId = active.tenantId;
     this.#runId = runId;
-    this.#key = bundleKey(active.tenantId, active.manifest.hash);
+    const key = bundleKey(active.tenantId, active.manifest.hash);
+    this.#key = deps.inShadow === true ? { ...key, id: `${key.id}\u0000shadow` } : key;
     this.hookId = HookId.parse(`tenant:${active.tenantId}@v${active.version}`);
     this.bundle = { version: active.version, hash: active.manifest.hash };
     this.policy = policy;

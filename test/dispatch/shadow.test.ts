@@ -122,15 +122,16 @@ describe("shadow mode", () => {
   });
 
   it("quarantines the candidate on its own failures, never the active bundle", async () => {
-    const { run, dispatcher, executor } = shadowed({
+    const { run, dispatcher, executor, events } = shadowed({
       candidate: () => sandboxFailed("timeout", 1),
       options: {
         quarantine: { failures: 3, windowMs: 60_000, cooldownMs: 30_000, maxCooldownMs: 60_000, forgetAfterMs: 60_000 },
       },
     });
     for (let i = 0; i < 5; i++) expect((await run.toolCall(toolCallEvent())).decision.type).toBe("execute");
-    expect(dispatcher.quarantinedUntil(TENANT, V2)).toBeDefined();
+    // The candidate's quarantine is its own (keyed apart even from the same hash deciding elsewhere).
     expect(dispatcher.quarantinedUntil(TENANT, V1)).toBeUndefined();
+    expect(events.filter((e) => e.type === "quarantine.entered")).toMatchObject([{ bundleHash: V2 }]);
     expect(executor.seen.filter((s) => s.bundle.hash === V2)).toHaveLength(3);
     expect(executor.seen.filter((s) => s.bundle.hash === V1)).toHaveLength(5);
   });
@@ -227,5 +228,30 @@ describe("shadow mode", () => {
       await run.turnEnd({ turn: 0, messages: [] } as never);
       expect(entries.map((e) => (e.shadow === undefined ? "alone" : "shadowed"))).toEqual(expected);
     }
+  });
+
+  it("keeps the candidate's quarantine apart even when it shares the active bundle's code (a config change)", async () => {
+    const executor = new FakeExecutor((seen) =>
+      (seen.ctx.config as { v?: number }).v === 2 ? sandboxFailed("timeout", 1) : returned(undefined),
+    );
+    const quarantine = {
+      failures: 2,
+      windowMs: 60_000,
+      cooldownMs: 30_000,
+      maxCooldownMs: 60_000,
+      forgetAfterMs: 60_000,
+    };
+    const dispatcher = createDispatcher({ executor, quarantine });
+    const bundle: ActiveBundle = {
+      ...bundleOf(["tool.call"], { version: 1, hash: V1 }),
+      shadow: bundleOf(["tool.call"], { version: 2, hash: V1, config: { v: 2 } }),
+    };
+    const run = dispatcher.openRun({ tenantId: TENANT, runId: RUN, bundle });
+    for (let i = 0; i < 4; i++) {
+      expect((await run.toolCall(toolCallEvent())).records[0]?.outcome).toMatchObject({ type: "decided" });
+    }
+    expect(dispatcher.quarantinedUntil(TENANT, V1)).toBeUndefined();
+    // The candidate was cut off after its 2 strikes; the active version was called every time.
+    expect(executor.seen.map((s) => (s.ctx.config as { v?: number }).v ?? 1)).toEqual([1, 2, 1, 2, 1, 1]);
   });
 });
