@@ -145,13 +145,19 @@ const VersionRecord = {
   uploadedBy: z.string(),
   uploadedAt: Iso,
   active: z.boolean(),
+  rolloutPercent: z.number().nullable().meta({ description: "the share of runs it gets in a rollout in progress" }),
+  shadow: z.boolean().meta({ description: "true while the version is in shadow mode" }),
 };
+
+const Percent = z.number().gt(0).max(100).meta({ description: "a share of runs, in percent (steps of 0.01)" });
+const RolloutRef = z.strictObject({ version: Version, percent: Percent });
 
 const Activation = z.strictObject({
   tenantId: z.string(),
   version: Version,
   previousVersion: Version.nullable(),
   changed: z.boolean(),
+  endedRollout: RolloutRef.nullable().meta({ description: "the rollout this change ended" }),
 });
 
 const LogSettingsJson = z
@@ -192,6 +198,7 @@ const RunEventLine = z
       "turn.started",
       "hooks.decided",
       "hook.called",
+      "hook.shadowed",
       "message.added",
       "inbound.dropped",
       "model.replied",
@@ -311,6 +318,10 @@ export const CLI_OUTPUT = {
         activeHash: Hash.nullable(),
         latestVersion: Version.nullable(),
         versionCount: Count,
+        rollout: z
+          .strictObject({ version: Version, hash: Hash, percent: Percent, since: Iso, by: z.string() })
+          .nullable(),
+        shadow: z.strictObject({ version: Version, hash: Hash, since: Iso, by: z.string() }).nullable(),
         createdAt: Iso,
         updatedAt: Iso,
       }),
@@ -319,6 +330,26 @@ export const CLI_OUTPUT = {
   versions: z.strictObject({ tenantId: z.string(), versions: z.array(z.strictObject(VersionRecord)) }),
   activate: Activation,
   rollback: Activation,
+  rollout: z.strictObject({
+    tenantId: z.string(),
+    version: Version,
+    percent: Percent,
+    activeVersion: Version,
+    previousRollout: RolloutRef.nullable(),
+    activated: z.boolean().meta({ description: "true when --percent 100 made the version active" }),
+    changed: z.boolean(),
+  }),
+  shadow: z.strictObject({
+    tenantId: z.string(),
+    version: Version.nullable().meta({ description: "the version in shadow mode now, or null (--off)" }),
+    previousVersion: Version.nullable(),
+    changed: z.boolean(),
+  }),
+  "shadow-report": z.strictObject({
+    tenantId: z.string(),
+    source: z.enum(["log", "file"]).meta({ description: "the decision log, or the --from file of run events" }),
+    report: ComparisonJson,
+  }),
   inspect: z.strictObject({
     ...VersionRecord,
     manifest: BundleManifest,
@@ -332,12 +363,15 @@ export const CLI_OUTPUT = {
         id: z.int().positive(),
         at: Iso,
         tenantId: z.string(),
-        type: z.enum(["upload", "activate", "rollback", "delete", "log"]),
+        type: z.enum(["upload", "activate", "rollback", "delete", "log", "rollout", "shadow", "shadow_off"]),
         version: Version.nullable().meta({ description: "null for a `log` change" }),
         previousVersion: Version.nullable(),
         hash: Hash.nullable(),
         by: z.string(),
-        detail: z.string().nullable().meta({ description: "a `log` change: the new settings, or `off`" }),
+        detail: z
+          .string()
+          .nullable()
+          .meta({ description: "a `log` change: the new settings, or `off`; a rollout: its share; a rollout ended" }),
       }),
     ),
   }),
@@ -431,11 +465,13 @@ export function activationJson(result: {
   readonly version: number;
   readonly previous: number | null;
   readonly changed: boolean;
+  readonly endedRollout: { readonly version: number; readonly percent: number } | null;
 }) {
   return {
     tenantId: result.tenantId,
     version: result.version,
     previousVersion: result.previous,
     changed: result.changed,
+    endedRollout: result.endedRollout,
   };
 }

@@ -82,6 +82,10 @@ export class DecisionLog implements DecisionSink {
     return found !== undefined && sampledRun(runId, found.settings.sample);
   }
 
+  logs(tenantId: TenantId): boolean {
+    return !this.#closed && (this.#tenants.get(tenantId) ?? this.#all) !== undefined;
+  }
+
   record(entry: DecisionEntry): void {
     const chars = entry.eventJson.length + entry.ctxJson.length;
     const { bufferSize, bufferChars } = this.#options;

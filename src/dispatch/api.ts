@@ -1,4 +1,4 @@
-import type { ActiveBundle, BundleHash, HookEvent, JsonObject, RunId, TenantId } from "../protocol/index.js";
+import type { ActiveBundle, BundleHash, BundleRef, HookEvent, JsonObject, RunId, TenantId } from "../protocol/index.js";
 import type { Dispatched } from "./decisions.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 
@@ -34,7 +34,11 @@ export interface Dispatcher {
 export interface OpenRunOptions {
   readonly tenantId: TenantId;
   readonly runId: RunId;
-  /** The tenant's active bundle; undefined runs platform hooks only. */
+  /**
+   * The tenant's bundle as `BundleSource.active` serves it; undefined runs platform hooks only. With a
+   * rollout in progress, the run's id picks the version that decides (`decidingBundle`); with a candidate
+   * in shadow mode (other than the deciding version), it runs beside the tenant's hook on every call.
+   */
   readonly bundle?: ActiveBundle | undefined;
   /** The failure policy the tenant asked for, per point; raised to `closed` where the platform floor says so. */
   readonly policy?: PolicyMap | undefined;
@@ -72,6 +76,10 @@ export interface ToolCallDispatchOptions extends DispatchOptions {
 export interface RunDispatcher {
   readonly tenantId: TenantId;
   readonly runId: RunId;
+  /** The tenant bundle that decides this run (the rollout's candidate or the active version); undefined without one. */
+  readonly bundle?: BundleRef | undefined;
+  /** The candidate running in shadow mode beside it, if any. */
+  readonly shadow?: BundleRef | undefined;
   /** Sets `ctx.turn` and starts a fresh per-turn hook-time budget. */
   beginTurn(turn: number): void;
   /** Sandbox time charged so far (ms). Platform hooks are trusted and not charged. */

@@ -29,5 +29,10 @@ export interface DecisionEntry {
  */
 export interface DecisionSink {
   sampled(tenantId: TenantId, runId: RunId): boolean;
+  /**
+   * Whether the tenant's log is on at all, whatever its sampling: a run the sink did not sample still hands
+   * it the calls a candidate in shadow mode ran beside (`shadow` set) when this says so.
+   */
+  logs?(tenantId: TenantId): boolean;
   record(entry: DecisionEntry): void;
 }

@@ -1,4 +1,11 @@
-import { type BundleHash, notifier, type RunId, type TenantId } from "../protocol/index.js";
+import {
+  type ActiveBundle,
+  type BundleHash,
+  type BundleRef,
+  notifier,
+  type RunId,
+  type TenantId,
+} from "../protocol/index.js";
 import { Telemetry } from "../telemetry/index.js";
 import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
@@ -15,6 +22,7 @@ import { PlatformHook, type PlatformRegistration, validatePlatformHooks } from "
 import { effectivePolicy } from "./policy.js";
 import { bundleKey, QuarantineBook } from "./quarantine.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
+import { decidingBundle } from "./rollout-pick.js";
 import { RunScope } from "./run-dispatcher.js";
 import { SourceMaps } from "./stack-map.js";
 import type { StackedHook } from "./stacked-hook.js";
@@ -72,11 +80,12 @@ class HookDispatcher implements Dispatcher {
   }
 
   openRun(options: OpenRunOptions): RunDispatcher {
-    const { tenantId, runId, bundle } = options;
-    if (bundle !== undefined && bundle.tenantId !== tenantId) {
+    const { tenantId, runId } = options;
+    const served = options.bundle;
+    if (served !== undefined && served.tenantId !== tenantId) {
       throw new DispatchError(
         "invalid_options",
-        `The bundle passed to openRun belongs to tenant ${bundle.tenantId}, not ${tenantId}; pass that tenant's active bundle`,
+        `The bundle passed to openRun belongs to tenant ${served.tenantId}, not ${tenantId}; pass that tenant's active bundle`,
       );
     }
     const requested = PolicyMapInput.safeParse(options.policy ?? {});
@@ -85,19 +94,46 @@ class HookDispatcher implements Dispatcher {
     }
     const { executor, limits, budgets, emit, clock, decisionLog } = this.#options;
     const budget = new HookBudget(budgets.turnMs, budgets.runMs);
-    const tenantRef = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
+    const bundle = served === undefined ? undefined : decidingBundle(served, runId);
+    const candidate = served?.shadow?.version === bundle?.version ? undefined : served?.shadow;
+    const shadowBudget = candidate === undefined ? undefined : new HookBudget(budgets.turnMs, budgets.runMs);
+    const tenantRef = refOf(bundle);
     const platform = (position: "first" | "last") =>
       this.#platform.filter((r) => r.position === position).map((r) => new PlatformHook(r, tenantId, runId, tenantRef));
     const hooks: StackedHook[] = [...platform("first")];
     let observer: TenantObserver | undefined;
     if (bundle !== undefined) {
       const policy = effectivePolicy(options.policy, this.#floorOf(tenantId));
-      const log = decisionLog !== undefined && wantsRun(decisionLog, tenantId, runId) ? decisionLog : undefined;
-      const sourceMaps = this.#sourceMaps;
-      hooks.push(
-        new TenantHook(runId, bundle, policy, { executor, limits, book: this.#book, budget, clock, sourceMaps, log }),
-      );
+      const sampled = decisionLog !== undefined && wantsRun(decisionLog, tenantId, runId);
+      // Shadowed calls are recorded whenever the tenant's log is on, whatever its sampling.
+      const shadowedOnly =
+        !sampled && candidate !== undefined && decisionLog !== undefined && logsTenant(decisionLog, tenantId);
+      const log = sampled || shadowedOnly ? decisionLog : undefined;
+      const deps = {
+        executor,
+        limits,
+        book: this.#book,
+        budget,
+        clock,
+        sourceMaps: this.#sourceMaps,
+        log,
+        shadowedOnly,
+      };
+      // The shadow shares the quarantine book, keyed by its own bundle hash, and has a budget of its own; the
+      // deciding hook hands its calls to the log with the shadow's record beside them.
+      const shadow =
+        candidate &&
+        shadowBudget &&
+        new TenantHook(runId, candidate, policy, {
+          ...deps,
+          budget: shadowBudget,
+          log: undefined,
+          shadowedOnly: false,
+          inShadow: true,
+        });
+      hooks.push(new TenantHook(runId, bundle, policy, deps, shadow));
       if (bundle.manifest.observe !== undefined) {
+        const { sourceMaps } = deps;
         const calls = this.#observeCalls;
         observer = new TenantObserver(runId, bundle, {
           executor,
@@ -111,8 +147,24 @@ class HookDispatcher implements Dispatcher {
       }
     }
     hooks.push(...platform("last"));
+    const budgetsOfRun = shadowBudget === undefined ? [budget] : [budget, shadowBudget];
     const telemetry = this.#telemetry.openRun({ tenantId, runId, bundle: tenantRef });
-    return new RunScope({ tenantId, runId, hooks, observer, budget, emit, clock, telemetry }, options.resume);
+    return new RunScope(
+      {
+        tenantId,
+        runId,
+        hooks,
+        observer,
+        budget,
+        budgets: budgetsOfRun,
+        emit,
+        clock,
+        bundle: tenantRef,
+        shadow: refOf(candidate),
+        telemetry,
+      },
+      options.resume,
+    );
   }
 
   observersSettled(): Promise<void> {
@@ -142,10 +194,23 @@ class HookDispatcher implements Dispatcher {
   }
 }
 
+function refOf(bundle: ActiveBundle | undefined): BundleRef | undefined {
+  return bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
+}
+
 /** A sink that throws while deciding declines the run: the log is never load-bearing. */
 function wantsRun(sink: DecisionSink, tenantId: TenantId, runId: RunId): boolean {
   try {
     return sink.sampled(tenantId, runId) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the tenant's log is on at all; a sink that cannot say (or throws) is asked per run only. */
+function logsTenant(sink: DecisionSink, tenantId: TenantId): boolean {
+  try {
+    return sink.logs?.(tenantId) === true;
   } catch {
     return false;
   }

@@ -1,4 +1,4 @@
-import type { BundleHash, FailureCode, RunId, TenantId } from "../protocol/index.js";
+import type { BundleHash, FailureCode, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
 import type { HookRecord } from "./decisions.js";
 
 /**
@@ -6,7 +6,7 @@ import type { HookRecord } from "./decisions.js";
  * call (also failed, quarantined and budget-denied ones; never for points a bundle does not export), so
  * an operator can say which policy decided what, on which bundle version, in how long.
  */
-export type DispatchEvent = HookCalledEvent | QuarantineEnteredEvent | QuarantineExitedEvent;
+export type DispatchEvent = HookCalledEvent | HookShadowedEvent | QuarantineEnteredEvent | QuarantineExitedEvent;
 
 /** One hook call ended: its provenance record, the same object `hooks.decided` lists. */
 export interface HookCalledEvent {
@@ -17,6 +17,24 @@ export interface HookCalledEvent {
   readonly runId: RunId;
   readonly turn: number;
   readonly record: HookRecord;
+}
+
+/**
+ * A candidate in shadow mode was called after the tenant hook that decided (`record`, the record its
+ * `hook.called` carried; absent where the deciding bundle does not export the point, so the run went on
+ * with the no-op): `shadow` is the candidate's record, whose result was discarded.
+ */
+export interface HookShadowedEvent {
+  readonly type: "hook.shadowed";
+  /** Clock time (ms) when the shadow call ended. */
+  readonly at: number;
+  readonly tenantId: TenantId;
+  readonly runId: RunId;
+  readonly turn: number;
+  /** The event both calls saw (the object the stack serialised once for them). */
+  readonly event: HookEvent<HookPoint>;
+  readonly record?: HookRecord;
+  readonly shadow: HookRecord;
 }
 
 export interface QuarantineEnteredEvent {

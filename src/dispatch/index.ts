@@ -41,6 +41,7 @@ export type {
   DispatchEvent,
   Emit,
   HookCalledEvent,
+  HookShadowedEvent,
   QuarantineEnteredEvent,
   QuarantineExitedEvent,
 } from "./events.js";
@@ -57,4 +58,5 @@ export {
   type PlatformReturn,
   type PolicyMap,
 } from "./registration.js";
+export { decidingBundle, ROLLOUT_BUCKETS, rolloutBucket } from "./rollout-pick.js";
 export { mapStack, SourceMapIndex, withSourceStack } from "./stack-map.js";

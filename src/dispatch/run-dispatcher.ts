@@ -1,4 +1,4 @@
-import type { HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
+import type { BundleRef, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
 import type { RunTelemetry } from "../telemetry/index.js";
 import type { DispatchOptions, RunDispatcher, RunSnapshot, ToolCallDispatchOptions } from "./api.js";
 import type { HookBudget } from "./budget.js";
@@ -31,7 +31,12 @@ export interface RunScopeDeps {
   readonly hooks: readonly StackedHook[];
   /** The tenant bundle's observe-only handlers, when it has any. */
   readonly observer: TenantObserver | undefined;
+  /** The run's budget: what `spent` reports. */
   readonly budget: HookBudget;
+  /** Every budget a turn starts afresh: the run's and its shadow's. */
+  readonly budgets: readonly HookBudget[];
+  readonly bundle: BundleRef | undefined;
+  readonly shadow: BundleRef | undefined;
   readonly emit: Emit | undefined;
   readonly clock: () => number;
   readonly telemetry: RunTelemetry | undefined;
@@ -46,6 +51,8 @@ const UNCHECKED_TOOL_CALL = toolCallRule(undefined);
 export class RunScope implements RunDispatcher {
   readonly tenantId: TenantId;
   readonly runId: RunId;
+  readonly bundle: BundleRef | undefined;
+  readonly shadow: BundleRef | undefined;
   readonly #deps: RunScopeDeps;
   #turn = 0;
   #tail: Promise<void> = Promise.resolve();
@@ -53,6 +60,8 @@ export class RunScope implements RunDispatcher {
   constructor(deps: RunScopeDeps, resume?: RunSnapshot) {
     this.tenantId = deps.tenantId;
     this.runId = deps.runId;
+    this.bundle = deps.bundle;
+    this.shadow = deps.shadow;
     this.#deps = deps;
     if (resume !== undefined) {
       this.#turn = resume.turn;
@@ -74,7 +83,7 @@ export class RunScope implements RunDispatcher {
     if (!Number.isInteger(turn) || turn < 0)
       throw new RangeError(`Expected \`turn\` to be an integer from 0 and up, got \`${turn}\``);
     this.#turn = turn;
-    this.#deps.budget.beginTurn();
+    for (const budget of this.#deps.budgets) budget.beginTurn();
     this.#deps.telemetry?.beginTurn(turn);
   }
 
@@ -145,7 +154,7 @@ export class RunScope implements RunDispatcher {
     const { hooks, tenantId, runId, emit, clock, observer, telemetry } = this.#deps;
     const observing = observer?.observesPoint(rule.point) === true;
     // Most points in most runs have no hook at all: answer without queueing.
-    if (!hooks.some((hook) => hook.exports(rule.point))) {
+    if (!hooks.some((hook) => hook.exports(rule.point) || hook.shadow?.exports(rule.point) === true)) {
       if (observing) observer?.observe(rule.point, event, JSON.stringify(event), this.#turn);
       return { decision: rule.decide(rule.start(event)), records: [] };
     }

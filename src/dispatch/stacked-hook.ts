@@ -22,6 +22,11 @@ export interface StackedHook {
   readonly bundle: BundleRef | undefined;
   /** The effective failure policy at each point. */
   readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
+  /**
+   * A candidate in shadow mode beside this hook (the tenant's only): called after it with the same event,
+   * on its own budget, state and quarantine; its result never reaches the run.
+   */
+  readonly shadow?: StackedHook | undefined;
   exports(point: HookPoint): boolean;
   /** At a tool point: whether the hook's handler is called for the tool `name` (its matcher selects it). */
   selects(point: HookPoint, name: string): boolean;
@@ -36,6 +41,9 @@ export interface StackedHook {
     eventJson: () => string,
     scope: CallScope,
   ): Promise<InvokedHook<P>>;
-  /** Told the record of its last call once the stack has built it (the tenant hook hands it to the decision log). */
-  recorded?(record: HookRecord, turn: number): void;
+  /**
+   * Told the record of its last call once the stack has built it, with its shadow candidate's record of the
+   * same event when one ran (the tenant hook hands both to the decision log).
+   */
+  recorded?(record: HookRecord, turn: number, shadow?: HookRecord): void;
 }

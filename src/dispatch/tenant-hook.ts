@@ -33,8 +33,15 @@ export interface TenantHookDeps {
   readonly clock: () => number;
   /** Parsed source maps by bundle, shared by the dispatcher's runs. */
   readonly sourceMaps: SourceMaps;
-  /** The decision log, when it wants this run. */
+  /** The decision log, when it wants this run (or only its shadowed calls). */
   readonly log: DecisionSink | undefined;
+  /** Hand the log only the calls a shadow candidate ran beside (a run its sampling skipped). */
+  readonly shadowedOnly: boolean;
+  /**
+   * This hook is a candidate in shadow mode: its quarantine key is its own even when its bundle's hash is
+   * the active version's (a version that differs only in config), so its failures never strike the active.
+   */
+  readonly inShadow?: boolean;
 }
 
 /**
@@ -46,6 +53,7 @@ export class TenantHook implements StackedHook {
   readonly source = "tenant";
   readonly bundle: BundleRef;
   readonly policy: Readonly<Record<HookPoint, FailurePolicy>>;
+  readonly shadow: TenantHook | undefined;
   readonly #tenantId: TenantId;
   readonly #runId: RunId;
   readonly #key: BundleKey;
@@ -64,10 +72,13 @@ export class TenantHook implements StackedHook {
     active: ActiveBundle,
     policy: Readonly<Record<HookPoint, FailurePolicy>>,
     deps: TenantHookDeps,
+    shadow?: TenantHook,
   ) {
+    this.shadow = shadow;
     this.#tenantId = active.tenantId;
     this.#runId = runId;
-    this.#key = bundleKey(active.tenantId, active.manifest.hash);
+    const key = bundleKey(active.tenantId, active.manifest.hash);
+    this.#key = deps.inShadow === true ? { ...key, id: `${key.id}\u0000shadow` } : key;
     this.hookId = HookId.parse(`tenant:${active.tenantId}@v${active.version}`);
     this.bundle = { version: active.version, hash: active.manifest.hash };
     this.policy = policy;
@@ -166,9 +177,9 @@ export class TenantHook implements StackedHook {
     return invoked;
   }
 
-  recorded(record: HookRecord, turn: number): void {
-    const { log, clock } = this.#deps;
-    if (log === undefined) return;
+  recorded(record: HookRecord, turn: number, shadow?: HookRecord): void {
+    const { log, clock, shadowedOnly } = this.#deps;
+    if (log === undefined || (shadowedOnly && shadow === undefined)) return;
     try {
       log.record({
         at: clock(),
@@ -179,6 +190,7 @@ export class TenantHook implements StackedHook {
         eventJson: this.#loggedEventJson,
         ctxJson: this.#loggedCtxJson,
         record,
+        ...(shadow === undefined ? {} : { shadow }),
       });
     } catch {
       // The log is never load-bearing: a sink that throws loses its entry, not the decision.

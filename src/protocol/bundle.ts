@@ -37,10 +37,17 @@ export interface ActiveBundle {
   readonly manifest: BundleManifest;
   /** The tenant's config for this bundle, handed to hooks as `ctx.config`. */
   readonly config: JsonValue;
+  /**
+   * A percentage rollout in progress: `percent` of the tenant's runs (a stable share, by a hash of the run
+   * id) use `bundle` instead of this one. Set only on what `BundleSource.active` returns.
+   */
+  readonly rollout?: { readonly bundle: ActiveBundle; readonly percent: number };
+  /** A candidate in shadow mode: it runs after this one on live calls and never decides anything. */
+  readonly shadow?: ActiveBundle;
 }
 
 /**
- * Where the runtime gets a tenant's active bundle. The store implements it (with caching and pick-up of
+ * Where the runtime gets a tenant's active bundle (with its rollout and shadow candidates, if any). The store implements it (with caching and pick-up of
  * activations made by other processes); tests and `isohook run --hook <entry>` pass a fixed one.
  */
 export interface BundleSource {

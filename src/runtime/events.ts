@@ -3,6 +3,7 @@ import type { AgentEvent } from "../agent/index.js";
 import type {
   DispatchEvent,
   HookCalledEvent,
+  HookShadowedEvent,
   QuarantineEnteredEvent,
   QuarantineExitedEvent,
 } from "../dispatch/index.js";
@@ -14,10 +15,15 @@ export interface RunStartedEvent {
   readonly type: "run.started";
   readonly runId: RunId;
   readonly tenantId: TenantId;
-  /** The tenant's active bundle at run start; undefined when the tenant has none (platform hooks only). */
+  /**
+   * The tenant bundle that decides this run: the active version, or a rollout's candidate when the run
+   * falls in its share; undefined when the tenant has none (platform hooks only).
+   */
   readonly bundle: BundleRef | undefined;
   /** Set when the run goes on from a checkpoint (`resumeAgent`). */
   readonly resumed?: true;
+  /** The candidate running in shadow mode beside it, when the tenant has one. */
+  readonly shadow?: BundleRef;
 }
 
 /** Something the platform should notice about a run that still goes on, e.g. no tenant bundle guards it. */
@@ -35,7 +41,8 @@ export interface RunWarningEvent extends RunWarning {
 
 /**
  * What one run reports to its `onEvent`, in order: `run.started`, the loop's events (`hooks.decided`
- * carries each point's decision with the hook calls behind it), one `hook.called` per hook call, and the
+ * carries each point's decision with the hook calls behind it), one `hook.called` per hook call, one
+ * `hook.shadowed` per call of a candidate in shadow mode, and the
  * quarantine changes of its tenant's bundle; `run.finished` last.
  */
 export type RunEvent =
@@ -43,6 +50,7 @@ export type RunEvent =
   | RunWarningEvent
   | AgentEvent
   | HookCalledEvent
+  | HookShadowedEvent
   | QuarantineEnteredEvent
   | QuarantineExitedEvent;
 

@@ -95,7 +95,10 @@ export interface ResumeAgentOptions
 export interface RunAgentResult extends Omit<AgentRunResult, "paused"> {
   readonly runId: RunId;
   readonly tenantId: TenantId;
-  /** The bundle version the run used from start to end; undefined when the tenant had none. */
+  /**
+   * The bundle version that decided the run from start to end (a rollout's candidate for the runs in its
+   * share, else the active version); undefined when the tenant had none.
+   */
   readonly bundle: BundleRef | undefined;
   /** What the platform should notice, e.g. `no_active_bundle`: the tenant's hooks did not guard this run. */
   readonly warnings: readonly RunWarning[];
@@ -160,7 +163,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   const listeners = new Map<string, (event: DispatchEvent) => void>();
   const emit = (event: DispatchEvent) => {
     notify(options.onEvent, event);
-    if (event.type === "hook.called") {
+    if (event.type === "hook.called" || event.type === "hook.shadowed") {
       listeners.get(event.runId)?.(event);
       return;
     }
@@ -214,7 +217,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     inFlight.add(entry);
     const forward = (event: RunEvent) => notify(run.onEvent, event);
     listeners.set(runId, (event) => {
-      if (event.type === "hook.called" || event.tenantId === tenantId) forward(event);
+      if (event.type === "hook.called" || event.type === "hook.shadowed" || event.tenantId === tenantId) forward(event);
     });
     let hooks: RunDispatcher | undefined;
     try {
@@ -292,9 +295,11 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     const tenantId = tenant.data;
     return session(run, tenantId, runId, async (signal, forward) => {
       const bundle = await bundles?.active(tenantId, signal);
-      const ref = bundle === undefined ? undefined : { version: bundle.version, hash: bundle.manifest.hash };
       const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: run.policy });
-      forward({ type: "run.started", runId, tenantId, bundle: ref });
+      // The version that decides: a rollout's candidate for the runs in its share, else the active one.
+      const ref = hooks.bundle;
+      const shadow = hooks.shadow === undefined ? {} : { shadow: hooks.shadow };
+      forward({ type: "run.started", runId, tenantId, bundle: ref, ...shadow });
       const warnings: RunWarning[] = [];
       if (bundle === undefined) warnings.push(noBundleWarning(tenantId, bundles !== undefined));
       for (const warning of warnings) forward({ type: "run.warning", runId, tenantId, ...warning });

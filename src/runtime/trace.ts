@@ -31,7 +31,8 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
       const bundle = event.bundle
         ? `bundle v${event.bundle.version} (${short(event.bundle.hash)})`
         : "no tenant bundle";
-      return `▶ ${event.tenantId} · ${printable(event.runId)} · ${bundle}${event.resumed ? " · resumed" : ""}`;
+      const shadow = event.shadow ? ` · shadow v${event.shadow.version}` : "";
+      return `▶ ${event.tenantId} · ${printable(event.runId)} · ${bundle}${shadow}${event.resumed ? " · resumed" : ""}`;
     }
     case "run.warning":
       return `  ⚠ ${event.code}: ${event.message}`;
@@ -65,6 +66,13 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
       const usage = `${event.usage.inputTokens} tokens in / ${event.usage.outputTokens} out`;
       return `■ ${event.stopReason}${why} · ${event.turns} turn${event.turns === 1 ? "" : "s"} · ${usage}`;
     }
+    case "hook.shadowed": {
+      const deciding = event.record;
+      if (deciding === undefined)
+        return `${recordLine(event.shadow, width)} (shadow, discarded; the deciding version has no hook here)`;
+      const same = sameOutcome(deciding, event.shadow) ? "same as the deciding call" : "differs";
+      return `${recordLine(event.shadow, width, "  shadow")} (discarded; ${same})`;
+    }
     case "hook.called":
       // Decision records are shown once, with their point's `hooks.decided`; observe-only calls have no other event.
       return event.record.observe === true ? recordLine(event.record, width) : undefined;
@@ -77,7 +85,17 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
   }
 }
 
-function recordLine(record: HookRecord, width: number): string {
+/** Whether two calls ended alike: the same result, or failures with the same code. */
+function sameOutcome(a: HookRecord, b: HookRecord): boolean {
+  const [x, y] = [a.outcome, b.outcome];
+  if (x.type === "failed" || y.type === "failed") {
+    return x.type === "failed" && y.type === "failed" && x.failure.code === y.failure.code;
+  }
+  if (x.type === "skipped" || y.type === "skipped") return x.type === y.type;
+  return JSON.stringify(x.result) === JSON.stringify(y.result);
+}
+
+function recordLine(record: HookRecord, width: number, label: string = record.point): string {
   const ms = `${record.runMs.toFixed(2)} ms`;
   const outcome =
     record.outcome.type === "failed"
@@ -88,7 +106,7 @@ function recordLine(record: HookRecord, width: number): string {
           ? "no-op"
           : resultText(record.point, record.outcome.result as Record<string, JsonValue | undefined>, width);
   const observe = record.observe === true ? "observe: " : "";
-  return `    ${pad(record.point, 16)}${pad(record.hookId, 24)}${observe}${outcome} · ${ms}`;
+  return `    ${pad(label, 16)}${pad(record.hookId, 24)}${observe}${outcome} · ${ms}`;
 }
 
 /** `block “reason”`, `rewrite args → {…}`, `patch content → “…”`, … */
@@ -145,14 +163,16 @@ function short(hash: string): string {
 }
 
 /**
- * A stateful trace of one run: `formatRunEvent` per event, except that a quarantine change (emitted while
- * the hook call that caused it is still being dispatched) is shown after that call's line.
+ * A stateful trace of one run: `formatRunEvent` per event, except that a quarantine change or a shadow
+ * call (emitted while the point is still being dispatched) is shown after that point's lines.
  */
 export function runTrace(options: TraceOptions = {}): (event: RunEvent) => string[] {
   let held: string[] = [];
   return (event) => {
     const line = formatRunEvent(event, options);
-    if (event.type === "quarantine.entered" || event.type === "quarantine.exited") {
+    // A shadow call with no deciding call beside it has no `hooks.decided` to follow: it is shown at once.
+    const hold = event.type === "hook.shadowed" ? event.record !== undefined : event.type.startsWith("quarantine.");
+    if (hold) {
       if (line !== undefined) held.push(line);
       return [];
     }

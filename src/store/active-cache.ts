@@ -2,11 +2,17 @@ import type { ActiveBundle, BundleHash, BundleManifest, JsonValue, TenantId } fr
 import { StoreError } from "./errors.js";
 import { type StoreEvent, StoreHealth } from "./store-health.js";
 
-/** A tenant's active version as the store records it, without the bundle's code. */
-export interface ActiveHead {
+/** One stored version as the cache needs it, without the bundle's code. */
+export interface HeadVersion {
   readonly version: number;
   readonly hash: BundleHash;
   readonly config: JsonValue;
+}
+
+/** A tenant's active version with its rollout and shadow candidates, read together in one query. */
+export interface ActiveHead extends HeadVersion {
+  readonly rollout?: HeadVersion & { readonly percent: number };
+  readonly shadow?: HeadVersion;
 }
 
 export interface CachedCode {
@@ -170,6 +176,20 @@ export class ActiveBundleCache {
   }
 
   async #bundleOf(tenantId: TenantId, head: ActiveHead): Promise<ActiveBundle | undefined> {
+    const active = await this.#versionOf(tenantId, head);
+    if (!active || (head.rollout === undefined && head.shadow === undefined)) return active;
+    const rollout = head.rollout && (await this.#versionOf(tenantId, head.rollout));
+    const shadow = head.shadow && (await this.#versionOf(tenantId, head.shadow));
+    return Object.freeze({
+      ...active,
+      ...(rollout && head.rollout
+        ? { rollout: Object.freeze({ bundle: rollout, percent: head.rollout.percent }) }
+        : {}),
+      ...(shadow ? { shadow } : {}),
+    });
+  }
+
+  async #versionOf(tenantId: TenantId, head: HeadVersion): Promise<ActiveBundle | undefined> {
     const cached = await this.#codeOf(head.hash);
     if (!cached) return undefined;
     return Object.freeze({

@@ -31,9 +31,24 @@ export interface BundleStore extends BundleSource, DecisionLogStore {
   upload(input: UploadInput, signal?: AbortSignal): Promise<UploadResult>;
   /** Makes `version` the tenant's active version. Activating the active version changes nothing. */
   activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult>;
-  /** Returns the tenant to the version that was active before the current activation. */
+  /**
+   * Ends a percentage rollout in progress (every run uses the active version again; `endedRollout` says
+   * which); with none, returns the tenant to the version that was active before the current activation.
+   */
   rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult>;
-  /** Deletes a version that is not active; its number is never reused. */
+  /**
+   * Starts or changes a percentage rollout: `percent` (0 < p < 100, in steps of 0.01) of the tenant's runs,
+   * a stable share by a hash of the run id, use `version` instead of the active version. `percent: 100`
+   * activates `version` and ends the rollout. Any activation or rollback ends a rollout. Audited (`rollout`,
+   * or `activate` with `percent: 100`); needs an active version.
+   */
+  rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult>;
+  /**
+   * Puts `version` in shadow mode (it runs after the deciding version on live calls and decides nothing),
+   * replacing any shadow; `version: null` turns shadow mode off. Audited (`shadow`, `shadow_off`).
+   */
+  shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult>;
+  /** Deletes a version that is not active, rolled out or shadowed; its number is never reused. */
   deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void>;
   /** Every tenant with at least one version ever uploaded, by id. */
   tenants(signal?: AbortSignal): Promise<TenantSummary[]>;
@@ -72,6 +87,57 @@ export interface VersionAction extends TenantAction {
   readonly version: number;
 }
 
+export interface RolloutInput extends VersionAction {
+  /** The share of runs that use `version`: more than 0, at most 100 (= activate), in steps of 0.01. */
+  readonly percent: number;
+}
+
+export interface ShadowInput extends TenantAction {
+  /** The version to shadow, or null to turn shadow mode off. */
+  readonly version: number | null;
+}
+
+/** A rollout in progress: `percent` of the tenant's runs use `version`. */
+export interface RolloutState {
+  readonly version: number;
+  readonly hash: BundleHash;
+  readonly percent: number;
+  /** When this rollout was started or last changed (ISO 8601), and by whom. */
+  readonly since: string;
+  readonly by: string;
+}
+
+/** A version in shadow mode. */
+export interface ShadowState {
+  readonly version: number;
+  readonly hash: BundleHash;
+  /** ISO 8601. */
+  readonly since: string;
+  readonly by: string;
+}
+
+export interface RolloutResult {
+  readonly tenantId: TenantId;
+  /** The candidate. */
+  readonly version: number;
+  readonly percent: number;
+  /** The active version now (the candidate itself after `percent: 100`). */
+  readonly activeVersion: number;
+  /** The rollout before this change, or null. */
+  readonly previous: { readonly version: number; readonly percent: number } | null;
+  /** True when `percent: 100` made the candidate the active version. */
+  readonly activated: boolean;
+  readonly changed: boolean;
+}
+
+export interface ShadowResult {
+  readonly tenantId: TenantId;
+  /** The version in shadow mode now, or null. */
+  readonly version: number | null;
+  readonly previous: number | null;
+  readonly changed: boolean;
+}
+
 export interface UploadResult {
   readonly version: VersionRecord;
   /** False when a bundle with this hash was already stored (the new version shares it). */
@@ -86,6 +152,8 @@ export interface ActivationResult {
   /** The version active before, or null. */
   readonly previous: number | null;
   readonly changed: boolean;
+  /** The rollout this change ended (a rollback of a rollout, or an activation during one), or null. */
+  readonly endedRollout: { readonly version: number; readonly percent: number } | null;
 }
 
 export interface TenantSummary {
@@ -94,6 +162,8 @@ export interface TenantSummary {
   readonly activeHash: BundleHash | null;
   readonly latestVersion: number | null;
   readonly versionCount: number;
+  readonly rollout: RolloutState | null;
+  readonly shadow: ShadowState | null;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -108,6 +178,10 @@ export interface VersionRecord {
   /** ISO 8601. */
   readonly uploadedAt: string;
   readonly active: boolean;
+  /** The share of runs this version gets in a rollout in progress, or null. */
+  readonly rolloutPercent: number | null;
+  /** True while this version is in shadow mode. */
+  readonly shadow: boolean;
 }
 
 export interface VersionDetail extends VersionRecord {
@@ -128,21 +202,35 @@ export interface StoredBundle {
   readonly uploadedAt: string;
 }
 
-/** `log`: the tenant's decision-log settings changed (`detail` says to what). */
-export type AuditType = "upload" | "activate" | "rollback" | "delete" | "log";
+/**
+ * `log`: the tenant's decision-log settings changed (`detail` says to what). `rollout`: a rollout started
+ * or changed its share (`detail`, e.g. `50 % of runs`); `shadow`, `shadow_off`: shadow mode on or off.
+ */
+export type AuditType = "upload" | "activate" | "rollback" | "delete" | "log" | "rollout" | "shadow" | "shadow_off";
 
 export interface AuditEntry {
   readonly id: number;
   readonly at: string;
   readonly tenantId: TenantId;
   readonly type: AuditType;
-  /** The version uploaded, activated, rolled back to, or deleted; null for a `log` change. */
+  /**
+   * The version uploaded, activated, rolled back to, deleted, rolled out, or put in or out of shadow mode;
+   * null for a `log` change. A rollback that ended a rollout names the active version, which every run uses
+   * again.
+   */
   readonly version: number | null;
-  /** For activate and rollback: the version active before. */
+  /**
+   * For activate and rollback: the version active before (the rolled-out candidate, for a rollback that
+   * ended a rollout); for rollout and shadow: the active version beside it.
+   */
   readonly fromVersion: number | null;
   readonly hash: BundleHash | null;
   readonly by: string;
-  /** What changed, for changes that are not about a version (`log`: the new settings, or `off`). */
+  /**
+   * What changed beyond the version (`log`: the new settings, or `off`; `rollout`: the share; an
+   * activation or rollback that ended a rollout: `rollout of v2 at 50 % ended`, or `rollout complete` for
+   * `--percent 100`).
+   */
   readonly detail: string | null;
 }
 

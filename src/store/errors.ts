@@ -10,8 +10,12 @@ export type StoreErrorCode =
   | "not_found"
   /** A rollback with no earlier activation to return to. */
   | "no_previous"
-  /** Deleting the version that is active. */
+  /** Deleting, rolling out or shadowing the version that is active. */
   | "active_version"
+  /** Deleting a version that is rolled out or in shadow mode. */
+  | "in_use"
+  /** Rolling out or shadowing for a tenant with no active version. */
+  | "no_active"
   /** No store at the location (no file, no schema) and creating one was not asked for. */
   | "missing"
   /** Not an isohook store: not SQLite, another application's SQLite file, or a PostgreSQL schema holding other tables. */

@@ -1,7 +1,6 @@
 import {
   type ActiveBundle,
   type BundleHash as BundleHashType,
-  type BundleManifest,
   DEFAULT_LIMITS,
   type JsonValue,
   type TenantId,
@@ -13,6 +12,10 @@ import type {
   AuditQuery,
   AuditType,
   BundleStore,
+  RolloutInput,
+  RolloutResult,
+  ShadowInput,
+  ShadowResult,
   StoredBundle,
   TenantAction,
   TenantSummary,
@@ -34,48 +37,34 @@ import {
 } from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
 import { MemoryDecisionLog } from "./memory-decision-log.js";
+import { type Bundle, candidatesOf, headOf, newTenant, type Tenant, type Version } from "./memory-tenant.js";
 import {
   checkAuditLimit,
   checkHash,
+  checkRollout,
+  checkShadow,
   checkTenantAction,
   checkTenantId,
   checkUpload,
   checkVersion,
   checkVersionAction,
+  percentOf,
 } from "./store-inputs.js";
-import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
+import {
+  activeVersionError,
+  candidateIsActive,
+  noActive,
+  noPrevious,
+  rolloutEndDetail,
+  shareDetail,
+  tenantNotFound,
+  versionInUse,
+  versionNotFound,
+} from "./store-rules.js";
 
 export interface MemoryStoreOptions extends ActiveCacheOptions {
   readonly maxBundleBytes?: number;
   readonly clock?: () => number;
-}
-
-interface Bundle {
-  readonly code: string;
-  readonly sourceMap: string | null;
-  readonly manifest: BundleManifest;
-  readonly bytes: number;
-  readonly by: string;
-  readonly at: number;
-}
-
-interface Version {
-  readonly version: number;
-  readonly hash: BundleHashType;
-  readonly config: JsonValue;
-  readonly gateReport: JsonValue | null;
-  readonly by: string;
-  readonly at: number;
-}
-
-interface Tenant {
-  readonly createdAt: number;
-  updatedAt: number;
-  nextVersion: number;
-  active: number | null;
-  /** Activation history, oldest first; the last entry is the active version. */
-  readonly activations: number[];
-  readonly versions: Map<number, Version>;
 }
 
 /** The in-memory `BundleStore` for tests: the same contract as the SQLite store, nothing persisted. */
@@ -102,8 +91,7 @@ export class MemoryBundleStore implements BundleStore {
       {
         head: (tenantId) => {
           const tenant = this.#tenants.get(tenantId);
-          const version = tenant?.active == null ? undefined : tenant.versions.get(tenant.active);
-          return version && { version: version.version, hash: version.hash, config: version.config };
+          return tenant && headOf(tenant);
         },
         code: (hash) => this.#bundles.get(hash),
       },
@@ -117,7 +105,7 @@ export class MemoryBundleStore implements BundleStore {
     const at = this.#clock();
     let tenant = this.#tenants.get(u.tenantId);
     if (!tenant) {
-      tenant = { createdAt: at, updatedAt: at, nextVersion: 1, active: null, activations: [], versions: new Map() };
+      tenant = newTenant(at);
       this.#tenants.set(u.tenantId, tenant);
     }
     const version = tenant.nextVersion++;
@@ -161,16 +149,78 @@ export class MemoryBundleStore implements BundleStore {
     const tenant = this.#tenant(tenantId);
     const current = tenant.active;
     if (current === null) throw noPrevious(tenantId);
+    const at = this.#clock();
+    const rollout = tenant.rollout;
+    if (rollout) {
+      tenant.rollout = null;
+      tenant.updatedAt = at;
+      const hash = this.#version(tenantId, tenant, current).hash;
+      const endedRollout = { version: rollout.version, percent: percentOf(rollout.basisPoints) };
+      this.#log(at, tenantId, "rollback", current, rollout.version, hash, by, rolloutEndDetail(endedRollout));
+      this.#cache.invalidate();
+      return { tenantId, version: current, previous: current, changed: true, endedRollout };
+    }
     const index = tenant.activations.findLastIndex((v) => v !== current);
     const target = tenant.activations[index];
     if (target === undefined) throw noPrevious(tenantId);
-    const at = this.#clock();
     tenant.activations.length = index + 1;
     tenant.active = target;
     tenant.updatedAt = at;
     this.#log(at, tenantId, "rollback", target, current, this.#version(tenantId, tenant, target).hash, by);
     this.#cache.invalidate();
-    return { tenantId, version: target, previous: current, changed: true };
+    return { tenantId, version: target, previous: current, changed: true, endedRollout: null };
+  }
+
+  async rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult> {
+    const { tenantId, version, basisPoints, by } = checkRollout(input);
+    this.#open(signal);
+    const tenant = this.#tenant(tenantId);
+    const { hash } = this.#version(tenantId, tenant, version);
+    const active = tenant.active;
+    if (active === null) throw noActive(tenantId);
+    const before = tenant.rollout;
+    const previous = before && { version: before.version, percent: percentOf(before.basisPoints) };
+    const percent = percentOf(basisPoints);
+    const at = this.#clock();
+    if (basisPoints === 10_000) {
+      const { changed } = this.#activate(tenantId, version, by, at, true);
+      this.#cache.invalidate();
+      return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
+    }
+    if (version === active) throw candidateIsActive(tenantId, version, "roll out");
+    const unchanged = before?.version === version && before.basisPoints === basisPoints;
+    if (!unchanged) {
+      tenant.rollout = { version, basisPoints, at, by };
+      tenant.updatedAt = at;
+      this.#log(at, tenantId, "rollout", version, active, hash, by, shareDetail(basisPoints));
+      this.#cache.invalidate();
+    }
+    return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed: !unchanged };
+  }
+
+  async shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult> {
+    const { tenantId, version, by } = checkShadow(input);
+    this.#open(signal);
+    const tenant = this.#tenant(tenantId);
+    const previous = tenant.shadow?.version ?? null;
+    const at = this.#clock();
+    if (version === null) {
+      if (previous === null) return { tenantId, version: null, previous, changed: false };
+      tenant.shadow = null;
+      tenant.updatedAt = at;
+      this.#log(at, tenantId, "shadow_off", previous, null, this.#version(tenantId, tenant, previous).hash, by);
+      this.#cache.invalidate();
+      return { tenantId, version: null, previous, changed: true };
+    }
+    const { hash } = this.#version(tenantId, tenant, version);
+    if (tenant.active === null) throw noActive(tenantId);
+    if (version === tenant.active) throw candidateIsActive(tenantId, version, "shadow");
+    if (previous === version) return { tenantId, version, previous, changed: false };
+    tenant.shadow = { version, at, by };
+    tenant.updatedAt = at;
+    this.#log(at, tenantId, "shadow", version, tenant.active, hash, by);
+    this.#cache.invalidate();
+    return { tenantId, version, previous, changed: true };
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
@@ -179,6 +229,8 @@ export class MemoryBundleStore implements BundleStore {
     const tenant = this.#tenant(tenantId);
     const { hash } = this.#version(tenantId, tenant, version);
     if (tenant.active === version) throw activeVersionError(tenantId, version);
+    if (tenant.rollout?.version === version) throw versionInUse(tenantId, version, "rollout");
+    if (tenant.shadow?.version === version) throw versionInUse(tenantId, version, "shadow");
     const at = this.#clock();
     tenant.versions.delete(version);
     const kept = tenant.activations.filter((v) => v !== version);
@@ -299,16 +351,22 @@ export class MemoryBundleStore implements BundleStore {
     return this.#decisions.prune(input);
   }
 
-  #activate(tenantId: TenantId, version: number, by: string, at: number): ActivationResult {
+  /** Activates `version`, ending any rollout; `completing` marks the activation `rollout --percent 100` makes. */
+  #activate(tenantId: TenantId, version: number, by: string, at: number, completing = false): ActivationResult {
     const tenant = this.#tenant(tenantId);
     const { hash } = this.#version(tenantId, tenant, version);
     const current = tenant.active;
-    if (current === version) return { tenantId, version, previous: current, changed: false };
-    tenant.activations.push(version);
-    tenant.active = version;
+    const rollout = tenant.rollout;
+    const endedRollout = rollout && { version: rollout.version, percent: percentOf(rollout.basisPoints) };
+    if (current === version && !rollout) return { tenantId, version, previous: current, changed: false, endedRollout };
+    tenant.rollout = null;
     tenant.updatedAt = at;
-    this.#log(at, tenantId, "activate", version, current, hash, by);
-    return { tenantId, version, previous: current, changed: true };
+    if (current !== version) {
+      tenant.activations.push(version);
+      tenant.active = version;
+    }
+    this.#log(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
+    return { tenantId, version, previous: current, changed: true, endedRollout };
   }
 
   #open(signal: AbortSignal | undefined): void {
@@ -346,6 +404,8 @@ export class MemoryBundleStore implements BundleStore {
       uploadedBy: v.by,
       uploadedAt: new Date(v.at).toISOString(),
       active: tenant.active === version,
+      rolloutPercent: tenant.rollout?.version === version ? percentOf(tenant.rollout.basisPoints) : null,
+      shadow: tenant.shadow?.version === version,
     };
   }
 
@@ -358,6 +418,7 @@ export class MemoryBundleStore implements BundleStore {
       activeHash: tenant.active === null ? null : this.#version(tenantId, tenant, tenant.active).hash,
       latestVersion: versions.length === 0 ? null : Math.max(...versions),
       versionCount: versions.length,
+      ...candidatesOf(tenant),
       createdAt: new Date(tenant.createdAt).toISOString(),
       updatedAt: new Date(tenant.updatedAt).toISOString(),
     };
@@ -371,6 +432,7 @@ export class MemoryBundleStore implements BundleStore {
     fromVersion: number | null,
     hash: BundleHashType,
     by: string,
+    detail?: string,
   ): void {
     this.#audit.push({
       id: this.#audit.length + 1,
@@ -381,7 +443,7 @@ export class MemoryBundleStore implements BundleStore {
       fromVersion,
       hash,
       by,
-      detail: null,
+      detail: detail ?? null,
     });
   }
 }

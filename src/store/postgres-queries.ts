@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from "pg";
 import type { BundleHash, TenantId } from "../protocol/index.js";
 import type { ActivationResult, AuditType, VersionRecord } from "./bundle-store.js";
-import type { CheckedUpload, UploadStep } from "./store-inputs.js";
+import { type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
 import {
   type AuditRow,
   type BundleRow,
@@ -12,7 +12,14 @@ import {
   type VersionDetailRow,
   type VersionRow,
 } from "./store-rows.js";
-import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
+import {
+  activeVersionError,
+  noPrevious,
+  rolloutEndDetail,
+  tenantNotFound,
+  versionInUse,
+  versionNotFound,
+} from "./store-rules.js";
 
 type Db = Pool | PoolClient;
 
@@ -27,17 +34,20 @@ const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`;
  */
 export class PostgresQueries {
   readonly channel: string;
+  /** `"schema".`: what every table name is prefixed with. */
+  readonly schemaPrefix: string;
   readonly #s: string;
   readonly #versionSelect: string;
 
   constructor(schema: string) {
     this.#s = `"${schema}".`;
+    this.schemaPrefix = this.#s;
     this.channel = `isohook:${schema}`;
-    const s = this.#s;
     this.#versionSelect = `
       SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${ms("v.uploaded_at")} AS uploaded_at, b.manifest,
-             b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active
-      FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id`;
+             b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active,
+             r.basis_points AS rollout_bp, (sh.version IS NOT NULL)::int AS shadow
+      ${this.#versionFrom()}`;
   }
 
   async upload(
@@ -79,11 +89,24 @@ export class PostgresQueries {
     return { version: record, bundleCreated, activated };
   }
 
-  async activate(c: PoolClient, tenantId: TenantId, version: number, by: string, at: Date): Promise<ActivationResult> {
+  async activate(
+    c: PoolClient,
+    tenantId: TenantId,
+    version: number,
+    by: string,
+    at: Date,
+    completing = false,
+  ): Promise<ActivationResult> {
     const s = this.#s;
-    const found = await c.query<{ active_version: number | null; hash: BundleHash | null }>(
-      `SELECT t.active_version, v.bundle_hash AS hash FROM ${s}tenants t
-         LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = $2
+    const found = await c.query<{
+      active_version: number | null;
+      hash: BundleHash | null;
+      rollout_version: number | null;
+      rollout_bp: number | null;
+    }>(
+      `SELECT t.active_version, v.bundle_hash AS hash, r.version AS rollout_version, r.basis_points AS rollout_bp
+         FROM ${s}tenants t LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = $2
+           LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id
          WHERE t.id = $1 FOR UPDATE OF t`,
       [tenantId, version],
     );
@@ -91,17 +114,50 @@ export class PostgresQueries {
     if (!row) throw tenantNotFound(tenantId);
     if (row.hash === null) throw versionNotFound(tenantId, version);
     const current = row.active_version;
-    if (current === version) return { tenantId, version, previous: current, changed: false };
-    const history = `INSERT INTO ${s}activations (tenant_id, seq, version)
-      SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM ${s}activations WHERE tenant_id = $1`;
-    await this.#switch(c, history, [], { tenantId, version, from: current, hash: row.hash, type: "activate", by, at });
-    return { tenantId, version, previous: current, changed: true };
+    const endedRollout =
+      row.rollout_version === null
+        ? null
+        : { version: row.rollout_version, percent: percentOf(Number(row.rollout_bp)) };
+    if (current === version && !endedRollout) {
+      return { tenantId, version, previous: current, changed: false, endedRollout };
+    }
+    const history =
+      current === version
+        ? "SELECT 1"
+        : `INSERT INTO ${s}activations (tenant_id, seq, version)
+             SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM ${s}activations WHERE tenant_id = $1`;
+    const detail = rolloutEndDetail(endedRollout, completing);
+    const change = { tenantId, version, from: current, hash: row.hash, type: "activate", by, at, detail } as const;
+    await this.#switch(c, history, [], change);
+    return { tenantId, version, previous: current, changed: true, endedRollout };
   }
 
   async rollback(c: PoolClient, tenantId: TenantId, by: string, at: Date): Promise<ActivationResult> {
     const s = this.#s;
-    const current = await this.#lockTenant(c, tenantId);
+    const current = await this.lockTenant(c, tenantId);
     if (current === null) throw noPrevious(tenantId);
+    const rollout = await c.query<{ version: number; basis_points: number }>(
+      `SELECT version, basis_points FROM ${s}rollouts WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    const ended = rollout.rows[0];
+    if (ended) {
+      const hash = await this.hashOf(c, tenantId, current);
+      const endedRollout = { version: ended.version, percent: percentOf(ended.basis_points) };
+      const detail = rolloutEndDetail(endedRollout);
+      const change = {
+        tenantId,
+        version: current,
+        from: ended.version,
+        hash,
+        type: "rollback",
+        by,
+        at,
+        detail,
+      } as const;
+      await this.#switch(c, "SELECT 1", [], change);
+      return { tenantId, version: current, previous: current, changed: true, endedRollout };
+    }
     const found = await c.query<{ seq: number; version: number; hash: BundleHash }>(
       `SELECT a.seq, a.version, v.bundle_hash AS hash FROM ${s}activations a
          JOIN ${s}versions v ON v.tenant_id = a.tenant_id AND v.version = a.version
@@ -110,7 +166,7 @@ export class PostgresQueries {
     );
     const target = found.rows[0];
     if (!target) throw noPrevious(tenantId);
-    const history = `DELETE FROM ${s}activations WHERE tenant_id = $1 AND seq > $9`;
+    const history = `DELETE FROM ${s}activations WHERE tenant_id = $1 AND seq > $10`;
     await this.#switch(c, history, [target.seq], {
       tenantId,
       version: target.version,
@@ -120,21 +176,28 @@ export class PostgresQueries {
       by,
       at,
     });
-    return { tenantId, version: target.version, previous: current, changed: true };
+    return { tenantId, version: target.version, previous: current, changed: true, endedRollout: null };
   }
 
   async deleteVersion(c: PoolClient, tenantId: TenantId, version: number, by: string, at: Date): Promise<void> {
     const s = this.#s;
-    const current = await this.#lockTenant(c, tenantId);
-    const hash = await this.#hashOf(c, tenantId, version);
+    const current = await this.lockTenant(c, tenantId);
+    const hash = await this.hashOf(c, tenantId, version);
     if (current === version) throw activeVersionError(tenantId, version);
+    const roles = await c.query<{ role: "rollout" | "shadow" }>(
+      `SELECT 'rollout' AS role FROM ${s}rollouts WHERE tenant_id = $1 AND version = $2
+       UNION ALL SELECT 'shadow' FROM ${s}shadows WHERE tenant_id = $1 AND version = $2`,
+      [tenantId, version],
+    );
+    const role = roles.rows[0]?.role;
+    if (role !== undefined) throw versionInUse(tenantId, version, role);
     await c.query(`DELETE FROM ${s}versions WHERE tenant_id = $1 AND version = $2`, [tenantId, version]);
     await c.query(
       `DELETE FROM ${s}bundles b WHERE b.hash = $1 AND NOT EXISTS (SELECT 1 FROM ${s}versions WHERE bundle_hash = $1)`,
       [hash],
     );
     await c.query(`UPDATE ${s}tenants SET updated_at = $2 WHERE id = $1`, [tenantId, at]);
-    await this.#audit(c, at, tenantId, "delete", version, null, hash, by);
+    await this.writeAudit(c, at, tenantId, "delete", version, null, hash, by);
   }
 
   async tenants(db: Db, only: TenantId | undefined): Promise<TenantRow[]> {
@@ -143,8 +206,15 @@ export class PostgresQueries {
       `SELECT t.id, ${ms("t.created_at")} AS created_at, ${ms("t.updated_at")} AS updated_at, t.active_version,
               v.bundle_hash AS active_hash,
               (SELECT max(version) FROM ${s}versions WHERE tenant_id = t.id) AS latest,
-              (SELECT count(*) FROM ${s}versions WHERE tenant_id = t.id) AS count
+              (SELECT count(*) FROM ${s}versions WHERE tenant_id = t.id) AS count,
+              r.version AS rollout_version, rv.bundle_hash AS rollout_hash, r.basis_points AS rollout_bp,
+              ${ms("r.started_at")} AS rollout_at, r.by AS rollout_by, sh.version AS shadow_version,
+              sv.bundle_hash AS shadow_hash, ${ms("sh.started_at")} AS shadow_at, sh.by AS shadow_by
          FROM ${s}tenants t LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version
+           LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id
+           LEFT JOIN ${s}versions rv ON rv.tenant_id = t.id AND rv.version = r.version
+           LEFT JOIN ${s}shadows sh ON sh.tenant_id = t.id
+           LEFT JOIN ${s}versions sv ON sv.tenant_id = t.id AND sv.version = sh.version
          WHERE $1::text IS NULL OR t.id = $1 ORDER BY t.id COLLATE "C"`,
       [only ?? null],
     );
@@ -168,12 +238,12 @@ export class PostgresQueries {
   }
 
   async versionDetail(db: Db, tenantId: TenantId, version: number | undefined): Promise<VersionDetailRow | undefined> {
-    const s = this.#s;
     const result = await db.query<VersionDetailRow>(
       `SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${ms("v.uploaded_at")} AS uploaded_at, b.manifest,
-              b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active, v.config, v.gate_report,
+              b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active,
+              r.basis_points AS rollout_bp, (sh.version IS NOT NULL)::int AS shadow, v.config, v.gate_report,
               octet_length(b.source_map) AS source_map_bytes
-         FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id
+         ${this.#versionFrom()}
          WHERE v.tenant_id = $1 AND v.version = coalesce($2::bigint, t.active_version)`,
       [tenantId, version ?? null],
     );
@@ -202,8 +272,16 @@ export class PostgresQueries {
   async head(db: Db, tenantId: TenantId): Promise<HeadRow | undefined> {
     const s = this.#s;
     const result = await db.query<HeadRow>(
-      `SELECT v.version, v.bundle_hash AS hash, v.config FROM ${s}tenants t
-         JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version WHERE t.id = $1`,
+      `SELECT v.version, v.bundle_hash AS hash, v.config,
+              r.version AS rollout_version, rv.bundle_hash AS rollout_hash, rv.config AS rollout_config,
+              r.basis_points AS rollout_bp, sh.version AS shadow_version, sv.bundle_hash AS shadow_hash,
+              sv.config AS shadow_config
+         FROM ${s}tenants t JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version
+           LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id
+           LEFT JOIN ${s}versions rv ON rv.tenant_id = t.id AND rv.version = r.version
+           LEFT JOIN ${s}shadows sh ON sh.tenant_id = t.id
+           LEFT JOIN ${s}versions sv ON sv.tenant_id = t.id AND sv.version = sh.version
+         WHERE t.id = $1`,
       [tenantId],
     );
     return result.rows[0];
@@ -239,7 +317,7 @@ export class PostgresQueries {
   }
 
   /** Locks the tenant's row for the rest of the transaction; its active version (null if none), or not_found. */
-  async #lockTenant(c: PoolClient, tenantId: TenantId): Promise<number | null> {
+  async lockTenant(c: PoolClient, tenantId: TenantId): Promise<number | null> {
     const result = await c.query<{ active_version: number | null }>(
       `SELECT active_version FROM ${this.#s}tenants WHERE id = $1 FOR UPDATE`,
       [tenantId],
@@ -251,8 +329,8 @@ export class PostgresQueries {
 
   /**
    * Makes a version active in one statement (one round trip while the tenant's row is locked): the
-   * activation history change `history` (its own parameters from $9), the tenant's row, the store's
-   * generation, the audit row, and the notification delivered on commit.
+   * activation history change `history` (its own parameters from $10), the tenant's row, the end of any
+   * rollout, the store's generation, the audit row, and the notification delivered on commit.
    */
   async #switch(
     c: PoolClient,
@@ -266,15 +344,17 @@ export class PostgresQueries {
       type: "activate" | "rollback";
       by: string;
       at: Date;
+      detail?: string | undefined;
     },
   ): Promise<void> {
     const s = this.#s;
     await c.query(
       `WITH history AS (${history}),
             tenant AS (UPDATE ${s}tenants SET active_version = $2, updated_at = $3 WHERE id = $1),
+            ended AS (DELETE FROM ${s}rollouts WHERE tenant_id = $1),
             bumped AS (UPDATE ${s}store_state SET generation = generation + 1),
-            audited AS (INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by)
-                          VALUES ($3, $1, $4, $2, $5, $6, $7))
+            audited AS (INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, detail)
+                          VALUES ($3, $1, $4, $2, $5, $6, $7, $9))
        SELECT pg_notify($8, $1)`,
       [
         change.tenantId,
@@ -285,12 +365,13 @@ export class PostgresQueries {
         change.hash,
         change.by,
         this.channel,
+        change.detail ?? null,
         ...historyParams,
       ],
     );
   }
 
-  async #hashOf(c: PoolClient, tenantId: TenantId, version: number): Promise<BundleHash> {
+  async hashOf(c: PoolClient, tenantId: TenantId, version: number): Promise<BundleHash> {
     const result = await c.query<{ bundle_hash: BundleHash }>(
       `SELECT bundle_hash FROM ${this.#s}versions WHERE tenant_id = $1 AND version = $2`,
       [tenantId, version],
@@ -300,7 +381,8 @@ export class PostgresQueries {
     return hash;
   }
 
-  async #audit(
+  /** Writes one audit row in the caller's transaction. */
+  async writeAudit(
     c: PoolClient,
     at: Date,
     tenantId: TenantId,
@@ -309,11 +391,19 @@ export class PostgresQueries {
     fromVersion: number | null,
     hash: BundleHash | null,
     by: string,
+    detail?: string,
   ): Promise<void> {
     await c.query(
-      `INSERT INTO ${this.#s}audit (at, tenant_id, type, version, from_version, bundle_hash, by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [at, tenantId, type, version, fromVersion, hash, by],
+      `INSERT INTO ${this.#s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, detail)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [at, tenantId, type, version, fromVersion, hash, by, detail ?? null],
     );
+  }
+
+  #versionFrom(): string {
+    const s = this.#s;
+    return `FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id
+      LEFT JOIN ${s}rollouts r ON r.tenant_id = v.tenant_id AND r.version = v.version
+      LEFT JOIN ${s}shadows sh ON sh.tenant_id = v.tenant_id AND sh.version = v.version`;
   }
 }

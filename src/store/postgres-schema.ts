@@ -117,6 +117,28 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX decisions_by_tenant ON decisions (tenant_id, id);
     `,
   },
+  {
+    // Rollout and shadow state (see schema.ts, migration 3).
+    version: 3,
+    sql: `
+      CREATE TABLE rollouts (
+        tenant_id text PRIMARY KEY REFERENCES tenants (id),
+        version bigint NOT NULL,
+        basis_points integer NOT NULL CHECK (basis_points BETWEEN 1 AND 9999),
+        started_at timestamptz NOT NULL,
+        by text NOT NULL,
+        FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
+      );
+
+      CREATE TABLE shadows (
+        tenant_id text PRIMARY KEY REFERENCES tenants (id),
+        version bigint NOT NULL,
+        started_at timestamptz NOT NULL,
+        by text NOT NULL,
+        FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
+      );
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
@@ -131,6 +153,8 @@ const TABLES = [
   "audit",
   "decision_log_settings",
   "decisions",
+  "rollouts",
+  "shadows",
 ];
 
 /** "ISOH": the first key of the store's advisory lock; the second is the schema name's hash. */

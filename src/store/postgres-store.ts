@@ -17,6 +17,10 @@ import type {
   AuditEntry,
   AuditQuery,
   BundleStore,
+  RolloutInput,
+  RolloutResult,
+  ShadowInput,
+  ShadowResult,
   StoredBundle,
   TenantAction,
   TenantSummary,
@@ -39,6 +43,7 @@ import {
   type TenantLogSettings,
 } from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
+import { PostgresCandidateQueries } from "./postgres-candidates.js";
 import { PgChangeFeed } from "./postgres-changes.js";
 import { PgConnections } from "./postgres-connections.js";
 import { PostgresDecisionLog } from "./postgres-decision-log.js";
@@ -48,6 +53,8 @@ import { type MigrationResult, prepareSchema } from "./postgres-schema.js";
 import {
   checkAuditLimit,
   checkHash,
+  checkRollout,
+  checkShadow,
   checkTenantAction,
   checkTenantId,
   checkUpload,
@@ -109,6 +116,7 @@ export class PostgresBundleStore implements BundleStore {
   readonly migration: MigrationResult;
   readonly #db: PgConnections;
   readonly #q: PostgresQueries;
+  readonly #candidates: PostgresCandidateQueries;
   readonly #log: PostgresDecisionLog;
   readonly #cache: ActiveBundleCache;
   readonly #feed: PgChangeFeed;
@@ -136,6 +144,7 @@ export class PostgresBundleStore implements BundleStore {
     this.#clock = options.clock ?? Date.now;
     this.#onUploadStep = options.onUploadStep;
     this.#q = new PostgresQueries(location.schema);
+    this.#candidates = new PostgresCandidateQueries(this.#q);
     this.#log = new PostgresDecisionLog(location.schema);
     this.#cache = new ActiveBundleCache(
       { head: (tenantId) => this.#head(tenantId), code: (hash) => this.#code(hash) },
@@ -195,6 +204,22 @@ export class PostgresBundleStore implements BundleStore {
   async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
     const { tenantId, by } = checkTenantAction(input);
     const result = await this.#write(signal, (c) => this.#q.rollback(c, tenantId, by, new Date(this.#clock())));
+    this.#cache.invalidate(tenantId);
+    return result;
+  }
+
+  async rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult> {
+    const rollout = checkRollout(input);
+    const result = await this.#write(signal, (c) => this.#candidates.rollout(c, rollout, new Date(this.#clock())));
+    this.#cache.invalidate(rollout.tenantId);
+    return result;
+  }
+
+  async shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult> {
+    const { tenantId, version, by } = checkShadow(input);
+    const result = await this.#write(signal, (c) =>
+      this.#candidates.shadow(c, tenantId, version, by, new Date(this.#clock())),
+    );
     this.#cache.invalidate(tenantId);
     return result;
   }

@@ -127,6 +127,29 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX decisions_by_tenant ON decisions (tenant_id, id);
     `,
   },
+  {
+    // Rollout and shadow state: at most one candidate of each kind per tenant. Their audit entries (types
+    // rollout, shadow, shadow_off) carry the rollout's share in the audit's detail.
+    version: 3,
+    sql: `
+      CREATE TABLE rollouts (
+        tenant_id TEXT PRIMARY KEY REFERENCES tenants (id),
+        version INTEGER NOT NULL,
+        basis_points INTEGER NOT NULL CHECK (basis_points BETWEEN 1 AND 9999),
+        started_at INTEGER NOT NULL,
+        by TEXT NOT NULL,
+        FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
+      ) STRICT;
+
+      CREATE TABLE shadows (
+        tenant_id TEXT PRIMARY KEY REFERENCES tenants (id),
+        version INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        by TEXT NOT NULL,
+        FOREIGN KEY (tenant_id, version) REFERENCES versions (tenant_id, version)
+      ) STRICT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -3,13 +3,15 @@ import type {
   ActivationResult,
   AuditEntry,
   AuditType,
+  RolloutResult,
+  ShadowResult,
   StoredBundle,
   TenantSummary,
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
 import type { SqliteDatabase, Statement } from "./open-database.js";
-import type { CheckedUpload, UploadStep } from "./store-inputs.js";
+import { type CheckedRollout, type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
 import {
   type AuditRow,
   type BundleRow,
@@ -24,17 +26,33 @@ import {
   type VersionDetailRow,
   type VersionRow,
 } from "./store-rows.js";
-import { activeVersionError, noPrevious, tenantNotFound, versionNotFound } from "./store-rules.js";
+import {
+  activeVersionError,
+  candidateIsActive,
+  noActive,
+  noPrevious,
+  rolloutEndDetail,
+  shareDetail,
+  tenantNotFound,
+  versionInUse,
+  versionNotFound,
+} from "./store-rules.js";
+
+const VERSION_FROM = `
+  FROM versions v JOIN bundles b ON b.hash = v.bundle_hash JOIN tenants t ON t.id = v.tenant_id
+  LEFT JOIN rollouts r ON r.tenant_id = v.tenant_id AND r.version = v.version
+  LEFT JOIN shadows s ON s.tenant_id = v.tenant_id AND s.version = v.version`;
 
 const VERSION_SELECT = `
   SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, v.uploaded_at, b.manifest, b.bytes,
-         (t.active_version IS v.version) AS active
-  FROM versions v JOIN bundles b ON b.hash = v.bundle_hash JOIN tenants t ON t.id = v.tenant_id`;
+         (t.active_version IS v.version) AS active, r.basis_points AS rollout_bp, (s.version IS NOT NULL) AS shadow
+  ${VERSION_FROM}`;
 
 const VERSION_DETAIL_SELECT = `
   SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, v.uploaded_at, b.manifest, b.bytes,
-         (t.active_version IS v.version) AS active, v.config, v.gate_report, length(CAST(b.source_map AS BLOB)) AS source_map_bytes
-  FROM versions v JOIN bundles b ON b.hash = v.bundle_hash JOIN tenants t ON t.id = v.tenant_id`;
+         (t.active_version IS v.version) AS active, r.basis_points AS rollout_bp, (s.version IS NOT NULL) AS shadow,
+         v.config, v.gate_report, length(CAST(b.source_map AS BLOB)) AS source_map_bytes
+  ${VERSION_FROM}`;
 
 /**
  * Every SQL statement of the SQLite store, prepared once. Values go in as parameters only: no SQL is
@@ -102,6 +120,67 @@ export class SqliteQueries {
       .immediate();
   }
 
+  rollout(r: CheckedRollout, at: number): RolloutResult {
+    const { tenantId, version, basisPoints, by } = r;
+    return this.#db
+      .transaction((): RolloutResult => {
+        const active = this.#activeVersion(tenantId);
+        const hash = this.#hashOf(tenantId, version);
+        if (active === null) throw noActive(tenantId);
+        const before = this.#one("SELECT version, basis_points FROM rollouts WHERE tenant_id = ?").get(tenantId) as
+          | { version: number; basis_points: number }
+          | undefined;
+        const previous = before ? { version: before.version, percent: percentOf(before.basis_points) } : null;
+        const percent = percentOf(basisPoints);
+        if (basisPoints === 10_000) {
+          const { changed } = this.#activate(tenantId, version, by, at, true);
+          return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
+        }
+        if (version === active) throw candidateIsActive(tenantId, version, "roll out");
+        const changed = before?.version !== version || before.basis_points !== basisPoints;
+        if (changed) {
+          this.#one(
+            `INSERT INTO rollouts (tenant_id, version, basis_points, started_at, by) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (tenant_id) DO UPDATE SET version = excluded.version, basis_points = excluded.basis_points,
+                 started_at = excluded.started_at, by = excluded.by`,
+          ).run(tenantId, version, basisPoints, at, by);
+          this.#touch(tenantId, at);
+          this.#audit(at, tenantId, "rollout", version, active, hash, by, shareDetail(basisPoints));
+        }
+        return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed };
+      })
+      .immediate();
+  }
+
+  shadow(tenantId: TenantId, version: number | null, by: string, at: number): ShadowResult {
+    return this.#db
+      .transaction((): ShadowResult => {
+        const active = this.#activeVersion(tenantId);
+        const previous =
+          (this.#one("SELECT version FROM shadows WHERE tenant_id = ?", true).get(tenantId) as number | undefined) ??
+          null;
+        if (version === null) {
+          if (previous === null) return { tenantId, version, previous, changed: false };
+          this.#one("DELETE FROM shadows WHERE tenant_id = ?").run(tenantId);
+          this.#touch(tenantId, at);
+          this.#audit(at, tenantId, "shadow_off", previous, null, this.#hashOf(tenantId, previous), by);
+          return { tenantId, version, previous, changed: true };
+        }
+        const hash = this.#hashOf(tenantId, version);
+        if (active === null) throw noActive(tenantId);
+        if (version === active) throw candidateIsActive(tenantId, version, "shadow");
+        if (previous === version) return { tenantId, version, previous, changed: false };
+        this.#one(
+          `INSERT INTO shadows (tenant_id, version, started_at, by) VALUES (?, ?, ?, ?)
+             ON CONFLICT (tenant_id) DO UPDATE SET version = excluded.version, started_at = excluded.started_at, by = excluded.by`,
+        ).run(tenantId, version, at, by);
+        this.#touch(tenantId, at);
+        this.#audit(at, tenantId, "shadow", version, active, hash, by);
+        return { tenantId, version, previous, changed: true };
+      })
+      .immediate();
+  }
+
   activate(tenantId: TenantId, version: number, by: string, at: number): ActivationResult {
     return this.#db.transaction(() => this.#activate(tenantId, version, by, at)).immediate();
   }
@@ -112,6 +191,13 @@ export class SqliteQueries {
       .transaction((): ActivationResult => {
         const current = this.#activeVersion(tenantId);
         if (current === null) throw noPrevious(tenantId);
+        const ended = this.#endRollout(tenantId);
+        if (ended) {
+          this.#touch(tenantId, at);
+          const detail = rolloutEndDetail(ended);
+          this.#audit(at, tenantId, "rollback", current, ended.version, this.#hashOf(tenantId, current), by, detail);
+          return { tenantId, version: current, previous: current, changed: true, endedRollout: ended };
+        }
         const target = this.#one(
           "SELECT seq, version FROM activations WHERE tenant_id = ? AND version != ? ORDER BY seq DESC LIMIT 1",
         ).get(tenantId, current) as { seq: number; version: number } | undefined;
@@ -123,7 +209,7 @@ export class SqliteQueries {
           tenantId,
         );
         this.#audit(at, tenantId, "rollback", target.version, current, this.#hashOf(tenantId, target.version), by);
-        return { tenantId, version: target.version, previous: current, changed: true };
+        return { tenantId, version: target.version, previous: current, changed: true, endedRollout: null };
       })
       .immediate();
   }
@@ -134,6 +220,10 @@ export class SqliteQueries {
       const current = this.#activeVersion(tenantId);
       const hash = this.#hashOf(tenantId, version);
       if (current === version) throw activeVersionError(tenantId, version);
+      if (this.#one("SELECT 1 FROM rollouts WHERE tenant_id = ? AND version = ?").get(tenantId, version))
+        throw versionInUse(tenantId, version, "rollout");
+      if (this.#one("SELECT 1 FROM shadows WHERE tenant_id = ? AND version = ?").get(tenantId, version))
+        throw versionInUse(tenantId, version, "shadow");
       this.#one("DELETE FROM versions WHERE tenant_id = ? AND version = ?").run(tenantId, version);
       this.#one("DELETE FROM bundles WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM versions WHERE bundle_hash = ?)").run(
         hash,
@@ -148,8 +238,13 @@ export class SqliteQueries {
     const rows = this.#one(
       `SELECT t.id, t.created_at, t.updated_at, t.active_version, v.bundle_hash AS active_hash,
                 (SELECT max(version) FROM versions WHERE tenant_id = t.id) AS latest,
-                (SELECT count(*) FROM versions WHERE tenant_id = t.id) AS count
+                (SELECT count(*) FROM versions WHERE tenant_id = t.id) AS count,
+                r.version AS rollout_version, rv.bundle_hash AS rollout_hash, r.basis_points AS rollout_bp,
+                r.started_at AS rollout_at, r.by AS rollout_by, s.version AS shadow_version,
+                sv.bundle_hash AS shadow_hash, s.started_at AS shadow_at, s.by AS shadow_by
          FROM tenants t LEFT JOIN versions v ON v.tenant_id = t.id AND v.version = t.active_version
+           LEFT JOIN rollouts r ON r.tenant_id = t.id LEFT JOIN versions rv ON rv.tenant_id = t.id AND rv.version = r.version
+           LEFT JOIN shadows s ON s.tenant_id = t.id LEFT JOIN versions sv ON sv.tenant_id = t.id AND sv.version = s.version
          WHERE @only IS NULL OR t.id = @only ORDER BY t.id`,
     ).all({ only: only ?? null }) as TenantRow[];
     return rows.map(toTenantSummary);
@@ -191,10 +286,17 @@ export class SqliteQueries {
     return rows.map(toAuditEntry);
   }
 
+  /** The active version with its rollout and shadow candidates: one indexed query. */
   head(tenantId: TenantId): HeadRow | undefined {
     return this.#one(
-      `SELECT v.version, v.bundle_hash AS hash, v.config FROM tenants t
-         JOIN versions v ON v.tenant_id = t.id AND v.version = t.active_version WHERE t.id = ?`,
+      `SELECT v.version, v.bundle_hash AS hash, v.config,
+              r.version AS rollout_version, rv.bundle_hash AS rollout_hash, rv.config AS rollout_config,
+              r.basis_points AS rollout_bp, s.version AS shadow_version, sv.bundle_hash AS shadow_hash,
+              sv.config AS shadow_config
+         FROM tenants t JOIN versions v ON v.tenant_id = t.id AND v.version = t.active_version
+           LEFT JOIN rollouts r ON r.tenant_id = t.id LEFT JOIN versions rv ON rv.tenant_id = t.id AND rv.version = r.version
+           LEFT JOIN shadows s ON s.tenant_id = t.id LEFT JOIN versions sv ON sv.tenant_id = t.id AND sv.version = s.version
+         WHERE t.id = ?`,
     ).get(tenantId) as HeadRow | undefined;
   }
 
@@ -216,17 +318,36 @@ export class SqliteQueries {
     return statement;
   }
 
-  #activate(tenantId: TenantId, version: number, by: string, at: number): ActivationResult {
+  /** Activates `version`, ending any rollout; `completing` marks the activation `rollout --percent 100` makes. */
+  #activate(tenantId: TenantId, version: number, by: string, at: number, completing = false): ActivationResult {
     const current = this.#activeVersion(tenantId);
     const hash = this.#hashOf(tenantId, version);
-    if (current === version) return { tenantId, version, previous: current, changed: false };
+    const endedRollout = this.#endRollout(tenantId);
+    if (current === version) {
+      if (!endedRollout) return { tenantId, version, previous: current, changed: false, endedRollout };
+      this.#touch(tenantId, at);
+      this.#audit(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
+      return { tenantId, version, previous: current, changed: true, endedRollout };
+    }
     const seq = Number(
       this.#one("SELECT coalesce(max(seq), 0) + 1 FROM activations WHERE tenant_id = ?", true).get(tenantId),
     );
     this.#one("INSERT INTO activations (tenant_id, seq, version) VALUES (?, ?, ?)").run(tenantId, seq, version);
     this.#one("UPDATE tenants SET active_version = ?, updated_at = ? WHERE id = ?").run(version, at, tenantId);
-    this.#audit(at, tenantId, "activate", version, current, hash, by);
-    return { tenantId, version, previous: current, changed: true };
+    this.#audit(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
+    return { tenantId, version, previous: current, changed: true, endedRollout };
+  }
+
+  /** Deletes the tenant's rollout, if any, and says what it was. */
+  #endRollout(tenantId: TenantId): { version: number; percent: number } | null {
+    const row = this.#one("DELETE FROM rollouts WHERE tenant_id = ? RETURNING version, basis_points").get(tenantId) as
+      | { version: number; basis_points: number }
+      | undefined;
+    return row ? { version: row.version, percent: percentOf(row.basis_points) } : null;
+  }
+
+  #touch(tenantId: TenantId, at: number): void {
+    this.#one("UPDATE tenants SET updated_at = ? WHERE id = ?").run(at, tenantId);
   }
 
   /** The tenant's active version (null if none); rejects with not_found for an unknown tenant. */
@@ -255,9 +376,11 @@ export class SqliteQueries {
     fromVersion: number | null,
     hash: BundleHash | null,
     by: string,
+    detail?: string,
   ): void {
     this.#one(
-      "INSERT INTO audit (at, tenant_id, type, version, from_version, bundle_hash, by) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    ).run(at, tenantId, type, version, fromVersion, hash, by);
+      `INSERT INTO audit (at, tenant_id, type, version, from_version, bundle_hash, by, detail)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(at, tenantId, type, version, fromVersion, hash, by, detail ?? null);
   }
 }

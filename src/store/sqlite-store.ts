@@ -17,6 +17,10 @@ import type {
   AuditEntry,
   AuditQuery,
   BundleStore,
+  RolloutInput,
+  RolloutResult,
+  ShadowInput,
+  ShadowResult,
   StoredBundle,
   TenantAction,
   TenantSummary,
@@ -47,6 +51,8 @@ import { SqliteQueries } from "./sqlite-queries.js";
 import {
   checkAuditLimit,
   checkHash,
+  checkRollout,
+  checkShadow,
   checkTenantAction,
   checkTenantId,
   checkUpload,
@@ -168,6 +174,16 @@ export class SqliteBundleStore implements BundleStore {
   async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
     const { tenantId, by } = checkTenantAction(input);
     return this.#write(signal, () => this.#q.rollback(tenantId, by, this.#clock()));
+  }
+
+  async rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult> {
+    const rollout = checkRollout(input);
+    return this.#write(signal, () => this.#q.rollout(rollout, this.#clock()));
+  }
+
+  async shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult> {
+    const { tenantId, version, by } = checkShadow(input);
+    return this.#write(signal, () => this.#q.shadow(tenantId, version, by, this.#clock()));
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {

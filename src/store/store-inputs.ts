@@ -7,7 +7,14 @@ import {
   TenantId,
   type TenantId as TenantIdType,
 } from "../protocol/index.js";
-import type { AuditQuery, TenantAction, UploadInput, VersionAction } from "./bundle-store.js";
+import type {
+  AuditQuery,
+  RolloutInput,
+  ShadowInput,
+  TenantAction,
+  UploadInput,
+  VersionAction,
+} from "./bundle-store.js";
 import { StoreError } from "./errors.js";
 
 /** A tenant's config is sent with every hook call (as `ctx.config`): keep it small. */
@@ -85,6 +92,32 @@ export function checkVersionAction(input: VersionAction): VersionAction {
   const version = checkVersion(input.version);
   return { tenantId, version, by: checkBy(input.by) };
 }
+
+/** A rollout after validation: the percentage as basis points (1–10 000; 10 000 is an activation). */
+export interface CheckedRollout extends VersionAction {
+  readonly basisPoints: number;
+}
+
+export function checkRollout(input: RolloutInput): CheckedRollout {
+  const action = checkVersionAction(input);
+  const { percent } = input;
+  const basisPoints = typeof percent === "number" ? Math.round(percent * 100) : Number.NaN;
+  if (!(basisPoints >= 1 && basisPoints <= 10_000 && Math.abs(percent * 100 - basisPoints) < 1e-6)) {
+    throw new StoreError(
+      "invalid_input",
+      `Invalid rollout percentage ${JSON.stringify(percent)}: give a number above 0 and at most 100, in steps of 0.01 (100 activates the version).`,
+    );
+  }
+  return { ...action, basisPoints };
+}
+
+export function checkShadow(input: ShadowInput): ShadowInput {
+  const { tenantId, by } = checkTenantAction(input);
+  return { tenantId, by, version: input.version === null ? null : checkVersion(input.version) };
+}
+
+/** Basis points (hundredths of a percent) as the percentage the contract speaks. */
+export const percentOf = (basisPoints: number): number => basisPoints / 100;
 
 export function checkAuditLimit(query: AuditQuery | undefined): number {
   const limit = query?.limit ?? DEFAULT_AUDIT_LIMIT;

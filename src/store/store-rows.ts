@@ -8,7 +8,7 @@ import type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
-import { readJson, readManifest } from "./store-inputs.js";
+import { percentOf, readJson, readManifest } from "./store-inputs.js";
 
 /**
  * The rows both SQL stores select, column for column (times in ms since the epoch, flags as 0/1), and
@@ -24,6 +24,8 @@ export interface VersionRow {
   manifest: string;
   bytes: number;
   active: number;
+  rollout_bp: number | null;
+  shadow: number;
 }
 
 export interface VersionDetailRow extends VersionRow {
@@ -40,6 +42,15 @@ export interface TenantRow {
   active_hash: BundleHash | null;
   latest: number | null;
   count: number;
+  rollout_version: number | null;
+  rollout_hash: BundleHash | null;
+  rollout_bp: number | null;
+  rollout_at: number | null;
+  rollout_by: string | null;
+  shadow_version: number | null;
+  shadow_hash: BundleHash | null;
+  shadow_at: number | null;
+  shadow_by: string | null;
 }
 
 export interface BundleRow {
@@ -68,6 +79,13 @@ export interface HeadRow {
   version: number;
   hash: BundleHash;
   config: string;
+  rollout_version: number | null;
+  rollout_hash: BundleHash | null;
+  rollout_config: string | null;
+  rollout_bp: number | null;
+  shadow_version: number | null;
+  shadow_hash: BundleHash | null;
+  shadow_config: string | null;
 }
 
 export interface CodeRow {
@@ -90,6 +108,8 @@ export function toVersionRecord(row: VersionRow): VersionRecord {
     uploadedBy: row.uploaded_by,
     uploadedAt: iso(row.uploaded_at),
     active: row.active === 1,
+    rolloutPercent: row.rollout_bp === null ? null : percentOf(Number(row.rollout_bp)),
+    shadow: row.shadow === 1,
   };
 }
 
@@ -110,6 +130,25 @@ export function toTenantSummary(row: TenantRow): TenantSummary {
     activeHash: row.active_hash,
     latestVersion: row.latest,
     versionCount: row.count,
+    rollout:
+      row.rollout_version === null || row.rollout_hash === null
+        ? null
+        : {
+            version: row.rollout_version,
+            hash: row.rollout_hash,
+            percent: percentOf(Number(row.rollout_bp)),
+            since: iso(Number(row.rollout_at)),
+            by: String(row.rollout_by),
+          },
+    shadow:
+      row.shadow_version === null || row.shadow_hash === null
+        ? null
+        : {
+            version: row.shadow_version,
+            hash: row.shadow_hash,
+            since: iso(Number(row.shadow_at)),
+            by: String(row.shadow_by),
+          },
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };
@@ -142,10 +181,18 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
 }
 
 export function toActiveHead(row: HeadRow, tenantId: TenantId): ActiveHead {
+  const configOf = (json: string, version: number) => readJson(json, `config of ${tenantId} v${version}`);
+  const { rollout_version: rv, rollout_hash: rh, rollout_config: rc, shadow_version: sv, shadow_hash: sh } = row;
   return {
     version: row.version,
     hash: row.hash,
-    config: readJson(row.config, `config of ${tenantId} v${row.version}`),
+    config: configOf(row.config, row.version),
+    ...(rv !== null && rh !== null && rc !== null
+      ? { rollout: { version: rv, hash: rh, config: configOf(rc, rv), percent: percentOf(Number(row.rollout_bp)) } }
+      : {}),
+    ...(sv !== null && sh !== null && row.shadow_config !== null
+      ? { shadow: { version: sv, hash: sh, config: configOf(row.shadow_config, sv) } }
+      : {}),
   };
 }
 

@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/index.js";
+import { SCHEMA_VERSION } from "../../src/store/index.js";
+import { PG_SCHEMA_VERSION } from "../../src/store/postgres-schema.js";
 import { GOOD_INDEX, writeHook } from "../gate/hook-modules.js";
 import { dropSchema, freshSchema, pgUrl, postgresAvailable } from "../store/helpers/postgres.js";
 import { fakeIO } from "./fake-io.js";
@@ -32,7 +34,12 @@ describe.skipIf(!available)("admin commands on a PostgreSQL store", () => {
   it("migrates once, then reports the schema up to date", async () => {
     const first = await cli(["migrate", "--store", url, "--json"]);
     expect([first.code, first.stderr]).toEqual([0, ""]);
-    expect(JSON.parse(first.stdout)).toMatchObject({ store: "postgres", from: 0, to: 2, migrated: true });
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      store: "postgres",
+      from: 0,
+      to: PG_SCHEMA_VERSION,
+      migrated: true,
+    });
     expect(JSON.parse(first.stdout).location).toContain(`schema ${schema}`);
     const again = await cli(["migrate"]);
     expect(again.code).toBe(0);
@@ -87,7 +94,7 @@ describe("isohook migrate on a SQLite path", () => {
       store: "sqlite",
       location: join(dir, "store.db"),
       from: 0,
-      to: 2,
+      to: SCHEMA_VERSION,
       migrated: true,
     });
     const again = await cli(["migrate", "--store", "store.db"], { USER: "alice" });

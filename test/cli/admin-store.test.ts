@@ -95,7 +95,13 @@ describe("admin commands on the store", () => {
     );
     expect((await cli(["activate", "--tenant", "globex", "--version", "1"])).stdout).toContain("already active");
     const rolled = await cli(["rollback", "--tenant", "acme", "--json"]);
-    expect(rolled.json()).toEqual({ tenantId: "acme", version: 1, previousVersion: 2, changed: true });
+    expect(rolled.json()).toEqual({
+      tenantId: "acme",
+      version: 1,
+      previousVersion: 2,
+      changed: true,
+      endedRollout: null,
+    });
     const audit = await cli(["audit", "--json"]);
     const entries = audit.json().entries as { tenantId: string; type: string; by: string }[];
     expect(entries.slice(-2).map((e) => [e.tenantId, e.type, e.by])).toEqual([

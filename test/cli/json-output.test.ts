@@ -9,6 +9,7 @@ import { createDemoCommand, DEMO_WORKERS } from "../../src/cli/commands/demo.js"
 import { COMMANDS } from "../../src/cli/commands/index.js";
 import { runCli } from "../../src/cli/index.js";
 import { CLI_OUTPUT, type CliCommandName, cliOutputJsonSchema, outputLineSchema } from "../../src/cli/json-output.js";
+import { SCHEMA_VERSION } from "../../src/store/index.js";
 import { fakeIO } from "./fake-io.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -123,6 +124,7 @@ describe("--json output", () => {
       version: 2,
       previousVersion: 1,
       changed: true,
+      endedRollout: null,
     });
     expect(await cli("activate", ["--tenant", "acme", "--version", "9"])).toMatchObject({ error: {} });
     expect(await cli("inspect", ["--tenant", "acme"])).toMatchObject({ version: 2, gateReport: { type: "passed" } });
@@ -157,7 +159,87 @@ describe("--json output", () => {
       2,
     ]);
     expect(await cli("audit", ["--limit", "0"])).toMatchObject({ error: { code: "usage" } });
-    expect(await cli("migrate", ["--store", join(dir, "migrated.db")])).toMatchObject({ store: "sqlite", to: 2 });
+    expect(await cli("rollout", ["--tenant", "acme", "--version", "2", "--percent", "50"])).toEqual({
+      tenantId: "acme",
+      version: 2,
+      percent: 50,
+      activeVersion: 1,
+      previousRollout: null,
+      activated: false,
+      changed: true,
+    });
+    expect(await cli("rollout", ["--tenant", "acme", "--version", "2", "--percent", "0"])).toMatchObject({
+      error: { code: "usage", message: expect.stringContaining("above 0 and at most 100") },
+    });
+    expect(await cli("versions", ["--tenant", "acme"])).toMatchObject({
+      versions: [
+        { active: true, rolloutPercent: null },
+        { active: false, rolloutPercent: 50, shadow: false },
+      ],
+    });
+    expect(await cli("shadow", ["--tenant", "acme", "--version", "2"])).toEqual({
+      tenantId: "acme",
+      version: 2,
+      previousVersion: null,
+      changed: true,
+    });
+    expect(await cli("list", [])).toMatchObject({
+      tenants: [{ rollout: { version: 2, percent: 50 }, shadow: { version: 2 } }],
+    });
+    expect(await cli("shadow", ["--tenant", "acme", "--version", "1"])).toMatchObject({
+      error: { code: "active_version" },
+    });
+    expect(await cli("shadow", ["--tenant", "acme", "--off"])).toMatchObject({ version: null, previousVersion: 2 });
+    const record = (version: number, result: object | null) => ({
+      point: "tool.call",
+      hookId: `tenant:acme@v${version}`,
+      source: "tenant",
+      bundle: { version, hash: `sha256-${String(version).repeat(64)}` },
+      outcome: { type: "decided", result },
+      policy: "closed",
+      cpuMs: 0.1,
+      runMs: 0.2,
+      logs: [],
+    });
+    const shadowed = {
+      type: "hook.shadowed",
+      at: "2026-12-03T08:00:00.000Z",
+      tenantId: "acme",
+      runId: "run-1",
+      turn: 1,
+      event: { call: { id: "c1", name: "shell", args: { command: "ls" } }, batch: { index: 0, size: 1 } },
+      record: record(1, null),
+      shadow: record(2, { type: "block", reason: "no" }),
+    };
+    await writeFile(
+      join(dir, "events.jsonl"),
+      `${JSON.stringify({ type: "turn.started", turn: 1 })}\n${JSON.stringify(shadowed)}\n`,
+    );
+    expect(await cli("shadow-report", ["--tenant", "acme", "--from", join(dir, "events.jsonl")])).toMatchObject({
+      tenantId: "acme",
+      source: "file",
+      report: {
+        compared: 1,
+        differed: 1,
+        changes: [{ from: "noop", to: "block", count: 1 }],
+        versions: { baseline: [1], candidate: [2] },
+        differences: [{ point: "tool.call", baseline: { key: "noop" }, candidate: { key: "block" } }],
+      },
+    });
+    expect(await cli("shadow-report", ["--tenant", "globex", "--from", join(dir, "events.jsonl")])).toMatchObject({
+      error: { code: "no_shadowed_calls" },
+    });
+    expect(await cli("rollback", ["--tenant", "acme"])).toMatchObject({
+      version: 1,
+      endedRollout: { version: 2, percent: 50 },
+    });
+    expect(
+      (await cli("audit", ["--tenant", "acme", "--limit", "4"])).entries.map((e: { type: string }) => e.type),
+    ).toEqual(["rollout", "shadow", "shadow_off", "rollback"]);
+    expect(await cli("migrate", ["--store", join(dir, "migrated.db")])).toMatchObject({
+      store: "sqlite",
+      to: SCHEMA_VERSION,
+    });
     expect(await cli("migrate", ["--store", join(dir, "acme.json")])).toMatchObject({ error: { code: "foreign" } });
     expect(await cli("demo", ["extra"])).toMatchObject({ error: { code: "usage" } });
 

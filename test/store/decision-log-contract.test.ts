@@ -12,7 +12,7 @@ import {
   PostgresBundleStore,
   SqliteBundleStore,
 } from "../../src/store/index.js";
-import { MIGRATIONS } from "../../src/store/schema.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../src/store/schema.js";
 import { fakeBundle } from "./helpers/bundles.js";
 import { dropSchema, freshSchema, pgUrl, postgresAvailable } from "./helpers/postgres.js";
 import { rejection } from "./helpers/rejection.js";
@@ -177,7 +177,7 @@ describe("SQLite migration 2", () => {
       ).run();
       db.close();
       const store = await SqliteBundleStore.open(path, options);
-      expect(store.migration).toEqual({ from: 1, to: 2 });
+      expect(store.migration).toEqual({ from: 1, to: SCHEMA_VERSION });
       await store.setLogSettings({ tenantId: acme, settings, by: "ops" });
       const audit = await store.audit();
       expect(audit.map((e) => [e.id, e.type, e.version, e.by])).toEqual([

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
 import { PostgresBundleStore } from "../../src/store/index.js";
+import { PG_SCHEMA_VERSION } from "../../src/store/postgres-schema.js";
 import { fakeBundle } from "./helpers/bundles.js";
 import { dropSchema, freshSchema, PG_TEST_URL, pgQuery, pgUrl, postgresAvailable } from "./helpers/postgres.js";
 import { rejection } from "./helpers/rejection.js";
@@ -35,9 +36,9 @@ describe.skipIf(!available)("opening a PostgreSQL store", () => {
   it("creates its schema once when ten hosts start at once", async () => {
     const stores = await Promise.all(Array.from({ length: 10 }, () => PostgresBundleStore.open(pgUrl(schema))));
     expect(stores.filter((s) => s.migration.from === 0)).toHaveLength(1);
-    expect(stores.every((s) => s.migration.to === 2)).toBe(true);
+    expect(stores.every((s) => s.migration.to === PG_SCHEMA_VERSION)).toBe(true);
     const applied = await pgQuery(`SELECT version FROM "${schema}".schema_version ORDER BY version`);
-    expect(applied).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(applied).toEqual(Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })));
     await stores[0]?.upload({ tenantId: acme, ...fakeBundle("v1"), by: "ops", activate: true });
     expect((await stores[9]?.active(acme))?.version).toBe(1);
     await Promise.all(stores.map((s) => s.close()));
@@ -84,7 +85,7 @@ describe.skipIf(!available)("opening a PostgreSQL store", () => {
   it("adopts an empty schema made by a DBA, and reports a missing table as damage", async () => {
     await pgQuery(`CREATE SCHEMA "${schema}"`);
     const store = await PostgresBundleStore.open(pgUrl(schema));
-    expect(store.migration).toEqual({ from: 0, to: 2 });
+    expect(store.migration).toEqual({ from: 0, to: PG_SCHEMA_VERSION });
     await store.close();
     await pgQuery(`DROP TABLE "${schema}".activations`);
     expect((await rejection(PostgresBundleStore.open(pgUrl(schema)))).code).toBe("corrupt");

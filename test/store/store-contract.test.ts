@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
-import { type BundleStore, MemoryBundleStore, PostgresBundleStore, SqliteBundleStore } from "../../src/store/index.js";
+import type { BundleStore } from "../../src/store/index.js";
 import { fakeBundle } from "./helpers/bundles.js";
-import { dropSchema, freshSchema, pgUrl, postgresAvailable } from "./helpers/postgres.js";
 import { rejection } from "./helpers/rejection.js";
+import { storeFactories } from "./helpers/store-factories.js";
 
 const acme = "acme" as TenantId;
 const globex = "globex" as TenantId;
@@ -15,31 +12,7 @@ let clock = 0;
 const tick = () => 1_700_000_000_000 + ++clock * 1000;
 const options = { clock: tick, maxBundleBytes: 4096 };
 
-/** Opens a fresh, empty store; the returned cleanup removes everything it made. */
-type Factory = () => Promise<{ store: BundleStore; cleanup: () => Promise<void> }>;
-
-const factories: [string, Factory][] = [
-  ["memory", async () => ({ store: new MemoryBundleStore(options), cleanup: async () => {} })],
-  [
-    "sqlite",
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), "isohook-store-"));
-      const store = await SqliteBundleStore.open(join(dir, "store.db"), options);
-      return { store, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
-    },
-  ],
-];
-// Each PostgreSQL test runs in a schema of its own, dropped afterwards.
-if (await postgresAvailable()) {
-  factories.push([
-    "postgres",
-    async () => {
-      const schema = freshSchema();
-      const store = await PostgresBundleStore.open(pgUrl(schema), options);
-      return { store, cleanup: () => dropSchema(schema) };
-    },
-  ]);
-}
+const factories = await storeFactories(options);
 
 describe.each(factories)("BundleStore contract (%s)", (_name, open) => {
   let store: BundleStore;
@@ -115,7 +88,7 @@ describe.each(factories)("BundleStore contract (%s)", (_name, open) => {
     await upload(acme, "a2");
     const before = await store.active(acme);
     const result = await store.activate({ tenantId: acme, version: 2, by: "ops" });
-    expect(result).toEqual({ tenantId: "acme", version: 2, previous: 1, changed: true });
+    expect(result).toEqual({ tenantId: "acme", version: 2, previous: 1, changed: true, endedRollout: null });
     expect((await store.active(acme))?.version).toBe(2);
     expect(before?.version).toBe(1);
     expect(before?.code).toBe(fakeBundle("a1").code);
@@ -125,7 +98,7 @@ describe.each(factories)("BundleStore contract (%s)", (_name, open) => {
   it("treats activating the active version as no change and logs nothing", async () => {
     await upload(acme, "a1", { activate: true });
     const result = await store.activate({ tenantId: acme, version: 1, by: "ops" });
-    expect(result).toEqual({ tenantId: "acme", version: 1, previous: 1, changed: false });
+    expect(result).toEqual({ tenantId: "acme", version: 1, previous: 1, changed: false, endedRollout: null });
     expect((await store.audit()).map((e) => e.type)).toEqual(["upload", "activate"]);
   });
 
@@ -136,6 +109,7 @@ describe.each(factories)("BundleStore contract (%s)", (_name, open) => {
       version: 2,
       previous: 3,
       changed: true,
+      endedRollout: null,
     });
     expect((await store.rollback({ tenantId: acme, by: "ops" })).version).toBe(1);
     expect((await store.active(acme))?.version).toBe(1);

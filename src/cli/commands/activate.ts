@@ -9,14 +9,16 @@ export const activateCommand: Command = {
 
 Makes version <n> the tenant's active bundle. Running runtimes pick it up within their refresh interval
 (default 500 ms) without a restart; runs already under way keep the version they started with.
-Activating the version that is already active changes nothing. Undo with \`isohook rollback\`.
+Activating the version that is already active changes nothing (unless it ends a rollout in progress:
+any activation does). Undo with \`isohook rollback\`.
 
 Options:
   --tenant <id>      The tenant (required)
   --version <n>      The version to activate (required; see \`isohook versions --tenant <id>\`)
 ${BY_HELP}
 ${STORE_HELP}
-  --json             The result as JSON: {"tenantId", "version", "previousVersion", "changed"}
+  --json             The result as JSON: {"tenantId", "version", "previousVersion", "changed",
+                     "endedRollout"} (the rollout it ended, or null)
   -h, --help         Show this help
 
 Exit codes: 0 active (or already was), 1 no such version or the store failed, 2 usage.
@@ -33,10 +35,14 @@ Exit codes: 0 active (or already was), 1 no such version or the store failed, 2 
     );
     if (args.json) writeJson(io, activationJson(result));
     else if (!result.changed) io.stdout(`${tenantId}: version ${version} was already active; nothing changed.\n`);
-    else
+    else {
+      const ended = result.endedRollout
+        ? `; the rollout of v${result.endedRollout.version} (${result.endedRollout.percent} %) ended`
+        : "";
       io.stdout(
-        `${tenantId}: version ${version} is active (was ${result.previous === null ? "none" : `v${result.previous}`}).\n`,
+        `${tenantId}: version ${version} is active (was ${result.previous === null ? "none" : `v${result.previous}`})${ended}.\n`,
       );
+    }
     return EXIT.ok;
   },
 };

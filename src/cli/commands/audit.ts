@@ -8,8 +8,12 @@ export const auditCommand: Command = {
   help: `Usage: isohook audit [--tenant <id>] [--limit <n>] [--store <path>] [--json]
 
 Prints the store's audit log, oldest first: every upload, activation, rollback and deletion, with who did
-it, when, the version and (for activations and rollbacks) the version active before; and every change of
-a tenant's decision-log settings (action "log", its detail the new settings or "off").
+it, when, the version and (for activations and rollbacks) the version active before; every change of a
+tenant's decision-log settings (action "log", its detail the new settings or "off"); every rollout (its
+detail the share, FROM the active version beside it) and shadow-mode change (shadow, shadow_off). An
+activation or rollback that ended a rollout says so in its detail (\`rollout of v2 at 50 % ended\`, or
+\`rollout complete\` for \`rollout --percent 100\`); a rollback that ended one names the active version,
+which every run uses again, and FROM the candidate.
 
 Options:
   --tenant <id>      Only this tenant's entries

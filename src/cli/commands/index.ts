@@ -12,8 +12,11 @@ import { logCommand } from "./log.js";
 import { migrateCommand } from "./migrate.js";
 import { replayCommand } from "./replay.js";
 import { rollbackCommand } from "./rollback.js";
+import { rolloutCommand } from "./rollout.js";
 import { runCommand } from "./run.js";
 import { schemaCommand } from "./schema.js";
+import { shadowCommand } from "./shadow.js";
+import { shadowReportCommand } from "./shadow-report.js";
 import { statsCommand } from "./stats.js";
 import { testCommand } from "./test.js";
 import { uploadCommand } from "./upload.js";
@@ -30,6 +33,9 @@ export const COMMANDS: readonly Command[] = [
   versionsCommand,
   activateCommand,
   rollbackCommand,
+  rolloutCommand,
+  shadowCommand,
+  shadowReportCommand,
   inspectCommand,
   auditCommand,
   logCommand,

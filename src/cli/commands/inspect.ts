@@ -2,6 +2,7 @@ import { printable } from "../../terminal/index.js";
 import { CliError, type Command, EXIT, integerFlag, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { formatBytes } from "../text-table.js";
+import { roleOf } from "./versions.js";
 
 export const inspectCommand: Command = {
   name: "inspect",
@@ -59,7 +60,7 @@ Exit codes: 0 shown, 1 no such tenant or version, or the store cannot be read, 2
     const gate = formatGateReport(detail.gateReport);
     io.stdout(
       [
-        `${tenantId} v${detail.version}${detail.active ? " (active)" : ""}`,
+        `${tenantId} v${detail.version}${detail.active ? " (active)" : roleOf(detail)}`,
         // The entry, uploader and config are stored text: each stays on its row.
         ...rows.map(([k, v]) => `  ${k.padEnd(12)} ${printable(v)}`),
         `  ${"gate".padEnd(12)} ${gate[0] ?? ""}`,

@@ -1,3 +1,4 @@
+import type { TenantSummary } from "../../store/index.js";
 import { CliError, type Command, EXIT, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { shortHash, textTable } from "../text-table.js";
@@ -7,8 +8,9 @@ export const listCommand: Command = {
   summary: "List tenants with their active and latest bundle versions",
   help: `Usage: isohook list [--tenant <id>] [--store <path>] [--json]
 
-Lists every tenant in the bundle store: the active version (what runs now), the latest uploaded version,
-how many versions are kept and when the tenant last changed.
+Lists every tenant in the bundle store: the active version (what runs now; with a rollout in progress, the
+candidate and its share, \`v1 + v2 at 50 %\`, and a version in shadow mode, \`shadow v3\`), the latest
+uploaded version, how many versions are kept and when the tenant last changed.
 
 Options:
   --tenant <id>      Only this tenant
@@ -45,7 +47,7 @@ Exit codes: 0 listed, 1 no such tenant or the store cannot be read, 2 usage.
         ["TENANT", "ACTIVE", "HASH", "LATEST", "VERSIONS", "UPDATED"],
         tenants.map((t) => [
           t.tenantId,
-          t.activeVersion === null ? "-" : `v${t.activeVersion}`,
+          t.activeVersion === null ? "-" : `v${t.activeVersion}${candidatesOf(t)}`,
           t.activeHash === null ? "-" : shortHash(t.activeHash),
           t.latestVersion === null ? "-" : `v${t.latestVersion}`,
           String(t.versionCount),
@@ -56,3 +58,9 @@ Exit codes: 0 listed, 1 no such tenant or the store cannot be read, 2 usage.
     return EXIT.ok;
   },
 };
+
+/** ` + v2 at 50 %`, `, shadow v3`: what runs beside the active version. */
+function candidatesOf(t: TenantSummary): string {
+  const rollout = t.rollout ? ` + v${t.rollout.version} at ${t.rollout.percent} %` : "";
+  return `${rollout}${t.shadow ? `, shadow v${t.shadow.version}` : ""}`;
+}

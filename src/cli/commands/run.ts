@@ -2,7 +2,7 @@ import { access } from "node:fs/promises";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { declaredTool, type LoadedScenario, scriptedModel, type Tool, ToolSchemaError } from "../../agent/index.js";
 import { BundleError } from "../../bundler/index.js";
-import type { HookExecutor, LimitsInput, Message } from "../../protocol/index.js";
+import { type HookExecutor, type LimitsInput, type Message, RunId } from "../../protocol/index.js";
 import {
   bundleFromEntry,
   createHookRuntime,
@@ -14,7 +14,7 @@ import {
 } from "../../runtime/index.js";
 import { type BundleStore, openStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
-import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
+import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
 import { eventJson } from "../json-output.js";
 import {
   approvalOptions,
@@ -30,7 +30,7 @@ export { scenarioOf };
 
 import { cliStoreError, isPostgres, STORE_HELP, storeLocationOf } from "../store-option.js";
 
-const HELP = `Usage: isohook run --scenario <file.json> [--checkpoint <out.json>] [--store path] [--json]
+const HELP = `Usage: isohook run --scenario <file.json> [--run-id <id>] [--checkpoint <out.json>] [--store path] [--json]
        isohook run --resume <checkpoint.json> (--approve <callId> | --reject <callId> [--reason <text>] | --edit <callId>=<json>)…
 
 Runs one agent session from a scenario file through the real process sandbox: the scripted model's
@@ -49,6 +49,8 @@ run read it and must be unchanged.
 Options:
   --scenario <file>    The scenario (JSON): tenant, hook, config, system, input, tools, model.turns,
                        maxTurns, approvals
+  --run-id <id>        The run's id (default: a fresh run_<uuid>). With a rollout in progress, the run
+                       id picks the version, so the same id always gets the same one
   --checkpoint <file>  Where to write the checkpoint when the run pauses for approval
   --resume <file>      Continue a paused run: a checkpoint file, or the result line of \`run --json\`
   --approve <callId>   Run the held call with its arguments (repeatable)
@@ -87,6 +89,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
     help: HELP,
     options: {
       scenario: { type: "string", short: "s" },
+      "run-id": { type: "string" },
       store: { type: "string" },
       checkpoint: { type: "string" },
       resume: { type: "string" },
@@ -99,6 +102,11 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
     async run(args, io) {
       const start = await startOf(args, io);
       const { loaded, resume } = start;
+      const runId = stringFlag(args, "run-id");
+      if (runId !== undefined && resume !== undefined)
+        throw new UsageError("--run-id names a new run; a resumed run keeps the id it was checkpointed with");
+      if (runId !== undefined && !RunId.safeParse(runId).success)
+        throw new UsageError(`Expected --run-id to be 1–128 characters, got \`${runId}\``);
       const tools = toolsOf(loaded);
       const storePath = loaded.hookEntry === undefined ? storeLocationOf(args, io) : undefined;
       if (storePath !== undefined && !isPostgres(storePath)) await mustExist(storePath, loaded);
@@ -137,7 +145,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
         };
         const result = await runtimeCall(() =>
           resume === undefined
-            ? runScenario(runtime as HookRuntime, loaded, tools, io, onEvent, undefined, start.approval)
+            ? runScenario(runtime as HookRuntime, loaded, tools, io, onEvent, runId, start.approval)
             : resumeScenario(runtime as HookRuntime, loaded, tools, io, onEvent, resume, start.approval),
         );
         // The run did not wait for its observe-only hooks; their records come before the result line.

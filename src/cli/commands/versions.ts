@@ -8,7 +8,8 @@ export const versionsCommand: Command = {
   help: `Usage: isohook versions --tenant <id> [--store <path>] [--json]
 
 Lists every stored version of a tenant's hook bundle, oldest first. The active version (what runs now) is
-marked with *. Activate another with \`isohook activate\`, go back with \`isohook rollback\`.
+marked with *; a version being rolled out shows its share of runs, \`(rollout 50 %)\`, and a version in
+shadow mode \`(shadow)\`. Activate another with \`isohook activate\`, go back with \`isohook rollback\`.
 
 Options:
   --tenant <id>      The tenant (required)
@@ -31,7 +32,7 @@ Exit codes: 0 listed, 1 the store cannot be read, 2 usage.
       textTable(
         ["VERSION", "HASH", "SIZE", "HOOK POINTS", "UPLOADED BY", "UPLOADED AT"],
         versions.map((v) => [
-          `${v.active ? "*" : " "}v${v.version}`,
+          `${v.active ? "*" : " "}v${v.version}${roleOf(v)}`,
           shortHash(v.hash),
           formatBytes(v.bytes),
           v.hookPoints.join(",") || "-",
@@ -43,3 +44,12 @@ Exit codes: 0 listed, 1 the store cannot be read, 2 usage.
     return EXIT.ok;
   },
 };
+
+/** ` (rollout 50 %)`, ` (shadow)`, ` (rollout 50 %, shadow)`, or nothing. */
+export function roleOf(v: { readonly rolloutPercent: number | null; readonly shadow: boolean }): string {
+  const roles = [
+    ...(v.rolloutPercent === null ? [] : [`rollout ${v.rolloutPercent} %`]),
+    ...(v.shadow ? ["shadow"] : []),
+  ];
+  return roles.length === 0 ? "" : ` (${roles.join(", ")})`;
+}

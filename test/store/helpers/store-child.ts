@@ -25,7 +25,9 @@ type ChildCommand =
       barrier?: boolean;
     }
   | { op: "activate"; path: string; tenantId: string; version: number }
-  | { op: "rollback"; path: string; tenantId: string };
+  | { op: "rollback"; path: string; tenantId: string }
+  | { op: "rollout"; path: string; tenantId: string; version: number; percent: number }
+  | { op: "shadow"; path: string; tenantId: string; version: number | null };
 
 const command = JSON.parse(process.argv[2] ?? "{}") as ChildCommand;
 const onUploadStep = (step: UploadStep) => {
@@ -61,6 +63,16 @@ switch (command.op) {
     break;
   case "rollback":
     process.stdout.write(`${JSON.stringify(await store.rollback({ tenantId, by: "child" }))}\n`);
+    break;
+  case "rollout": {
+    const { version, percent } = command;
+    process.stdout.write(`${JSON.stringify(await store.rollout({ tenantId, version, percent, by: "child" }))}\n`);
+    break;
+  }
+  case "shadow":
+    process.stdout.write(
+      `${JSON.stringify(await store.shadow({ tenantId, version: command.version, by: "child" }))}\n`,
+    );
     break;
   default: {
     const never: never = command;
