@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { Socket } from "node:net";
 import {
+  CHANNEL_FD_ENV,
   type DescribeOutcome,
   RUNNING_MARK_FD_ENV,
   type SandboxBundle,
@@ -51,6 +52,8 @@ const BOOT_TIMEOUT_MS = 30_000;
 const STDERR_TAIL_CHARS = 4_096;
 /** How long a worker asked to exit gets before it is killed. */
 const STOP_GRACE_MS = 250;
+/** The worker's descriptor for the framed channel. */
+const CHANNEL_FD = 5;
 
 type State = "booting" | "running" | "retiring" | "exiting" | "exited";
 
@@ -65,6 +68,8 @@ export class WorkerProcess {
 
   #options: WorkerProcessOptions;
   #child: ChildProcess;
+  /** The host's end of the framed channel's socket pair. */
+  #frames: Socket;
   #channel: WorkerChannel;
   #deadline: CallDeadline;
   #bundles: LoadedBundles;
@@ -87,16 +92,23 @@ export class WorkerProcess {
     });
     const { spec } = options;
     const marks = RunningMarkFile.open();
+    // fd 3 is Node's IPC channel (lifecycle only: the worker exits when it disconnects), fd 4 the running-call
+    // mark file, fd 5 the framed channel that carries every request and response.
+    const env: Record<string, string> = { ...spec.env, [CHANNEL_FD_ENV]: String(CHANNEL_FD) };
+    if (marks !== undefined) env[RUNNING_MARK_FD_ENV] = "4";
     this.#child = fork(spec.entry, [], {
       execArgv: [...spec.execArgv],
       cwd: spec.cwd,
-      // The worker sees the mark file as fd 4, after stdin, stdout, stderr and the IPC channel.
-      env: marks === undefined ? spec.env : { ...spec.env, [RUNNING_MARK_FD_ENV]: "4" },
-      serialization: spec.serialization,
-      stdio: marks === undefined ? ["ignore", "ignore", "pipe", "ipc"] : ["ignore", "ignore", "pipe", "ipc", marks.fd],
+      env,
+      serialization: "json",
+      stdio: ["ignore", "ignore", "pipe", "ipc", marks === undefined ? "ignore" : marks.fd, "pipe"],
     });
     this.pid = this.#child.pid ?? -1;
-    this.#channel = new WorkerChannel(this.#child, {
+    // A fork that failed has no pipes: a socket that never connects stands in until the failure settles it.
+    const stdio: readonly unknown[] = this.#child.stdio;
+    const frames = stdio[CHANNEL_FD];
+    this.#frames = frames instanceof Socket ? frames : new Socket();
+    this.#channel = new WorkerChannel(this.#child, this.#frames, {
       ready: () => this.#onReady(),
       result: (entry, response) => this.#onResult(entry, response),
       malformed: () => this.#kill("protocol"),
@@ -287,10 +299,12 @@ export class WorkerProcess {
     if (on) {
       child.ref();
       child.channel?.ref();
+      this.#frames.ref();
       if (stderr instanceof Socket) stderr.ref();
     } else {
       child.unref();
       child.channel?.unref();
+      this.#frames.unref();
       if (stderr instanceof Socket) stderr.unref();
     }
   }
