@@ -51,7 +51,11 @@ export function encodeFrames(batch: readonly Message[]): Buffer {
     if (message.kind === "call") {
       const { call } = message;
       const chars =
-        message.bundleHash.length + call.tenantId.length + call.point.length + call.eventJson.length + call.ctxJson.length;
+        message.bundleHash.length +
+        call.tenantId.length +
+        call.point.length +
+        call.eventJson.length +
+        call.ctxJson.length;
       bound += LENGTH_BYTES + 1 + 16 + 5 * 4 + chars * MAX_UTF8_PER_UNIT;
     } else if (isPlainReply(message)) {
       bound += LENGTH_BYTES + 1 + 33 + 4 + message.result.reply.length * MAX_UTF8_PER_UNIT;
