@@ -52,6 +52,8 @@ const BOOT_TIMEOUT_MS = 30_000;
 const STDERR_TAIL_CHARS = 4_096;
 /** How long a worker asked to exit gets before it is killed. */
 const STOP_GRACE_MS = 250;
+/** How long after a worker's exit its pipes may still deliver what it wrote before they are cut. */
+const EXIT_DRAIN_MS = 250;
 /** The worker's descriptor for the framed channel. */
 const CHANNEL_FD = 5;
 
@@ -121,6 +123,7 @@ export class WorkerProcess {
     });
     this.#bundles = new LoadedBundles(options.limits);
     this.#child.on("close", this.#onClose);
+    this.#child.on("exit", this.#onExit);
     this.#child.on("error", this.#onError);
     const stderr = this.#child.stderr;
     stderr?.setEncoding("utf8");
@@ -312,6 +315,24 @@ export class WorkerProcess {
   #onStderr = (chunk: string): void => {
     const tail = this.#stderrTail + chunk;
     this.#stderrTail = tail.length > STDERR_TAIL_CHARS ? tail.slice(-STDERR_TAIL_CHARS) : tail;
+  };
+
+  /**
+   * The process is gone; its calls settle on `close`, once its pipes have delivered what it wrote before it
+   * died. That is buffered already, so it is read within this turn of the event loop and the next; frames
+   * after that come from whoever else holds the pipe (a child of a compromised worker that inherited it)
+   * and are dropped. Nor may such a pipe hold the calls: after `EXIT_DRAIN_MS` the host cuts its pipes and
+   * settles without waiting for `close`.
+   */
+  #onExit = (exitCode: number | null, signal: NodeJS.Signals | null): void => {
+    setImmediate(() => setImmediate(() => this.#channel.close()));
+    setTimeout(() => {
+      if (this.#state === "exited") return;
+      this.#frames.destroy();
+      this.#child.stderr?.destroy();
+      if (this.#child.connected) this.#child.disconnect();
+      this.#onClose(exitCode, signal);
+    }, EXIT_DRAIN_MS);
   };
 
   #onError = (): void => {
