@@ -22,7 +22,7 @@ import type { WorkerSpawnSpec } from "./spawn-spec.js";
 import { WorkerChannel } from "./worker-channel.js";
 
 /**
- * One sandbox worker process: spawn, readiness, kill, exit. The stages it drives live apart: the IPC
+ * One sandbox worker process: spawn, readiness, kill, exit. The stages it drives live apart: the framed
  * channel and its pending calls (worker-channel.ts), the deadline over the running call (call-deadline.ts)
  * and the bundles the worker has loaded (loaded-bundles.ts). Every pending call settles exactly once: with
  * the worker's answer, or, when the process ends for any reason, as a failure — `timeout` for the call the
