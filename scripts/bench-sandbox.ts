@@ -365,6 +365,21 @@ async function main(): Promise<void> {
     cold.push(performance.now() - start);
     note(coldSplit, r);
   }
+  // The same after a quiet spell (the spares are back): a new bundle, then a new tenant of a seen bundle.
+  const quietNew: number[] = [];
+  const quietSeen: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const fresh = bundleOf(SCRIPT(`/* quiet ${i} */`));
+    let start = performance.now();
+    await coldExecutor.execute(fresh, { ...call, ctxJson: ctxJsonFor(tenant, fresh.hash) });
+    quietNew.push(performance.now() - start);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const t = TenantId.parse(`quiet-${i}`);
+    start = performance.now();
+    await coldExecutor.execute(bundle, { ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) });
+    quietSeen.push(performance.now() - start);
+  }
   const pid = coldExecutor.workers()[0]?.pid ?? -1;
   const tenantCount = 150;
   const before = (await readRssBytes(pid)) ?? Number.NaN;
@@ -391,6 +406,8 @@ async function main(): Promise<void> {
     `${median(coldSeen).toFixed(2)} ms`,
     `p90 ${p90(coldSeen).toFixed(2)} ms`,
   );
+  row("cold first call of a new bundle (process), after 50 ms quiet", `${median(quietNew).toFixed(2)} ms`, "");
+  row("cold first call of a seen bundle (process), after 50 ms quiet", `${median(quietSeen).toFixed(2)} ms`, "");
   row("cold first call of a new bundle (inline)", `${median(coldInline).toFixed(2)} ms`, "");
   row(`memory per warm tenant isolate (${tenantCount} tenants)`, `${perTenantMb.toFixed(2)} MB`, "");
   target(
