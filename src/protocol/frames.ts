@@ -35,12 +35,8 @@ const MAX_UTF8_PER_UNIT = 3;
 
 type Message = WorkerRequest | WorkerResponse;
 
-declare global {
-  interface String {
-    /** ES2024, in every Node isohook supports (20+); the project's `lib` is ES2022. */
-    isWellFormed(): boolean;
-  }
-}
+/** `String.prototype.isWellFormed` (ES2024, in every Node isohook supports; the project's `lib` is ES2022). */
+const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
 
 /** The bytes of one batch of messages, in order: one write for the whole batch. */
 export function encodeFrames(batch: readonly Message[]): Buffer {
@@ -105,7 +101,7 @@ export function encodeFrames(batch: readonly Message[]): Buffer {
 function isPlainReply(message: Message): message is Extract<WorkerResponse, { kind: "result" }> & {
   result: { type: "replied" };
 } {
-  return message.kind === "result" && message.result.type === "replied" && message.result.reply.isWellFormed();
+  return message.kind === "result" && message.result.type === "replied" && isWellFormed.call(message.result.reply);
 }
 
 function writeString(out: Buffer, at: number, text: string): number {
