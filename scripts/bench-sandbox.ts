@@ -258,7 +258,7 @@ async function main(): Promise<void> {
   );
   const raw = rawIsolate();
   const rawUs = await perCall(
-    () => raw.applySync(undefined, ["tool.call", EVENT_JSON, call.ctxJson], { timeout: 50 }),
+    () => raw.applySync(undefined, ["tool.call", EVENT_JSON, call.ctxJson], { timeout: 5_000 }),
     20_000,
   );
   const inline = createInlineExecutor({ quiet: true });
