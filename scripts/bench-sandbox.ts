@@ -227,6 +227,8 @@ async function rawFramed(): Promise<{ call: () => Promise<void>; close: () => vo
   return { call, close };
 }
 
+const signed = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(1)}`;
+
 function ratio(a: number, b: number): string {
   return `${(a / b).toFixed(2)}×`;
 }
@@ -324,7 +326,7 @@ async function main(): Promise<void> {
     "process sequential ≤ 1.15× the raw framed round trip",
     seqUs <= 1.15 * framedUs,
     `${ratio(seqUs, framedUs)} (${seqUs.toFixed(1)} vs ${framedUs.toFixed(1)} µs, alternating rounds)`,
-    `of the +${(seqUs - framedUs).toFixed(1)} µs over the raw loop, +${(inlineUs - rawUs).toFixed(1)} µs is the pool and prelude (inline execute over raw applySync: state, logs, caps), the rest the host's call path (admitCall, pending call, deadline, frames, wire guard) and the worker's running-call mark write`,
+    `of the ${signed(seqUs - framedUs)} µs over the raw loop, ${signed(inlineUs - rawUs)} µs is the pool and prelude (inline execute over raw applySync: state, logs, caps), the rest the host's call path (admitCall, pending call, deadline, frames, wire guard) and the worker's running-call mark write`,
     "profile the host with --cpu-prof (ProcessInternals.execArgv) and cut what the warm call does twice",
   );
   const ceiling = `the raw framed pipe does ${perSec(framedPerSec)} with one child; 2 cores are shared by the host, both workers and other load (load average ${loadavg()[0]?.toFixed(1)})`;
