@@ -47,11 +47,6 @@ export class WorkerChannel {
     child.on("message", this.#onIpcMessage);
   }
 
-  /** Bytes of a frame the worker started and has not finished: non-zero at its death means it was cut short. */
-  get partialBytes(): number {
-    return this.#reader.buffered;
-  }
-
   /** Tracks `entry` under a new id and returns the id; the request that carries it goes through `push`. */
   add(entry: PendingCall): number {
     const id = this.#nextId++;
