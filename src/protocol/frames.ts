@@ -12,7 +12,8 @@ import type { WorkerRequest, WorkerResponse } from "./wire.js";
  * - `REPLIED` (worker → host, the hot path): `f64 id | f64 cpuMs | f64 runMs | f64 loadMs (NaN: none) |
  *   u8 loadAfterRecycle (0 or 1)` then the reply string.
  * - `JSON`: one `WorkerRequest` or `WorkerResponse` as JSON text (load, describe, unload, ready, failures,
- *   and a reply that is not well-formed UTF-16, which UTF-8 could not carry exactly).
+ *   a reply that is not well-formed UTF-16, which UTF-8 could not carry exactly, and a call or result with a
+ *   field the two binary layouts do not have: a field added to the wire is carried, never dropped).
  *
  * The JSON strings that cross (`eventJson`, `ctxJson`, `reply`) are written as they are: never stringified
  * again. Decoding builds the same objects the wire schemas describe (wire.ts) and nothing more; the caller
@@ -44,7 +45,7 @@ export function encodeFrames(batch: readonly Message[]): Buffer {
   const json: (string | undefined)[] = new Array(batch.length);
   for (let i = 0; i < batch.length; i++) {
     const message = batch[i] as Message;
-    if (message.kind === "call") {
+    if (isPlainCall(message)) {
       const { call } = message;
       const chars =
         message.bundleHash.length +
@@ -72,6 +73,7 @@ export function encodeFrames(batch: readonly Message[]): Buffer {
       out[at++] = FRAME_JSON;
       at += out.write(text, at, "utf8");
     } else if (message.kind === "call") {
+      // isPlainCall held in the first pass.
       out[at++] = FRAME_CALL;
       const { call } = message;
       out.writeDoubleLE(message.id, at);
@@ -97,11 +99,36 @@ export function encodeFrames(batch: readonly Message[]): Buffer {
   return out.subarray(0, at);
 }
 
-/** A result whose reply UTF-8 carries exactly (`isWellFormed`: no lone surrogate), sent as a `REPLIED` frame. */
+const CALL_KEYS = new Set(["kind", "id", "bundleHash", "call"]);
+const SANDBOX_CALL_KEYS = new Set(["tenantId", "point", "eventJson", "ctxJson", "timeoutMs"]);
+const RESULT_KEYS = new Set(["kind", "id", "result"]);
+const REPLIED_KEYS = new Set(["type", "reply", "cpuMs", "runMs", "loadMs", "loadAfterRecycle"]);
+
+/** Own keys all in `keys` (a field the binary layout does not know sends the message as JSON: none is dropped). */
+function onlyKeys(value: object, keys: ReadonlySet<string>): boolean {
+  for (const key in value) if (!keys.has(key)) return false;
+  return true;
+}
+
+/** A call the `CALL` layout carries whole. */
+function isPlainCall(message: Message): message is Extract<WorkerRequest, { kind: "call" }> {
+  return message.kind === "call" && onlyKeys(message, CALL_KEYS) && onlyKeys(message.call, SANDBOX_CALL_KEYS);
+}
+
+/**
+ * A result the `REPLIED` layout carries whole: a reply UTF-8 carries exactly (`isWellFormed`: no lone
+ * surrogate), and no field beyond the layout's.
+ */
 function isPlainReply(message: Message): message is Extract<WorkerResponse, { kind: "result" }> & {
   result: { type: "replied" };
 } {
-  return message.kind === "result" && message.result.type === "replied" && isWellFormed.call(message.result.reply);
+  return (
+    message.kind === "result" &&
+    message.result.type === "replied" &&
+    isWellFormed.call(message.result.reply) &&
+    onlyKeys(message, RESULT_KEYS) &&
+    onlyKeys(message.result, REPLIED_KEYS)
+  );
 }
 
 function writeString(out: Buffer, at: number, text: string): number {

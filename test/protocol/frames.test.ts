@@ -12,6 +12,7 @@ import {
 } from "../../src/protocol/index.js";
 
 const HASH = `sha256-${"a".repeat(64)}`;
+const CALL = { tenantId: "t1", point: "tool.call", eventJson: "{}", ctxJson: "{}", timeoutMs: 50 };
 const LIMITS = { memoryMb: 32, maxResultChars: 65_536, maxStateChars: 16_384, maxLogLines: 50, maxLogChars: 8_192 };
 
 const text = fc.string({ unit: "binary", maxLength: 200 });
@@ -120,6 +121,15 @@ describe("frames", () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it("carry a field the binary layouts do not have, rather than drop it", () => {
+    const call = { kind: "call", id: 3, bundleHash: HASH, call: { ...CALL, priority: "observe" } };
+    const result = { kind: "result", id: 3, result: { type: "replied", reply: "{}", cpuMs: 1, runMs: 2, extra: 1 } };
+    const requests = readAll<unknown>([encodeFrames([call as never])], decodeRequestFrame);
+    const responses = readAll<unknown>([encodeFrames([result as never])], decodeResponseFrame);
+    expect(requests.messages).toEqual([call]);
+    expect(responses.messages).toEqual([result]);
   });
 
   it("break the stream at a length prefix of 0 or over the cap, before its bytes arrive", () => {
