@@ -46,6 +46,8 @@ const SWEEP_EVERY_MS = 10_000;
 /** A batch that has run this long sends its answers so far before starting another call. */
 const FLUSH_AFTER_MS = 2;
 const ORPHAN_POLL_MS = 250;
+/** Largest frame the worker takes from its host: any a u32 length prefix can name. */
+const HOST_FRAME_BYTES = 2 ** 32 - 1;
 /** Exit code of a worker whose channel from the host broke (a frame it cannot read past). */
 const BROKEN_CHANNEL_EXIT = 71;
 
@@ -81,7 +83,9 @@ export function serveWorker(engine: WorkerEngine): void {
     const response = isWorkerRequest(message) ? serve(engine, message, marks) : malformed(message);
     if (response !== undefined) queue(response);
   };
-  const reader = new FrameReader(handle);
+  // The host is trusted and its frames are bounded by its limits (an event may be 64 Mi characters, up to
+  // 192 MiB of UTF-8): no cap here beyond the length prefix's own.
+  const reader = new FrameReader(handle, HOST_FRAME_BYTES);
 
   channel.on("data", (chunk: Buffer) => {
     if (outbox.length === 0) windowStart = performance.now();

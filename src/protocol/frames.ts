@@ -23,7 +23,10 @@ import type { WorkerRequest, WorkerResponse } from "./wire.js";
 
 export const CHANNEL_FD_ENV = "ISOHOOK_CHANNEL_FD";
 
-/** A frame longer than this breaks the channel (the worker is killed): no legitimate message comes near it. */
+/**
+ * A frame from a worker longer than this breaks the channel (the worker is killed): the longest reply the
+ * limits allow (16 Mi + 1 Mi + 1 Mi characters of result, state and logs) is at most 54 MiB of UTF-8.
+ */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
 const FRAME_CALL = 1;
