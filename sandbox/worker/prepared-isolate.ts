@@ -101,13 +101,16 @@ interface Kind {
  * Keeps `SPARES_PER_KIND` prepared isolates ready per (prelude, memory limit), so a tenant's first call
  * skips creating the isolate and installing the prelude (most of a cold start). A kind is wanted once a
  * bundle with it is loaded; a spare taken is replaced between calls (`setImmediate`: after the answers of
- * the current batch went out), one isolate per turn of the event loop so a burst of calls never waits
- * behind more than one isolate's creation, and the rest of the preparation runs on isolated-vm's threads.
+ * the current batch went out), one isolate at a time so a burst of calls never waits behind more than one
+ * isolate's creation, and the rest of the preparation runs on isolated-vm's threads (one at a time too:
+ * three at once competed with the calls for a 2-core machine's CPU).
  * At most `MAX_KINDS` kinds are kept, the least recently wanted dropped first.
  */
 export class SpareIsolates {
   readonly #kinds = new Map<string, Kind>();
   readonly #perKind: number;
+  /** Preparations running on isolated-vm's threads: one at a time, so refills never crowd the calls' CPU. */
+  #preparing = 0;
   #scheduled = false;
   #closed = false;
 
@@ -170,27 +173,28 @@ export class SpareIsolates {
 
   #refillOne = (): void => {
     this.#scheduled = false;
-    if (this.#closed) return;
+    if (this.#closed || this.#preparing > 0) return;
     for (const kind of this.#kinds.values()) {
       if (kind.ready.length + kind.preparing >= this.#perKind) continue;
       kind.preparing++;
+      this.#preparing++;
       prepareIsolateAsync(kind.prelude, kind.memoryMb, PREPARE_TIMEOUT_MS).then(
         (spare) => {
           kind.preparing--;
+          this.#preparing--;
           if (this.#closed || this.#kinds.get(`${kind.memoryMb}\u0000${kind.prelude}`) !== kind) {
             spare.isolate.dispose();
-            return;
+          } else {
+            kind.ready.push(spare);
           }
-          kind.ready.push(spare);
           this.#schedule();
         },
         () => {
           // A spare is an optimisation: the next cold call prepares its own isolate and reports any failure.
           kind.preparing--;
+          this.#preparing--;
         },
       );
-      // One isolate created per turn: the next turn makes the next one.
-      this.#schedule();
       return;
     }
   };
