@@ -1,27 +1,32 @@
 /**
- * Sandbox benchmark (issue 3): one hook, one ~1 KB tool.call event, every path measured side by side in
- * one run. Run with `npm run bench` (node --no-node-snapshot --import tsx scripts/bench-sandbox.ts).
+ * Sandbox benchmark (issues 3 and 14): one hook, one ~1 KB tool.call event, every path measured side by side
+ * in one run. Run with `npm run bench` (node --no-node-snapshot --import tsx scripts/bench-sandbox.ts).
  *
  *   inline call vs raw isolated-vm applySync vs a plain function        target: inline ≤ 1.5× raw applySync
- *   process call (sequential) vs a raw fork-IPC round trip (same applySync)   target: ≤ 1.3× raw round trip
- *   process calls pipelined over the workers                             target: ≥ 50,000 calls/s on 2 cores
- *   cold first call of a new bundle in a running worker                  target: ≤ 3 ms
+ *   process call (sequential) vs a raw framed-pipe round trip (same applySync, alternating rounds)
+ *                                                                        target: ≤ 1.15× the raw round trip
+ *   process calls pipelined over 2 workers, one tenant each / 64 tenants target: ≥ 80,000 / ≥ 50,000 calls/s
+ *   cold call of a new bundle / of a seen bundle (new tenant), in a running worker, as the caller waits
+ *                                                                        target: ≤ 2 ms / ≤ 1 ms
  *   memory per warm tenant isolate (worker RSS growth / tenants)         target: ≤ 2 MB
  *
- * Figures are medians of several rounds; this is a shared machine, so read the ratios, not the absolutes.
- * `--raw-child` is this script's own mode as the raw IPC baseline's child process.
+ * Each target prints met or MISS; a miss prints why (as measured) and the next step. Figures are medians of
+ * several rounds; this is a shared machine, so read the ratios, not the absolutes (the load average is
+ * printed). `--raw-child` and `--raw-framed-child` are this script's own modes as the raw baselines' child
+ * processes (Node IPC, and the least a framed pipe needs).
  */
 import { fork } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
-import { availableParallelism } from "node:os";
+import { Socket } from "node:net";
+import { availableParallelism, loadavg } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
 import { readRssBytes } from "../sandbox/supervisor/rss.js";
 import { createInlineExecutor } from "../sandbox/worker/index.js";
 import * as ivm from "../sandbox/worker/isolated-vm.js";
 import { invokeHook } from "../src/dispatch/index.js";
-import { BundleHash, Limits, type SandboxCall, TenantId } from "../src/protocol/index.js";
+import { BundleHash, Limits, type SandboxCall, type SandboxResult, TenantId } from "../src/protocol/index.js";
 
 const HOOK = `{
   toolCall(event, ctx) {
@@ -68,6 +73,20 @@ async function perCall(fn: () => unknown | Promise<unknown>, n: number, rounds =
   return median(results);
 }
 
+/** µs per call of each of `fns`, measured in alternating rounds (A B A B …) so load changes hit all alike. */
+async function alternating(fns: readonly (() => unknown | Promise<unknown>)[], n: number, rounds: number) {
+  for (const fn of fns) for (let i = 0; i < Math.min(n, 2_000); i++) await fn();
+  const results = fns.map((): number[] => []);
+  for (let r = 0; r < rounds; r++) {
+    for (const [k, fn] of fns.entries()) {
+      const start = performance.now();
+      for (let i = 0; i < n; i++) await fn();
+      results[k]?.push(((performance.now() - start) * 1000) / n);
+    }
+  }
+  return results.map(median);
+}
+
 /** Calls per second with `window` calls in flight, median over rounds. */
 async function throughput(fn: (i: number) => Promise<unknown>, total: number, window: number, rounds = 3) {
   const results: number[] = [];
@@ -99,17 +118,50 @@ function rawIsolate(): ivm.Reference {
 function rawChild(): void {
   const call = rawIsolate();
   process.on("message", (m: { id: number; eventJson: string; ctxJson: string }) => {
-    const reply = call.applySync(undefined, ["tool.call", m.eventJson, m.ctxJson], { timeout: 50 });
+    const reply = call.applySync(undefined, ["tool.call", m.eventJson, m.ctxJson], { timeout: 5_000 });
     process.send?.({ id: m.id, reply });
   });
   process.on("disconnect", () => process.exit(0));
   process.send?.({ ready: true });
 }
 
-async function rawIpc(): Promise<{ seqUs: number; perSec: number }> {
-  const child = fork(fileURLToPath(import.meta.url), ["--raw-child"], {
-    execArgv: ["--no-node-snapshot", "--import", pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href],
+/**
+ * The raw framed baseline's child: the same applySync behind the least a framed pipe needs — `u32 length |
+ * u32 id | u32 eventJson bytes | eventJson | ctxJson` in, `u32 length | u32 id | reply` out, one write per
+ * reply, no checks.
+ */
+function rawFramedChild(): void {
+  const call = rawIsolate();
+  const pipe = new Socket({ fd: 4, readable: true, writable: true });
+  let held: Buffer = Buffer.alloc(0);
+  pipe.on("data", (chunk: Buffer) => {
+    let bytes = held.length > 0 ? Buffer.concat([held, chunk]) : chunk;
+    let at = 0;
+    while (bytes.length - at >= 4 && bytes.length - at - 4 >= bytes.readUInt32LE(at)) {
+      const end = at + 4 + bytes.readUInt32LE(at);
+      const id = bytes.readUInt32LE(at + 4);
+      const eventEnd = at + 12 + bytes.readUInt32LE(at + 8);
+      const eventJson = bytes.toString("utf8", at + 12, eventEnd);
+      const ctxJson = bytes.toString("utf8", eventEnd, end);
+      const reply = String(call.applySync(undefined, ["tool.call", eventJson, ctxJson], { timeout: 5_000 }));
+      const out = Buffer.allocUnsafe(8 + reply.length * 3);
+      const n = out.write(reply, 8, "utf8");
+      out.writeUInt32LE(4 + n, 0);
+      out.writeUInt32LE(id, 4);
+      pipe.write(out.subarray(0, 8 + n));
+      at = end;
+    }
+    bytes = bytes.subarray(at);
+    held = bytes;
   });
+  process.on("disconnect", () => process.exit(0));
+  process.send?.({ ready: true });
+}
+
+const TSX_ARGV = ["--no-node-snapshot", "--import", pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href];
+
+async function rawIpc(): Promise<{ seqUs: number; perSec: number }> {
+  const child = fork(fileURLToPath(import.meta.url), ["--raw-child"], { execArgv: TSX_ARGV });
   await new Promise((resolve) => child.once("message", resolve));
   const pending = new Map<number, () => void>();
   child.on("message", (m: { id: number }) => {
@@ -130,6 +182,53 @@ async function rawIpc(): Promise<{ seqUs: number; perSec: number }> {
   return { seqUs, perSec };
 }
 
+/** The raw framed round trip: one frame a call each way on a socket pair, batched by nothing but the kernel. */
+async function rawFramed(): Promise<{ call: () => Promise<void>; close: () => void }> {
+  const child = fork(fileURLToPath(import.meta.url), ["--raw-framed-child"], {
+    execArgv: TSX_ARGV,
+    stdio: ["ignore", "inherit", "inherit", "ipc", "pipe"],
+  });
+  await new Promise((resolve) => child.once("message", resolve));
+  const pipe = child.stdio[4] as Socket;
+  const pending = new Map<number, () => void>();
+  let held: Buffer = Buffer.alloc(0);
+  pipe.on("data", (chunk: Buffer) => {
+    let bytes = held.length > 0 ? Buffer.concat([held, chunk]) : chunk;
+    let at = 0;
+    while (bytes.length - at >= 4 && bytes.length - at - 4 >= bytes.readUInt32LE(at)) {
+      const end = at + 4 + bytes.readUInt32LE(at);
+      const id = bytes.readUInt32LE(at + 4);
+      bytes.toString("utf8", at + 8, end);
+      pending.get(id)?.();
+      pending.delete(id);
+      at = end;
+    }
+    bytes = bytes.subarray(at);
+    held = bytes;
+  });
+  let id = 0;
+  const ctxJson = ctxJsonFor("raw", "raw");
+  const call = () =>
+    new Promise<void>((resolve) => {
+      const i = id++;
+      pending.set(i, resolve);
+      const out = Buffer.allocUnsafe(12 + (EVENT_JSON.length + ctxJson.length) * 3);
+      const eventBytes = out.write(EVENT_JSON, 12, "utf8");
+      const ctxBytes = out.write(ctxJson, 12 + eventBytes, "utf8");
+      out.writeUInt32LE(8 + eventBytes + ctxBytes, 0);
+      out.writeUInt32LE(i, 4);
+      out.writeUInt32LE(eventBytes, 8);
+      pipe.write(out.subarray(0, 12 + eventBytes + ctxBytes));
+    });
+  const close = () => {
+    child.disconnect();
+    pipe.destroy();
+  };
+  return { call, close };
+}
+
+const signed = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(1)}`;
+
 function ratio(a: number, b: number): string {
   return `${(a / b).toFixed(2)}×`;
 }
@@ -138,8 +237,11 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   const verdicts: string[] = [];
   const row = (...cells: string[]) => rows.push(cells);
-  const target = (name: string, ok: boolean, detail: string) =>
+  const target = (name: string, ok: boolean, detail: string, reason?: string, next?: string) => {
     verdicts.push(`${ok ? "met " : "MISS"}  ${name}: ${detail}`);
+    if (!ok && reason !== undefined) verdicts.push(`      why: ${reason}`);
+    if (!ok && next !== undefined) verdicts.push(`      next: ${next}`);
+  };
   const bundle = bundleOf(SCRIPT());
   const tenant = TenantId.parse("bench-tenant");
   const call: SandboxCall & { point: "tool.call" } = {
@@ -158,7 +260,7 @@ async function main(): Promise<void> {
   );
   const raw = rawIsolate();
   const rawUs = await perCall(
-    () => raw.applySync(undefined, ["tool.call", EVENT_JSON, call.ctxJson], { timeout: 50 }),
+    () => raw.applySync(undefined, ["tool.call", EVENT_JSON, call.ctxJson], { timeout: 5_000 }),
     20_000,
   );
   const inline = createInlineExecutor({ quiet: true });
@@ -180,90 +282,157 @@ async function main(): Promise<void> {
   }
   await inline.close();
 
-  // Processes: raw fork IPC vs isohook process executor, json and advanced serialization.
+  // Processes: the raw round trips (fork IPC; a framed pipe, the isohook channel's kind) vs the process executor.
   const rawRt = await rawIpc();
-  row("raw fork-IPC round trip (same applySync)", `${rawRt.seqUs.toFixed(1)} µs`, "1.00×");
+  row("raw fork-IPC round trip (same applySync)", `${rawRt.seqUs.toFixed(1)} µs`, "");
   const workers = availableParallelism();
-  const measured = new Map<string, { seqUs: number; spread: number; many: number }>();
-  for (const serialization of ["json", "advanced"] as const) {
-    const executor = await startProcessExecutor({ workers, spareWorker: false }, { serialization });
-    const seqUs = await perCall(() => executor.execute(bundle, call), 5_000);
-    // One tenant per worker (warm isolate, no switching) and 64 tenants (isolates take turns on each worker).
-    const perWorker = Array.from({ length: workers }, (_, slot) => {
-      let i = 0;
-      while (executor.shardOf(`spread-${i}`) !== slot) i++;
-      return TenantId.parse(`spread-${i}`);
-    });
-    const many = Array.from({ length: 64 }, (_, i) => TenantId.parse(`bench-${i}`));
-    const callsOf = (tenants: TenantId[]) =>
-      tenants.map((t) => ({ ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) }));
-    const spreadCalls = callsOf(perWorker);
-    const manyCalls = callsOf(many);
-    const spread = await throughput(
-      (i) => executor.execute(bundle, spreadCalls[i % spreadCalls.length] ?? call),
-      40_000,
-      256,
-    );
-    const manyPerSec = await throughput(
-      (i) => executor.execute(bundle, manyCalls[i % manyCalls.length] ?? call),
-      40_000,
-      256,
-    );
-    await executor.close();
-    measured.set(serialization, { seqUs, spread, many: manyPerSec });
-    const perSec = (n: number) => `${Math.round(n).toLocaleString("en-US")} calls/s`;
-    row(`isohook process call, sequential (${serialization})`, `${seqUs.toFixed(1)} µs`, ratio(seqUs, rawRt.seqUs));
-    row(`isohook process pipelined ×256, ${workers} tenants (${serialization})`, perSec(spread), "");
-    row(`isohook process pipelined ×256, 64 tenants (${serialization})`, perSec(manyPerSec), "");
-  }
-  row(
-    "raw fork-IPC pipelined ×256, 1 child, unbatched",
-    `${Math.round(rawRt.perSec).toLocaleString("en-US")} calls/s`,
-    "",
+  const framed = await rawFramed();
+  const executor = await startProcessExecutor({ workers, spareWorker: false });
+  // Sequential, side by side in alternating rounds: the raw framed round trip and one isohook call.
+  const sequential = await alternating([framed.call, () => executor.execute(bundle, call)], 5_000, 7);
+  const [framedUs = Number.NaN, seqUs = Number.NaN] = sequential;
+  row("raw framed-pipe round trip (same applySync)", `${framedUs.toFixed(1)} µs`, "1.00×");
+  row("isohook process call, sequential", `${seqUs.toFixed(1)} µs`, ratio(seqUs, framedUs));
+  // One tenant per worker (warm isolate, no switching) and 64 tenants (isolates take turns on each worker).
+  const perWorker = Array.from({ length: workers }, (_, slot) => {
+    let i = 0;
+    while (executor.shardOf(`spread-${i}`) !== slot) i++;
+    return TenantId.parse(`spread-${i}`);
+  });
+  const many = Array.from({ length: 64 }, (_, i) => TenantId.parse(`bench-${i}`));
+  const callsOf = (tenants: TenantId[]) =>
+    tenants.map((t) => ({ ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) }));
+  const spreadCalls = callsOf(perWorker);
+  const manyCalls = callsOf(many);
+  const spread = await throughput(
+    (i) => executor.execute(bundle, spreadCalls[i % spreadCalls.length] ?? call),
+    60_000,
+    256,
   );
-  const json = measured.get("json") ?? { seqUs: Number.NaN, spread: 0, many: 0 };
+  const manyPerSec = await throughput(
+    (i) => executor.execute(bundle, manyCalls[i % manyCalls.length] ?? call),
+    60_000,
+    256,
+  );
+  const framedPerSec = await throughput(framed.call, 40_000, 256);
+  await executor.close();
+  framed.close();
+  const perSec = (n: number) => `${Math.round(n).toLocaleString("en-US")} calls/s`;
+  row(`isohook process pipelined ×256, ${workers} tenants on ${workers} workers`, perSec(spread), "");
+  row(`isohook process pipelined ×256, 64 tenants on ${workers} workers`, perSec(manyPerSec), "");
+  row("raw fork-IPC pipelined ×256, 1 child, unbatched", perSec(rawRt.perSec), "");
+  row("raw framed-pipe pipelined ×256, 1 child, unbatched", perSec(framedPerSec), "");
   target(
-    "process sequential ≤ 1.3× raw IPC",
-    json.seqUs <= 1.3 * rawRt.seqUs,
-    `${ratio(json.seqUs, rawRt.seqUs)} (json)`,
+    "process sequential ≤ 1.15× the raw framed round trip",
+    seqUs <= 1.15 * framedUs,
+    `${ratio(seqUs, framedUs)} (${seqUs.toFixed(1)} vs ${framedUs.toFixed(1)} µs, alternating rounds)`,
+    `of the ${signed(seqUs - framedUs)} µs over the raw loop, ${signed(inlineUs - rawUs)} µs is the pool and prelude (inline execute over raw applySync: state, logs, caps), the rest the host's call path (admitCall, pending call, deadline, frames, wire guard) and the worker's running-call mark write`,
+    "profile the host with --cpu-prof (ProcessInternals.execArgv) and cut what the warm call does twice",
+  );
+  const ceiling = `the raw framed pipe does ${perSec(framedPerSec)} with one child; 2 cores are shared by the host, both workers and other load (load average ${loadavg()[0]?.toFixed(1)})`;
+  target(
+    `pipelined ≥ 80,000 calls/s on ${workers} workers`,
+    spread >= 80_000,
+    perSec(spread),
+    ceiling,
+    "measure on a quiet machine; then move the host's per-call promise and pending-map work into batches",
   );
   target(
-    "pipelined ≥ 50,000 calls/s",
-    json.spread >= 50_000,
-    `${Math.round(json.spread).toLocaleString("en-US")} calls/s, ${workers} workers, 1 tenant each; ` +
-      `${Math.round(json.many).toLocaleString("en-US")} with 64 tenants`,
+    "pipelined ≥ 50,000 calls/s with 64 tenants",
+    manyPerSec >= 50_000,
+    perSec(manyPerSec),
+    `switching among 32 isolates per worker costs isolated-vm an isolate entry each call (${ratio(spread, manyPerSec)} slower than one tenant per worker); ${ceiling}`,
+    "order each worker's batch by tenant so consecutive calls share an isolate (the pool keeps order per tenant only)",
   );
 
   // Cold first call and memory per warm tenant, in one running worker.
-  const executor = await startProcessExecutor({ workers: 1, spareWorker: false });
-  await executor.execute(bundle, call);
+  const coldExecutor = await startProcessExecutor({ workers: 1, spareWorker: false });
+  await coldExecutor.execute(bundle, call);
   const cold: number[] = [];
+  const split = (): Record<"loadMs" | "runMs" | "queuedMs", number[]> => ({ loadMs: [], runMs: [], queuedMs: [] });
+  const coldSplit = split();
+  const seenSplit = split();
+  const note = (into: ReturnType<typeof split>, r: SandboxResult) => {
+    into.loadMs.push(r.loadMs ?? 0);
+    into.runMs.push(r.runMs);
+    into.queuedMs.push(r.queuedMs ?? 0);
+  };
+  const parts = (of: ReturnType<typeof split>) =>
+    `median loadMs ${median(of.loadMs).toFixed(2)} + runMs ${median(of.runMs).toFixed(2)} + queuedMs ${median(of.queuedMs).toFixed(2)}`;
   for (let i = 0; i < 30; i++) {
     const fresh = bundleOf(SCRIPT(`/* process ${i} */`));
     // The caller's wait: `runMs` alone is the handler's run (the load is `loadMs`, the rest `queuedMs`).
     const start = performance.now();
-    await executor.execute(fresh, { ...call, ctxJson: ctxJsonFor(tenant, fresh.hash) });
+    const r = await coldExecutor.execute(fresh, { ...call, ctxJson: ctxJsonFor(tenant, fresh.hash) });
     cold.push(performance.now() - start);
+    note(coldSplit, r);
   }
-  const pid = executor.workers()[0]?.pid ?? -1;
+  // The same after a quiet spell (the spares are back): a new bundle, then a new tenant of a seen bundle.
+  const quietNew: number[] = [];
+  const quietSeen: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const fresh = bundleOf(SCRIPT(`/* quiet ${i} */`));
+    let start = performance.now();
+    await coldExecutor.execute(fresh, { ...call, ctxJson: ctxJsonFor(tenant, fresh.hash) });
+    quietNew.push(performance.now() - start);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const t = TenantId.parse(`quiet-${i}`);
+    start = performance.now();
+    await coldExecutor.execute(bundle, { ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) });
+    quietSeen.push(performance.now() - start);
+  }
+  const pid = coldExecutor.workers()[0]?.pid ?? -1;
   const tenantCount = 150;
   const before = (await readRssBytes(pid)) ?? Number.NaN;
+  // Each new tenant's first call is a cold call of a bundle the worker has seen (compiled) before.
+  const coldSeen: number[] = [];
   for (let i = 0; i < tenantCount; i++) {
     const t = TenantId.parse(`warm-${i}`);
-    await executor.execute(bundle, { ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) });
+    const start = performance.now();
+    const r = await coldExecutor.execute(bundle, { ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) });
+    coldSeen.push(performance.now() - start);
+    note(seenSplit, r);
   }
   const after = (await readRssBytes(pid)) ?? Number.NaN;
-  await executor.close();
+  await coldExecutor.close();
   const perTenantMb = (after - before) / tenantCount / 1024 / 1024;
-  row("cold first call of a new bundle (process)", `${median(cold).toFixed(2)} ms`, "");
+  const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)] ?? Number.NaN;
+  row(
+    "cold first call of a new bundle (process), 30 back to back",
+    `${median(cold).toFixed(2)} ms`,
+    `p90 ${p90(cold).toFixed(2)} ms`,
+  );
+  row(
+    `cold first call of a seen bundle, new tenant (process), ${tenantCount} back to back`,
+    `${median(coldSeen).toFixed(2)} ms`,
+    `p90 ${p90(coldSeen).toFixed(2)} ms`,
+  );
+  row("cold first call of a new bundle (process), after 50 ms quiet", `${median(quietNew).toFixed(2)} ms`, "");
+  row("cold first call of a seen bundle (process), after 50 ms quiet", `${median(quietSeen).toFixed(2)} ms`, "");
   row("cold first call of a new bundle (inline)", `${median(coldInline).toFixed(2)} ms`, "");
   row(`memory per warm tenant isolate (${tenantCount} tenants)`, `${perTenantMb.toFixed(2)} MB`, "");
-  target("cold first call ≤ 3 ms", median(cold) <= 3, `${median(cold).toFixed(2)} ms median in a running worker`);
+  target(
+    "cold call of a new bundle ≤ 2 ms as the caller waits",
+    median(cold) <= 2,
+    `${median(cold).toFixed(2)} ms median in a running worker`,
+    `${parts(coldSplit)}; queued is transit and the wait behind the refill of a spare, whose isolate creation (~1 ms, V8's Isolate::New) is the one step that stays on the worker's thread (each step: scripts/probe-cold-call.ts)`,
+    "create the spares' isolates off the worker's main thread, or hold a deeper stock refilled only when the worker is idle",
+  );
+  target(
+    "cold call of a seen bundle ≤ 1 ms as the caller waits",
+    median(coldSeen) <= 1,
+    `${median(coldSeen).toFixed(2)} ms median, a new tenant each call`,
+    `${parts(seenSplit)}; as above, the next cold call waits for the spare's isolate creation`,
+    "as above",
+  );
   target("≤ 2 MB per warm tenant", perTenantMb <= 2, `${perTenantMb.toFixed(2)} MB`);
 
   const width = Math.max(...rows.map((r) => (r[0] ?? "").length));
   console.log(
-    `isohook sandbox benchmark — Node ${process.version}, ${availableParallelism()} cores, ~${EVENT_JSON.length} B event\n`,
+    `isohook sandbox benchmark — Node ${process.version}, ${availableParallelism()} cores, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")} at the end, ~${EVENT_JSON.length} B event\n`,
   );
   console.log(`${"path".padEnd(width)}  ${"per call".padStart(18)}  ratio`);
   for (const [name, value, r] of rows)
@@ -273,4 +442,5 @@ async function main(): Promise<void> {
 }
 
 if (process.argv.includes("--raw-child")) rawChild();
+else if (process.argv.includes("--raw-framed-child")) rawFramedChild();
 else await main();

@@ -1,10 +1,18 @@
 /**
- * Probe: what a cold call costs before its handler runs — creating the isolate and evaluating the bundle
- * (`loadMs`) — next to the handler itself (`runMs`), for every example hook in hooks/ and a synthetic
- * ~760 KB bundle (under the 1 MB cap), with and without a prepared spare isolate, optionally while `--hogs`
- * busy-looping processes compete for the CPU. Not a test; prints a table. Run:
+ * Probe: what a cold call costs, part by part. Not a test; prints three tables. Run:
  *
  *   node --no-node-snapshot --import tsx scripts/probe-cold-call.ts [--rounds 20] [--hogs 0]
+ *
+ * 1. Each step of opening an isolate for a bundle, timed alone: creating the isolate, its context, the
+ *    prelude compiled (the first time, then from the worker's own code cache) and run, the bundle compiled
+ *    (first, then cached) and run, adopted, and the handler's first and second calls; and how much of a spare
+ *    prepared on isolated-vm's threads (`prepareIsolateAsync`) blocks the caller's thread.
+ * 2. `loadMs` of a cold call (isolate and bundle evaluation) next to the handler itself (`runMs`), for every
+ *    example hook in hooks/ and a synthetic ~760 KB bundle (under the 1 MB cap), with and without prepared
+ *    spare isolates, optionally while `--hogs` busy-looping processes compete for the CPU.
+ * 3. In a running process worker, as the caller waits: back-to-back cold calls of new bundles, and of a
+ *    bundle the worker has seen (a new tenant each call), split into `loadMs`, `runMs` and `queuedMs`
+ *    (transit and the wait behind the refill of a spare).
  *
  * Why it matters: until the load got its own timeout, a cold call's timeout (50 ms by default) covered
  * evaluating the bundle too, so a large bundle, or any bundle on a starved machine, timed out on every
@@ -14,7 +22,11 @@ import { fork } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
 import { IsolatePool } from "../sandbox/worker/index.js";
+import * as ivm from "../sandbox/worker/isolated-vm.js";
+import { preludeScript } from "../sandbox/worker/prelude-script.js";
+import { prepareIsolateAsync, SPARES_PER_KIND } from "../sandbox/worker/prepared-isolate.js";
 import { bundleHook } from "../src/bundler/index.js";
 import { BundleHash, DEFAULT_LIMITS, type SandboxLimits, TenantId } from "../src/protocol/index.js";
 
@@ -63,8 +75,113 @@ const stats = (xs: number[]) => {
   const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0).toFixed(1);
   return `${at(0.5).padStart(6)} ${at(0.95).padStart(6)} ${(sorted.at(-1) ?? 0).toFixed(1).padStart(6)}`;
 };
+/** Section 1: each step of opening an isolate, alone. */
+async function parts(code: string): Promise<void> {
+  const prelude = preludeScript(limits);
+  const times = new Map<string, number[]>();
+  const lap = (name: string, since: number): number => {
+    const now = performance.now();
+    times.set(name, [...(times.get(name) ?? []), now - since]);
+    return now;
+  };
+  const ctxJson = '{"state":{}}';
+  let preludeCache: ivm.ExternalCopy | undefined;
+  let bundleCache: ivm.ExternalCopy | undefined;
+  for (let i = 0; i < ROUNDS; i++) {
+    let at = performance.now();
+    const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+    at = lap("new Isolate", at);
+    const context = isolate.createContextSync();
+    at = lap("createContextSync", at);
+    const preludeScriptCompiled = isolate.compileScriptSync(
+      prelude,
+      preludeCache === undefined ? { produceCachedData: true } : { cachedData: preludeCache },
+    );
+    at = lap(preludeCache === undefined ? "prelude compile (first)" : "prelude compile (own code cache)", at);
+    preludeCache ??= preludeScriptCompiled.cachedData;
+    const entries = preludeScriptCompiled.runSync(context, { reference: true, timeout: 5_000 });
+    const call = entries.getSync(0, { reference: true });
+    const adopt = entries.getSync(2, { reference: true });
+    at = lap("prelude run + entry references", at);
+    const script = isolate.compileScriptSync(
+      `${code}\n;void 0;`,
+      bundleCache === undefined ? { produceCachedData: true } : { cachedData: bundleCache },
+    );
+    at = lap(bundleCache === undefined ? "bundle compile (first)" : "bundle compile (own code cache)", at);
+    bundleCache ??= script.cachedData;
+    script.runSync(context, { timeout: 5_000 });
+    at = lap("bundle top-level run", at);
+    adopt.applySync(undefined, [], { timeout: 5_000 });
+    at = lap("adopt", at);
+    call.applySync(undefined, ["tool.call", eventJson, ctxJson], { timeout: 5_000 });
+    at = lap("handler, first call", at);
+    call.applySync(undefined, ["tool.call", eventJson, ctxJson], { timeout: 5_000 });
+    at = lap("handler, second call", at);
+    isolate.dispose();
+    lap("dispose", at);
+    const started = performance.now();
+    const prepared = prepareIsolateAsync(prelude, limits.memoryMb, 5_000);
+    lap("async spare: caller's thread blocked", started);
+    (await prepared).isolate.dispose();
+    lap("async spare: ready after", started);
+  }
+  console.log(`each step of opening an isolate, ${ROUNDS} rounds — ms: median p95 max`);
+  for (const [name, xs] of times) console.log(`${name.padEnd(42)}${stats(xs).padStart(22)}`);
+  console.log("");
+}
+
+/** Section 3: back-to-back cold calls in a running process worker, as the caller waits. */
+async function inWorker(code: string): Promise<void> {
+  const executor = await startProcessExecutor({ workers: 1, spareWorker: false, limits: { timeoutMs: 1_000 } });
+  try {
+    const hashOf = (i: number) => BundleHash.parse(`sha256-${i.toString(16).padStart(64, "0")}`);
+    const call = (tenant: string) => ({
+      tenantId: TenantId.parse(tenant),
+      point: "tool.call" as const,
+      eventJson,
+      ctxJson: '{"state":{}}',
+      timeoutMs: 1_000,
+    });
+    const seen = { hash: hashOf(1), code };
+    await executor.execute(seen, call("warm-up"));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const rows = new Map<string, Record<"wait" | "load" | "run" | "queued", number[]>>();
+    const measure = async (name: string, bundle: { hash: BundleHash; code: string }, tenant: string) => {
+      const row = rows.get(name) ?? { wait: [], load: [], run: [], queued: [] };
+      rows.set(name, row);
+      const started = performance.now();
+      const result = await executor.execute(bundle, call(tenant));
+      row.wait.push(performance.now() - started);
+      row.load.push(result.loadMs ?? 0);
+      row.run.push(result.runMs);
+      row.queued.push(result.queuedMs ?? 0);
+    };
+    for (let i = 0; i < ROUNDS; i++)
+      await measure("new bundle", { hash: hashOf(100 + i), code: `${code}\n/* ${i} */` }, "t");
+    for (let i = 0; i < ROUNDS; i++) await measure("seen bundle, new tenant", seen, `seen-${i}`);
+    console.log(
+      `cold calls back to back in a running worker (${SPARES_PER_KIND} spares per limits), ${ROUNDS} each — ms: median p95 max`,
+    );
+    console.log(
+      `${"".padEnd(26)}${"caller waits".padStart(22)}${"loadMs".padStart(22)}${"runMs".padStart(22)}${"queuedMs".padStart(22)}`,
+    );
+    for (const [name, row] of rows) {
+      console.log(
+        `${name.padEnd(26)}${stats(row.wait).padStart(22)}${stats(row.load).padStart(22)}${stats(row.run).padStart(22)}${stats(row.queued).padStart(22)}`,
+      );
+    }
+  } finally {
+    await executor.close();
+  }
+}
+
 try {
   await new Promise((resolve) => setTimeout(resolve, 200));
+  const typical = bundles.find((b) => b.name === "block-destructive-shell") ?? bundles[0];
+  if (typical !== undefined) {
+    console.log(`bundle: ${typical.name} (${Math.round(typical.code.length / 1024)} KB), ${HOGS} CPU hogs\n`);
+    await parts(typical.code);
+  }
   console.log(`cold call of each bundle, ${ROUNDS} rounds, ${HOGS} CPU hogs — ms: median p95 max`);
   console.log(
     `${"bundle".padEnd(28)}${"load (spare)".padStart(22)}${"load (no spare)".padStart(22)}${"handler".padStart(22)}`,
@@ -76,7 +193,8 @@ try {
       pool.load(bundle.hash, bundle.code, limits);
       for (let i = 0; i < ROUNDS; i++) {
         const tenantId = TenantId.parse(`t${i}`);
-        if (spare) await new Promise((resolve) => setTimeout(resolve, 15)); // the spare refills after 10 ms of quiet
+        // Wait for the spares to be back: this column is a cold call that finds one ready.
+        while (spare && pool.stats().spares < SPARES_PER_KIND) await new Promise((resolve) => setTimeout(resolve, 1));
         const r = pool.call(bundle.hash, {
           tenantId,
           point: "tool.call",
@@ -96,6 +214,8 @@ try {
       `${bundle.name.padEnd(28)}${stats(rows.spare).padStart(22)}${stats(rows.cold).padStart(22)}${stats(rows.handler).padStart(22)}`,
     );
   }
+  console.log("");
+  if (typical !== undefined) await inWorker(typical.code);
 } finally {
   for (const hog of hogs) hog.kill();
 }

@@ -27,10 +27,9 @@ export async function createHookExecutor(options: ExecutorOptions = {}): Promise
   return createInlineExecutor({ limits });
 }
 
-/** Internal knobs for tests and the benchmark: another worker entry (a stand-in), the IPC serialization, extra Node flags (e.g. `--cpu-prof`). */
+/** Internal knobs for tests and the benchmark: another worker entry (a stand-in), extra Node flags (e.g. `--cpu-prof`). */
 export interface ProcessInternals {
   readonly workerEntry?: string;
-  readonly serialization?: "json" | "advanced";
   readonly execArgv?: readonly string[];
 }
 
@@ -42,7 +41,7 @@ export async function startProcessExecutor(
   checkCommonOptions(options);
   const resolved = resolveProcessOptions(options);
   options.signal?.throwIfAborted();
-  const spec = workerSpawnSpec(internals.workerEntry, internals.serialization);
+  const spec = workerSpawnSpec(internals.workerEntry);
   const execArgv = internals.execArgv === undefined ? spec.execArgv : [...spec.execArgv, ...internals.execArgv];
   const executor = new ProcessExecutor(resolved, { ...spec, execArgv });
   await executor.started(options.signal);

@@ -93,7 +93,7 @@ function deliver(entry: PendingCall, result: SandboxResult): void {
 /**
  * Settles `entry` with the worker's result, completed in place (it is the host's own copy, fresh from the
  * channel). `runMs` (and `loadMs` on a cold call) are the worker's own measures, never more than the host
- * waited; the rest of the wait is `queuedMs`: other calls ahead on the worker, IPC.
+ * waited; the rest of the wait is `queuedMs`: other calls ahead on the worker, transit.
  */
 export function answer(entry: PendingCall, response: Extract<WorkerResponse, { kind: "result" }>, now: number): void {
   if (!settle(entry)) return;

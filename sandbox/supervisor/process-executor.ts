@@ -43,12 +43,12 @@ function killAllOnExit(): void {
 
 /**
  * The `process` executor: tenants sharded over N supervised worker processes (stable hash of the tenant
- * id), calls pipelined over IPC, one spare worker booted ahead so a crashed worker is replaced at once,
+ * id), calls pipelined over each worker's framed channel, one spare worker booted ahead so a crashed worker is replaced at once,
  * RSS watched and a worker over its cap drained and replaced. See worker-process.ts for the channel.
  *
  * Costs (`SandboxCost`): `runMs` is the worker's own measure of the call's run, so a tenant is
  * never charged for the calls of tenants sharing its worker; what the caller waited beyond it (calls
- * ahead on the worker, a restart, IPC) is `queuedMs`.
+ * ahead on the worker, a restart, transit) is `queuedMs`.
  */
 export class ProcessExecutor implements HookExecutor {
   readonly mode = "process" as const;

@@ -10,8 +10,6 @@ export interface WorkerSpawnSpec {
   readonly cwd: string;
   /** The environment the worker gets: none of the host's (API keys stay in the host), only a temp dir. */
   readonly env: Readonly<Record<string, string>>;
-  /** IPC serialization; `json` measured faster for one-at-a-time calls (scripts/bench-sandbox.ts). */
-  readonly serialization: "json" | "advanced";
 }
 
 const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? "ts" : "js";
@@ -21,7 +19,7 @@ const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? "ts" : "js";
  * loads isolated-vm (DESIGN §2.8); a `.ts` entry is loaded through tsx, resolved to a file URL so the
  * worker finds it whatever its cwd.
  */
-export function workerSpawnSpec(entry?: string, serialization: "json" | "advanced" = "json"): WorkerSpawnSpec {
+export function workerSpawnSpec(entry?: string): WorkerSpawnSpec {
   const file = entry ?? fileURLToPath(new URL(`../worker/worker-main.${OWN_EXTENSION}`, import.meta.url));
   const execArgv = ["--no-node-snapshot"];
   if (file.endsWith(".ts")) {
@@ -30,5 +28,5 @@ export function workerSpawnSpec(entry?: string, serialization: "json" | "advance
   const env: Record<string, string> = {};
   const tmp = process.env.TMPDIR;
   if (tmp !== undefined) env.TMPDIR = tmp;
-  return { entry: file, execArgv, cwd: dirname(file), env, serialization };
+  return { entry: file, execArgv, cwd: dirname(file), env };
 }

@@ -1,5 +1,13 @@
 import type { ChildProcess } from "node:child_process";
-import { isWorkerResponse, type WorkerRequest, type WorkerResponse } from "../../src/protocol/index.js";
+import type { Socket } from "node:net";
+import {
+  decodeResponseFrame,
+  encodeFrames,
+  FrameReader,
+  isWorkerResponse,
+  type WorkerRequest,
+  type WorkerResponse,
+} from "../../src/protocol/index.js";
 import type { PendingCall } from "./pending-call.js";
 
 /** What a channel hands its worker: readiness, each result with its pending call, and a broken message. */
@@ -10,27 +18,33 @@ export interface ChannelListener {
 }
 
 /**
- * The host end of one worker's IPC channel: request ids, the calls pending under them, and the outbox.
- * Requests made in the same tick travel as one array message (and so do the worker's replies), which is
- * what makes pipelined calls cheap; nothing is sent before the worker says `ready`. Every incoming message
- * is checked with the allocation-free `isWorkerResponse`; a result for an id no longer pending (aborted, or
- * settled when the worker ended) is dropped.
+ * The host end of one worker's framed channel (src/protocol/frames.ts): request ids, the calls pending under
+ * them, and the outbox. Requests made in the same tick travel as one write of frames (and so do the worker's
+ * replies), which is what makes pipelined calls cheap; nothing is sent before the worker says `ready`.
+ * Every incoming frame is decoded and checked with the allocation-free `isWorkerResponse`; a length prefix
+ * out of range, a frame that does not decode, a message that fails the guard, or anything at all on Node's
+ * IPC channel (which carries no messages, only the worker's lifecycle) is `malformed`. A result for an id no
+ * longer pending (aborted, or settled when the worker ended) is dropped, and so is everything once closed.
  */
 export class WorkerChannel {
   /** Calls sent (or queued to be) and not answered, in sending order: the oldest is first. */
   readonly pending = new Map<number, PendingCall>();
-  readonly #child: ChildProcess;
+  readonly #frames: Socket;
   readonly #listener: ChannelListener;
+  readonly #reader: FrameReader;
   #nextId = 0;
   #outbox: WorkerRequest[] = [];
   #flushQueued = false;
   #open = false;
   #closed = false;
 
-  constructor(child: ChildProcess, listener: ChannelListener) {
-    this.#child = child;
+  constructor(child: ChildProcess, frames: Socket, listener: ChannelListener) {
+    this.#frames = frames;
     this.#listener = listener;
-    child.on("message", this.#onMessage);
+    this.#reader = new FrameReader(this.#onFrame);
+    frames.on("data", this.#onData);
+    frames.on("error", () => {});
+    child.on("message", this.#onIpcMessage);
   }
 
   /** Tracks `entry` under a new id and returns the id; the request that carries it goes through `push`. */
@@ -56,6 +70,7 @@ export class WorkerChannel {
   close(): void {
     this.#closed = true;
     this.#outbox = [];
+    this.#reader.stop();
   }
 
   #queueFlush(): void {
@@ -68,22 +83,19 @@ export class WorkerChannel {
     const batch = this.#outbox;
     if (batch.length === 0) return;
     this.#outbox = [];
-    if (!this.#child.connected) return;
-    const first = batch[0];
-    this.#child.send(batch.length === 1 && first !== undefined ? first : batch);
+    if (this.#closed || !this.#frames.writable) return;
+    this.#frames.write(encodeFrames(batch));
   };
 
-  #onMessage = (message: unknown): void => {
-    if (Array.isArray(message)) {
-      for (const one of message) this.#receive(one);
-    } else {
-      this.#receive(message);
-    }
+  #onData = (chunk: Buffer): void => {
+    if (this.#closed) return;
+    if (!this.#reader.push(chunk) && !this.#closed) this.#listener.malformed();
   };
 
-  #receive(message: unknown): void {
+  #onFrame = (bytes: Buffer, start: number, end: number): void => {
     // Once the host has given up on a worker, nothing it says counts: its calls settle when it is gone.
     if (this.#closed) return;
+    const message = decodeResponseFrame(bytes, start, end);
     if (!isWorkerResponse(message)) {
       this.#listener.malformed();
       return;
@@ -96,5 +108,9 @@ export class WorkerChannel {
     if (entry === undefined) return;
     this.pending.delete(message.id);
     this.#listener.result(entry, message);
-  }
+  };
+
+  #onIpcMessage = (): void => {
+    if (!this.#closed) this.#listener.malformed();
+  };
 }

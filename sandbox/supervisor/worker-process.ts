@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { Socket } from "node:net";
 import {
+  CHANNEL_FD_ENV,
   type DescribeOutcome,
   RUNNING_MARK_FD_ENV,
   type SandboxBundle,
@@ -21,7 +22,7 @@ import type { WorkerSpawnSpec } from "./spawn-spec.js";
 import { WorkerChannel } from "./worker-channel.js";
 
 /**
- * One sandbox worker process: spawn, readiness, kill, exit. The stages it drives live apart: the IPC
+ * One sandbox worker process: spawn, readiness, kill, exit. The stages it drives live apart: the framed
  * channel and its pending calls (worker-channel.ts), the deadline over the running call (call-deadline.ts)
  * and the bundles the worker has loaded (loaded-bundles.ts). Every pending call settles exactly once: with
  * the worker's answer, or, when the process ends for any reason, as a failure — `timeout` for the call the
@@ -51,6 +52,10 @@ const BOOT_TIMEOUT_MS = 30_000;
 const STDERR_TAIL_CHARS = 4_096;
 /** How long a worker asked to exit gets before it is killed. */
 const STOP_GRACE_MS = 250;
+/** How long after a worker's exit its pipes may still deliver what it wrote before they are cut. */
+const EXIT_DRAIN_MS = 250;
+/** The worker's descriptor for the framed channel. */
+const CHANNEL_FD = 5;
 
 type State = "booting" | "running" | "retiring" | "exiting" | "exited";
 
@@ -65,6 +70,8 @@ export class WorkerProcess {
 
   #options: WorkerProcessOptions;
   #child: ChildProcess;
+  /** The host's end of the framed channel's socket pair. */
+  #frames: Socket;
   #channel: WorkerChannel;
   #deadline: CallDeadline;
   #bundles: LoadedBundles;
@@ -87,16 +94,23 @@ export class WorkerProcess {
     });
     const { spec } = options;
     const marks = RunningMarkFile.open();
+    // fd 3 is Node's IPC channel (lifecycle only: the worker exits when it disconnects), fd 4 the running-call
+    // mark file, fd 5 the framed channel that carries every request and response.
+    const env: Record<string, string> = { ...spec.env, [CHANNEL_FD_ENV]: String(CHANNEL_FD) };
+    if (marks !== undefined) env[RUNNING_MARK_FD_ENV] = "4";
     this.#child = fork(spec.entry, [], {
       execArgv: [...spec.execArgv],
       cwd: spec.cwd,
-      // The worker sees the mark file as fd 4, after stdin, stdout, stderr and the IPC channel.
-      env: marks === undefined ? spec.env : { ...spec.env, [RUNNING_MARK_FD_ENV]: "4" },
-      serialization: spec.serialization,
-      stdio: marks === undefined ? ["ignore", "ignore", "pipe", "ipc"] : ["ignore", "ignore", "pipe", "ipc", marks.fd],
+      env,
+      serialization: "json",
+      stdio: ["ignore", "ignore", "pipe", "ipc", marks === undefined ? "ignore" : marks.fd, "pipe"],
     });
     this.pid = this.#child.pid ?? -1;
-    this.#channel = new WorkerChannel(this.#child, {
+    // A fork that failed has no pipes: a socket that never connects stands in until the failure settles it.
+    const stdio: readonly unknown[] = this.#child.stdio;
+    const frames = stdio[CHANNEL_FD];
+    this.#frames = frames instanceof Socket ? frames : new Socket();
+    this.#channel = new WorkerChannel(this.#child, this.#frames, {
       ready: () => this.#onReady(),
       result: (entry, response) => this.#onResult(entry, response),
       malformed: () => this.#kill("protocol"),
@@ -109,6 +123,7 @@ export class WorkerProcess {
     });
     this.#bundles = new LoadedBundles(options.limits);
     this.#child.on("close", this.#onClose);
+    this.#child.on("exit", this.#onExit);
     this.#child.on("error", this.#onError);
     const stderr = this.#child.stderr;
     stderr?.setEncoding("utf8");
@@ -287,10 +302,12 @@ export class WorkerProcess {
     if (on) {
       child.ref();
       child.channel?.ref();
+      this.#frames.ref();
       if (stderr instanceof Socket) stderr.ref();
     } else {
       child.unref();
       child.channel?.unref();
+      this.#frames.unref();
       if (stderr instanceof Socket) stderr.unref();
     }
   }
@@ -298,6 +315,24 @@ export class WorkerProcess {
   #onStderr = (chunk: string): void => {
     const tail = this.#stderrTail + chunk;
     this.#stderrTail = tail.length > STDERR_TAIL_CHARS ? tail.slice(-STDERR_TAIL_CHARS) : tail;
+  };
+
+  /**
+   * The process is gone; its calls settle on `close`, once its pipes have delivered what it wrote before it
+   * died. That is buffered already, so it is read within this turn of the event loop and the next; frames
+   * after that come from whoever else holds the pipe (a child of a compromised worker that inherited it)
+   * and are dropped. Nor may such a pipe hold the calls: after `EXIT_DRAIN_MS` the host cuts its pipes and
+   * settles without waiting for `close`.
+   */
+  #onExit = (exitCode: number | null, signal: NodeJS.Signals | null): void => {
+    setImmediate(() => setImmediate(() => this.#channel.close()));
+    setTimeout(() => {
+      if (this.#state === "exited") return;
+      this.#frames.destroy();
+      this.#child.stderr?.destroy();
+      if (this.#child.connected) this.#child.disconnect();
+      this.#onClose(exitCode, signal);
+    }, EXIT_DRAIN_MS);
   };
 
   #onError = (): void => {

@@ -37,7 +37,8 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
  * ```
  *
  * A cold call (no isolate for its tenant and bundle yet, or it was recycled or evicted) first loads the
- * bundle: isolate (a prepared spare if one is ready), then the bundle's top-level code, bounded by the
+ * bundle: isolate (a prepared spare if one is ready, prepared-isolate.ts), then the bundle compiled (from
+ * this worker's own code cache of it after its first compile) and its top-level code run, bounded by the
  * bundle's load timeout (`SandboxLimits.loadTimeoutMs`, default `loadTimeoutOf`). The call's `timeoutMs`
  * then covers its handler only, so the first call after a recycle is not cut short by loading; the result
  * reports the load apart (`loadMs`). An isolate is disposed and recreated lazily after every timeout,
@@ -76,14 +77,20 @@ export class IsolatePool {
     }
     const known = this.#bundles.get(bundleHash);
     if (known && known.code === code && sameLimits(known.limits, limits)) return;
-    if (known) this.#cache.dropBundle(bundleHash);
-    this.#bundles.set(bundleHash, { code, limits: { ...limits }, prelude: preludeScript(limits) });
+    if (known) {
+      this.#cache.dropBundle(bundleHash);
+      known.codeCache?.release();
+    }
+    const prelude = preludeScript(limits);
+    this.#bundles.set(bundleHash, { code, limits: { ...limits }, prelude, codeCache: undefined });
+    this.#spares?.want(prelude, limits.memoryMb);
   }
 
   /** Forgets a bundle and disposes its isolates. */
   unload(bundleHash: BundleHash): void {
     this.#assertOpen();
     this.#cache.dropBundle(bundleHash);
+    this.#bundles.get(bundleHash)?.codeCache?.release();
     this.#bundles.delete(bundleHash);
   }
 
@@ -131,7 +138,6 @@ export class IsolatePool {
       onPhase?.("run");
     }
     live.lastUsed = this.#now?.() ?? runStart;
-    this.#spares?.touch(started);
     const { isolate } = live;
     const timeout = call.timeoutMs;
     let reply: unknown;

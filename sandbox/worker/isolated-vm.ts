@@ -31,6 +31,18 @@ export interface HeapStatistics {
   readonly externally_allocated_size: number;
 }
 
+/** A copy of data held outside any isolate; here, V8 code cache this process produced itself. */
+export interface ExternalCopy {
+  release(): void;
+}
+
+/** `cachedData` only ever carries code cache this worker produced from the same source, never a tenant's bytes. */
+export interface CompileOptions {
+  readonly filename?: string;
+  readonly cachedData?: ExternalCopy;
+  readonly produceCachedData?: boolean;
+}
+
 export interface Isolate {
   /** CPU time this isolate has used, in nanoseconds. */
   readonly cpuTime: bigint;
@@ -39,7 +51,11 @@ export interface Isolate {
   /** True once disposed, by `dispose()` or by isolated-vm after a memory-limit event. */
   readonly isDisposed: boolean;
   createContextSync(): Context;
-  compileScriptSync(code: string, options?: { readonly filename?: string }): Script;
+  /** Runs on isolated-vm's thread pool: only for isolates no tenant code has entered (rule 4). */
+  createContext(): Promise<Context>;
+  compileScriptSync(code: string, options?: CompileOptions): Script;
+  /** Runs on isolated-vm's thread pool: only for isolates no tenant code has entered (rule 4). */
+  compileScript(code: string, options?: CompileOptions): Promise<Script>;
   getHeapStatisticsSync(): HeapStatistics;
   /** Throws when the isolate is already disposed. */
   dispose(): void;
@@ -52,8 +68,14 @@ export interface Context {
 }
 
 export interface Script {
+  /** Code cache of this compile, when `produceCachedData` was asked. */
+  readonly cachedData?: ExternalCopy;
+  /** True when the `cachedData` given was not accepted (V8 compiled from source instead). */
+  readonly cachedDataRejected?: boolean;
   runSync(context: Context, options: RunOptions & { readonly reference: true }): Reference;
   runSync(context: Context, options?: RunOptions): unknown;
+  /** Runs on isolated-vm's thread pool: only for isolates no tenant code has entered (rule 4). */
+  run(context: Context, options: RunOptions & { readonly reference: true }): Promise<Reference>;
   release(): void;
 }
 

@@ -1,5 +1,6 @@
 import type { BundleHash, SandboxLimits, WorkerFailureCode } from "../../src/protocol/index.js";
 import { type ClassifiedError, classifyIsolateError } from "./isolate-error.js";
+import type { ExternalCopy } from "./isolated-vm.js";
 import { verifyPrelude } from "./prelude-check.js";
 import { PREPARE_TIMEOUT_MS, type PreparedIsolate, prepareIsolate, type SpareIsolates } from "./prepared-isolate.js";
 
@@ -7,11 +8,16 @@ import { PREPARE_TIMEOUT_MS, type PreparedIsolate, prepareIsolate, type SpareIso
 type Isolate = PreparedIsolate["isolate"];
 type Reference = PreparedIsolate["call"];
 
-/** A bundle the pool knows: its code, its limits and the prelude built for those limits. */
+/**
+ * A bundle the pool knows: its code, its limits, the prelude built for those limits, and V8's code cache
+ * of its script, made by this worker's first compile of that code (never bytes from outside the process:
+ * a reload with other code is a new `LoadedBundle`).
+ */
 export interface LoadedBundle {
   readonly code: string;
   readonly limits: SandboxLimits;
   readonly prelude: string;
+  codeCache: ExternalCopy | undefined;
 }
 
 /** One live isolate: the prelude's entry points, referenced before any tenant code ran. */
@@ -58,7 +64,13 @@ export function openIsolate(
     const deadline = performance.now() + loadTimeoutMs;
     phase = "compile";
     // `void 0` makes the completion value a primitive whatever the bundle's last statement is.
-    const script = prepared.isolate.compileScriptSync(`${bundle.code}\n;void 0;`, { filename: `bundle:${bundleHash}` });
+    const filename = `bundle:${bundleHash}`;
+    const cachedData = bundle.codeCache;
+    const script = prepared.isolate.compileScriptSync(
+      `${bundle.code}\n;void 0;`,
+      cachedData === undefined ? { filename, produceCachedData: true } : { filename, cachedData },
+    );
+    if (cachedData === undefined) bundle.codeCache = script.cachedData;
     phase = "run";
     script.runSync(prepared.context, { timeout: remaining(deadline) });
     script.release();

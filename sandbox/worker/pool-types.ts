@@ -11,8 +11,8 @@ export interface IsolatePoolOptions {
   /** Clock for idle accounting, in ms. [performance.now] */
   readonly now?: () => number;
   /**
-   * Keep one isolate with the prelude installed ready per limits, refilled once the pool has been quiet
-   * for a few ms after a cold call took it: a tenant's first call then skips isolate creation. [true]
+   * Keep a few isolates with the prelude installed ready per limits (`SPARES_PER_KIND`), prepared off the
+   * thread and refilled between calls: a tenant's first call then skips isolate creation. [true]
    */
   readonly spare?: boolean;
 }

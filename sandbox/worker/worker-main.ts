@@ -1,13 +1,15 @@
 /**
- * The sandbox worker process: the IPC loop around an `IsolatePool`. Forked by the supervisor
- * (sandbox/supervisor) with `--no-node-snapshot` and an IPC channel.
+ * The sandbox worker process: the channel loop around an `IsolatePool`. Forked by the supervisor
+ * (sandbox/supervisor) with `--no-node-snapshot`, an IPC channel (lifecycle only: the worker exits when the
+ * host disconnects, and sends nothing on it) and the framed channel (src/protocol/frames.ts) at the
+ * descriptor `CHANNEL_FD_ENV` names.
  *
- * Protocol (src/protocol/wire.ts): the host sends `WorkerRequest`s, alone or as an array of them; the worker
+ * Protocol (src/protocol/wire.ts): the host sends `WorkerRequest`s as frames, many to a write; the worker
  * answers every `call` and `describe` with one `WorkerResponse` carrying the request's id, in request order.
- * Answers to one incoming message go out as one array, early if the batch runs long. `ready` goes out
- * once, when the loop listens. Each request is checked with the allocation-free `isWorkerRequest`: the host
- * is trusted but the channel must not fall over on garbage, so a malformed request with an id gets an
- * `unavailable` answer and one without is dropped.
+ * Answers to one read go out as one write, early if the batch runs long. `ready` goes out once, when the
+ * loop listens. Each request is checked with the allocation-free `isWorkerRequest`: the host is trusted but
+ * the channel must not fall over on garbage, so a malformed request with an id gets an `unavailable` answer
+ * and one without is dropped.
  *
  * Before each call or describe the worker writes the running-call mark (src/protocol/running-mark.ts) to
  * the file descriptor the host passed, if any, so the host can tell which call it was running if it dies,
@@ -18,9 +20,14 @@
  * host dies while the main thread is busy (the host's SIGKILL reparents the worker; the thread sees it).
  */
 import { realpathSync, writeSync } from "node:fs";
+import { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import {
+  CHANNEL_FD_ENV,
+  decodeRequestFrame,
+  encodeFrames,
+  FrameReader,
   isWorkerRequest,
   monotonicMs,
   RUNNING_MARK_BYTES,
@@ -39,10 +46,13 @@ const SWEEP_EVERY_MS = 10_000;
 /** A batch that has run this long sends its answers so far before starting another call. */
 const FLUSH_AFTER_MS = 2;
 const ORPHAN_POLL_MS = 250;
+/** Largest frame the worker takes from its host: any a u32 length prefix can name. */
+const HOST_FRAME_BYTES = 2 ** 32 - 1;
+/** Exit code of a worker whose channel from the host broke (a frame it cannot read past). */
+const BROKEN_CHANNEL_EXIT = 71;
 
 export function serveWorker(engine: WorkerEngine): void {
-  const send = process.send?.bind(process);
-  if (send === undefined) throw new Error("worker-main must be forked with an IPC channel (child_process.fork)");
+  const channel = openChannel(process.env[CHANNEL_FD_ENV]);
   const marks = runningMarks(process.env[RUNNING_MARK_FD_ENV]);
 
   let outbox: WorkerResponse[] = [];
@@ -53,34 +63,52 @@ export function serveWorker(engine: WorkerEngine): void {
     const batch = outbox;
     if (batch.length === 0) return;
     outbox = [];
-    const first = batch[0];
-    if (process.connected) send(batch.length === 1 && first !== undefined ? first : batch);
+    if (channel.writable) channel.write(encodeFrames(batch));
   };
-  const handle = (message: unknown): void => {
-    // A long batch sends what it has answered before starting another call: the host reads answers as
-    // progress, and its deadline for a call counts from the answer before it.
-    if (outbox.length > 0 && performance.now() - windowStart >= FLUSH_AFTER_MS) {
-      flush();
-      windowStart = performance.now();
-    }
-    const response = isWorkerRequest(message) ? serve(engine, message, marks) : malformed(message);
-    if (response === undefined) return;
+  const queue = (response: WorkerResponse): void => {
     outbox.push(response);
     if (!flushQueued) {
       flushQueued = true;
       queueMicrotask(flush);
     }
   };
+  const handle = (bytes: Buffer, start: number, end: number): void => {
+    // A long batch sends what it has answered before starting another call: the host reads answers as
+    // progress, and its deadline for a call counts from the answer before it.
+    if (outbox.length > 0 && performance.now() - windowStart >= FLUSH_AFTER_MS) {
+      flush();
+      windowStart = performance.now();
+    }
+    const message = decodeRequestFrame(bytes, start, end);
+    const response = isWorkerRequest(message) ? serve(engine, message, marks) : malformed(message);
+    if (response !== undefined) queue(response);
+  };
+  // The host is trusted and its frames are bounded by its limits (an event may be 64 Mi characters, up to
+  // 192 MiB of UTF-8): no cap here beyond the length prefix's own.
+  const reader = new FrameReader(handle, HOST_FRAME_BYTES);
 
-  process.on("message", (message: unknown) => {
+  channel.on("data", (chunk: Buffer) => {
     if (outbox.length === 0) windowStart = performance.now();
-    if (Array.isArray(message)) for (const one of message) handle(one);
-    else handle(message);
+    // A length prefix out of range: the stream cannot be read on, so this worker ends and its calls settle.
+    if (!reader.push(chunk)) process.exit(BROKEN_CHANNEL_EXIT);
   });
+  channel.on("error", () => process.exit(BROKEN_CHANNEL_EXIT));
+  channel.on("end", () => process.exit(0));
   process.on("disconnect", () => process.exit(0));
   setInterval(() => engine.sweep(), SWEEP_EVERY_MS).unref();
   watchForOrphaning();
-  send({ kind: "ready", pid: process.pid } satisfies WorkerResponse);
+  queue({ kind: "ready", pid: process.pid });
+}
+
+/** The worker's end of the framed channel; the supervisor forks it with both that and an IPC channel. */
+function openChannel(fdText: string | undefined): Socket {
+  const fd = Number(fdText);
+  if (process.send === undefined || fdText === undefined || !Number.isSafeInteger(fd) || fd < 3) {
+    throw new Error(
+      `worker-main must be forked by the sandbox supervisor, with an IPC channel and a framed channel (${CHANNEL_FD_ENV})`,
+    );
+  }
+  return new Socket({ fd, readable: true, writable: true });
 }
 
 /** `start` marks a call as running; `phase` re-marks it when it loads its bundle and when its handler starts. */

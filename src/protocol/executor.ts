@@ -54,7 +54,7 @@ export interface SandboxCall {
  *   then charge `loadMs` too, and a reload that makes the call outlast its timeout is a quarantine strike
  *   (docs/architecture.md, "Reloads a tenant causes").
  * - `queuedMs`: wall time the call waited and was not running: behind other calls on its worker, for a
- *   worker to be (re)started, in transit over IPC. Absent in inline mode (nothing queues there).
+ *   worker to be (re)started, in transit on the channel. Absent in inline mode (nothing queues there).
  *
  * The caller waited about `queuedMs + loadMs + runMs`.
  */

@@ -21,6 +21,14 @@ export {
   type SandboxResult,
 } from "./executor.js";
 export { failureText } from "./failure-text.js";
+export {
+  CHANNEL_FD_ENV,
+  decodeRequestFrame,
+  decodeResponseFrame,
+  encodeFrames,
+  FrameReader,
+  MAX_FRAME_BYTES,
+} from "./frames.js";
 export { GuestReply, maxReplyChars, parseGuestReply } from "./guest-reply.js";
 export {
   type HandlerName,

@@ -2,7 +2,7 @@ import type { SandboxLimits, WorkerRequest, WorkerResponse } from "./wire.js";
 
 /**
  * Hand-written guards that accept exactly what `WorkerRequest` / `WorkerResponse` (wire.ts) accept, for the
- * IPC hot path: a zod parse per call costs microseconds, these cost tens of nanoseconds and allocate
+ * channel's hot path: a zod parse per call costs microseconds, these cost tens of nanoseconds and allocate
  * nothing. A property test holds them equal to the zod schemas, which stay the specification.
  */
 

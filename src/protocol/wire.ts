@@ -2,9 +2,10 @@ import { z } from "zod";
 import { BundleHash, TenantId } from "./ids.js";
 
 /**
- * Host ↔ sandbox worker messages over the fork IPC channel. Requests carry ids; every pending id settles
- * exactly once (as `sandbox_crashed` if the worker dies). Event, ctx and reply travel as JSON strings the
- * worker never parses: the worker moves strings between the channel and the isolate.
+ * Host ↔ sandbox worker messages, carried as frames on the worker's channel (frames.ts). Requests carry ids;
+ * every pending id settles exactly once (as `sandbox_crashed` if the worker dies). Event, ctx and reply
+ * travel as JSON strings the worker never parses: the worker moves strings between the channel and the
+ * isolate.
  */
 
 export const SandboxLimits = z.strictObject({

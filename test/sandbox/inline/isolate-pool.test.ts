@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { IsolatePool, PoolClosedError, SandboxOptionsError } from "../../../sandbox/worker/index.js";
+import { SPARES_PER_KIND } from "../../../sandbox/worker/prepared-isolate.js";
 import { GuestReply, type SandboxResult } from "../../../src/protocol/index.js";
 import { ctxJson, HEALTHY, hooksBundle, POOL_LIMITS, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
 
@@ -202,21 +203,31 @@ describe("IsolatePool", () => {
     expect(result.runMs).toBeGreaterThan(0);
   });
 
-  it("keeps a prepared spare isolate for the next tenant's first call, refilled once the pool is quiet", async () => {
+  it("keeps prepared spare isolates for tenants' first calls, refilled between calls", async () => {
     const pool = poolWith();
     callCounter(pool, "a");
     expect(pool.stats().spares).toBe(0);
-    await vi.waitFor(() => expect(pool.stats().spares).toBe(1), { timeout: 5_000, interval: 5 });
+    await vi.waitFor(() => expect(pool.stats().spares).toBe(SPARES_PER_KIND), { timeout: 10_000, interval: 5 });
+    expect(SPARES_PER_KIND).toBeGreaterThan(1);
+    // Back-to-back first calls each take a spare; none waits for quiet to be replaced.
     expect(count(callCounter(pool, "b"))).toBe("1");
-    expect(pool.stats().spares).toBe(0);
-    await vi.waitFor(() => expect(pool.stats()).toMatchObject({ spares: 1, isolates: 2 }), {
-      timeout: 5_000,
+    expect(count(callCounter(pool, "c"))).toBe("1");
+    expect(pool.stats().spares).toBe(SPARES_PER_KIND - 2);
+    await vi.waitFor(() => expect(pool.stats()).toMatchObject({ spares: SPARES_PER_KIND, isolates: 3 }), {
+      timeout: 10_000,
       interval: 5,
     });
     const without = poolWith({ spare: false });
     callCounter(without, "a");
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(without.stats().spares).toBe(0);
+  });
+
+  it("runs no tenant code in a spare before it is taken, and a spare's prelude answers like a fresh one", async () => {
+    const pool = poolWith();
+    await vi.waitFor(() => expect(pool.stats().spares).toBe(SPARES_PER_KIND), { timeout: 10_000, interval: 5 });
+    // The counter bundle counts in globalThis: a spare shared or pre-loaded with tenant code would show it.
+    for (const name of ["s1", "s2", "s3", "s4"]) expect(count(callCounter(pool, name))).toBe("1");
   });
 
   it("tells its phase listener when a cold call loads its bundle and when the handler starts", () => {
