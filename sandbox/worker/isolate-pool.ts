@@ -7,15 +7,17 @@ import {
   type SandboxResult,
   type TenantId,
   type WorkerFailureCode,
+  wallBackstopOf,
 } from "../../src/protocol/index.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { IsolateCache } from "./isolate-cache.js";
-import { classifyIsolateError } from "./isolate-error.js";
-import { disposeQuietly, type LiveIsolate, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
+import { callTimeoutMessage, classifyIsolateError } from "./isolate-error.js";
+import { disposeQuietly, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
 import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
 import { SpareIsolates } from "./prepared-isolate.js";
+import { threadCpuMs } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;
 
@@ -133,27 +135,30 @@ export class IsolatePool {
     this.#spares?.touch(started);
     const { isolate } = live;
     const timeout = call.timeoutMs;
+    // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
+    const backstop = wallBackstopOf(timeout);
+    const cpuStart = threadCpuMs();
     let reply: unknown;
     try {
-      reply = live.call.applySync(undefined, [call.point, call.eventJson, call.ctxJson], { timeout });
-      if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + timeout) });
+      reply = live.call.applySync(undefined, [call.point, call.eventJson, call.ctxJson], { timeout: backstop });
+      if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + backstop) });
     } catch (error) {
-      const cpuMs = cpuSince(isolate, live.cpuMark, runStart);
+      const cpuMs = threadCpuMs() - cpuStart;
       // Classify before recycling: disposal is how a memory-limit event shows.
       const classified = classifyIsolateError(error, isolate, timeout, live.memoryMb);
       this.#cache.recycle(live);
-      return withLoad(failure(classified.code, classified.message, cpuMs, elapsed(runStart)), loadMs, ownLoad);
+      const message = classified.code === "timeout" ? callTimeoutMessage(cpuMs, timeout) : classified.message;
+      return withLoad(failure(classified.code, message, cpuMs, elapsed(runStart)), loadMs, ownLoad);
     }
-    const cpuNow = isolate.cpuTime;
-    const cpuMs = Number(cpuNow - live.cpuMark) / 1e6;
-    live.cpuMark = cpuNow;
-    if (typeof reply !== "string") {
+    const cpuMs = threadCpuMs() - cpuStart;
+    if (cpuMs > timeout || typeof reply !== "string") {
+      // Past its CPU time the reply is not taken, as if the call had been stopped at its timeout.
       this.#cache.recycle(live);
-      return withLoad(
-        failure("threw", "The sandbox prelude returned no reply string", cpuMs, elapsed(runStart)),
-        loadMs,
-        ownLoad,
-      );
+      const [code, message] =
+        cpuMs > timeout
+          ? (["timeout", callTimeoutMessage(cpuMs, timeout)] as const)
+          : (["threw", "The sandbox prelude returned no reply string"] as const);
+      return withLoad(failure(code, message, cpuMs, elapsed(runStart)), loadMs, ownLoad);
     }
     this.#cache.used(live);
     return withLoad({ type: "replied", reply, cpuMs, runMs: elapsed(runStart) }, loadMs, ownLoad);
@@ -172,20 +177,16 @@ export class IsolatePool {
     const opened = openIsolate(`${tenantId}\u0000describe`, bundleHash, bundle, timeoutMs, this.#spares, started);
     if (opened.type === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
     const { isolate } = opened.live;
+    const cpuStart = threadCpuMs();
     try {
       const reply: unknown = opened.live.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
-      const cpuMs = cpuSince(isolate, opened.live.cpuMark, started);
+      const cpuMs = threadCpuMs() - cpuStart;
       if (typeof reply !== "string")
         return failure("threw", "The sandbox prelude returned no describe reply", cpuMs, elapsed(started));
       return { type: "replied", reply, cpuMs, runMs: elapsed(started) };
     } catch (error) {
       const classified = classifyIsolateError(error, isolate, timeoutMs, bundle.limits.memoryMb);
-      return failure(
-        classified.code,
-        classified.message,
-        cpuSince(isolate, opened.live.cpuMark, started),
-        elapsed(started),
-      );
+      return failure(classified.code, classified.message, threadCpuMs() - cpuStart, elapsed(started));
     } finally {
       disposeQuietly(isolate);
     }
@@ -240,15 +241,6 @@ function notLoaded(bundleHash: BundleHash): string {
 
 function elapsed(started: number): number {
   return performance.now() - started;
-}
-
-/** CPU time spent in the isolate since `start`; after a disposal it is gone, so wall time stands in. */
-function cpuSince(isolate: LiveIsolate["isolate"], start: bigint, started: number): number {
-  try {
-    return Number(isolate.cpuTime - start) / 1e6;
-  } catch {
-    return elapsed(started);
-  }
 }
 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
