@@ -12,12 +12,12 @@ import {
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { IsolateCache } from "./isolate-cache.js";
 import { callTimeoutMessage, classifyIsolateError } from "./isolate-error.js";
-import { disposeQuietly, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
+import { disposeQuietly, type LiveIsolate, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
 import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
 import { SpareIsolates } from "./prepared-isolate.js";
-import { threadCpuMs } from "./thread-cpu.js";
+import { callCpuMs, threadCpuMs } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;
 
@@ -137,20 +137,22 @@ export class IsolatePool {
     const timeout = call.timeoutMs;
     // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
     const backstop = wallBackstopOf(timeout);
-    const cpuStart = threadCpuMs();
+    const threadStart = threadCpuMs();
     let reply: unknown;
     try {
       reply = live.call.applySync(undefined, [call.point, call.eventJson, call.ctxJson], { timeout: backstop });
       if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + backstop) });
     } catch (error) {
-      const cpuMs = threadCpuMs() - cpuStart;
+      const runMs = elapsed(runStart);
+      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
       // Classify before recycling: disposal is how a memory-limit event shows.
       const classified = classifyIsolateError(error, isolate, timeout, live.memoryMb);
       this.#cache.recycle(live);
       const message = classified.code === "timeout" ? callTimeoutMessage(cpuMs, timeout) : classified.message;
-      return withLoad(failure(classified.code, message, cpuMs, elapsed(runStart)), loadMs, ownLoad);
+      return withLoad(failure(classified.code, message, cpuMs, runMs), loadMs, ownLoad);
     }
-    const cpuMs = threadCpuMs() - cpuStart;
+    const runMs = elapsed(runStart);
+    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
     if (cpuMs > timeout || typeof reply !== "string") {
       // Past its CPU time the reply is not taken, as if the call had been stopped at its timeout.
       this.#cache.recycle(live);
@@ -158,10 +160,10 @@ export class IsolatePool {
         cpuMs > timeout
           ? (["timeout", callTimeoutMessage(cpuMs, timeout)] as const)
           : (["threw", "The sandbox prelude returned no reply string"] as const);
-      return withLoad(failure(code, message, cpuMs, elapsed(runStart)), loadMs, ownLoad);
+      return withLoad(failure(code, message, cpuMs, runMs), loadMs, ownLoad);
     }
     this.#cache.used(live);
-    return withLoad({ type: "replied", reply, cpuMs, runMs: elapsed(runStart) }, loadMs, ownLoad);
+    return withLoad({ type: "replied", reply, cpuMs, runMs }, loadMs, ownLoad);
   }
 
   /**
@@ -177,16 +179,16 @@ export class IsolatePool {
     const opened = openIsolate(`${tenantId}\u0000describe`, bundleHash, bundle, timeoutMs, this.#spares, started);
     if (opened.type === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
     const { isolate } = opened.live;
-    const cpuStart = threadCpuMs();
+    const threadStart = threadCpuMs();
+    const cpuMs = () => callCpuMs(isolateMsSince(opened.live, elapsed(started)), threadStart, elapsed(started));
     try {
       const reply: unknown = opened.live.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
-      const cpuMs = threadCpuMs() - cpuStart;
       if (typeof reply !== "string")
-        return failure("threw", "The sandbox prelude returned no describe reply", cpuMs, elapsed(started));
-      return { type: "replied", reply, cpuMs, runMs: elapsed(started) };
+        return failure("threw", "The sandbox prelude returned no describe reply", cpuMs(), elapsed(started));
+      return { type: "replied", reply, cpuMs: cpuMs(), runMs: elapsed(started) };
     } catch (error) {
       const classified = classifyIsolateError(error, isolate, timeoutMs, bundle.limits.memoryMb);
-      return failure(classified.code, classified.message, threadCpuMs() - cpuStart, elapsed(started));
+      return failure(classified.code, classified.message, cpuMs(), elapsed(started));
     } finally {
       disposeQuietly(isolate);
     }
@@ -241,6 +243,21 @@ function notLoaded(bundleHash: BundleHash): string {
 
 function elapsed(started: number): number {
   return performance.now() - started;
+}
+
+/**
+ * isolated-vm's time for `live` since its previous call ended (it advances only inside calls), moving the
+ * mark on; after a memory-limit disposal it cannot be read, and the wall time `runMs` stands in.
+ */
+function isolateMsSince(live: LiveIsolate, runMs: number): number {
+  try {
+    const now = live.isolate.cpuTime;
+    const ms = Number(now - live.cpuMark) / 1e6;
+    live.cpuMark = now;
+    return ms;
+  } catch {
+    return runMs;
+  }
 }
 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {

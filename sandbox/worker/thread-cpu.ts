@@ -4,10 +4,12 @@ import { closeSync, openSync, readSync } from "node:fs";
  * CPU time of the calling thread, in ms: what a call's isolate used, since isolated-vm runs `applySync` on
  * the thread that calls it. Not `isolate.cpuTime`: on Linux both 5.0.4 and 7.0.1 count a synchronous
  * call's time by the wall clock (a call that sleeps 50 ms in `Atomics.wait` or waits 65 ms for a busy core
- * reports it as CPU; `scripts/probe-isolated-vm.ts`, "isolate-cpuTime-is-wall-time"). Read where the
- * running Node offers it: `process.threadCpuUsage()` (Node 23.9 on, ~0.5 µs), else the thread's
- * `/proc/thread-self/schedstat` through a descriptor kept open (Linux, ~2 µs), else the process's
- * `cpuUsage()` (other threads' CPU included: an over-estimate).
+ * reports it as CPU; `scripts/probe-isolated-vm.ts`, "cpuTime-read-during-a-call" and
+ * "timeout-is-wall-clock-under-load"). Read where the running Node offers it: `process.threadCpuUsage()`
+ * (Node 23.9 on, ~0.5 µs), else the thread's `/proc/thread-self/schedstat` through a descriptor kept open
+ * (Linux, ~2 µs), else the process's `cpuUsage()` (other threads' CPU included: an over-estimate). The
+ * first two are the kernel's account of the thread, which it brings up to date at each scheduler tick and
+ * context switch: a read may lag by a tick (1–4 ms), so short spans are measured otherwise (`callCpuMs`).
  */
 const CLOCK = pickClock();
 export const threadCpuMs: () => number = CLOCK.read;
@@ -70,4 +72,19 @@ function schedstatClock(): (() => number) | undefined {
     return undefined;
   }
   return read;
+}
+
+/** Calls shorter than this by the clock take isolated-vm's measure: the thread's clock lags by up to a tick. */
+const TICK_SAFE_MS = 10;
+
+/**
+ * A call's CPU time in ms from its two measures since it started: `isolateMs` (isolated-vm's `cpuTime`:
+ * exact to the ns, but counting waits and time the machine did not run the thread) and the thread's CPU
+ * clock (`threadCpuMs`, read now, against `threadStart`). A call under 10 ms takes `isolateMs` (waits that
+ * short do not matter, and the thread's clock is not read); a longer one the lesser of the two, the
+ * thread's clock being the true CPU time within a tick, and never more than `isolateMs`.
+ */
+export function callCpuMs(isolateMs: number, threadStart: number, runMs: number): number {
+  if (runMs < TICK_SAFE_MS) return isolateMs;
+  return Math.max(0, Math.min(isolateMs, threadCpuMs() - threadStart));
 }
