@@ -138,20 +138,27 @@ export class CallDeadline {
       this.#arm(over - now);
       return;
     }
-    const from = this.#overdueFrom?.entry === running.entry ? this.#overdueFrom.gauge : undefined;
+    if (this.#overdueFrom?.entry !== running.entry) {
+      // First seen overdue: read the worker, then give it the rest of its grace (or, when this timer ran
+      // late, a short window, so that what the call does before the kill is measured).
+      this.#overdueFrom = { entry: running.entry, gauge: gaugeWorker(this.#options.pid) };
+      this.#arm(now < due ? due - now : Math.min(this.#options.killGraceMs, LATE_WINDOW_MS));
+      return;
+    }
     if (now < due) {
-      if (this.#overdueFrom?.entry !== running.entry) {
-        this.#overdueFrom = { entry: running.entry, gauge: gaugeWorker(this.#options.pid) };
-      }
       this.#arm(due - now);
       return;
     }
+    const from = this.#overdueFrom.gauge;
     const last = from === undefined ? undefined : gaugeWorker(this.#options.pid);
     this.#overdue = from === undefined || last === undefined ? undefined : overdueBetween(from, last);
     this.#killedOver = running.entry;
     this.#options.onDue();
   };
 }
+
+/** How long a call first seen overdue past its kill grace (the host's timer ran late) is watched before the kill. */
+const LATE_WINDOW_MS = 100;
 
 /** A call's wall-clock budget: its timeout's backstop (the timeout is CPU time); a describe's own timeout. */
 function wallBudgetOf(entry: PendingCall): number {

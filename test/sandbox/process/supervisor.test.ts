@@ -127,7 +127,8 @@ describe("process executor when a worker fails", () => {
 
   beforeAll(async () => {
     executor = await startProcessExecutor(
-      { workers: 2, spareWorker: true, killGraceMs: 150, onEvent: (e) => events.push(e) },
+      // The smallest memory limit, so that a bomb outgrows it within the short grace on a loaded machine.
+      { workers: 2, spareWorker: true, killGraceMs: 150, limits: { memoryMb: 8 }, onEvent: (e) => events.push(e) },
       { workerEntry: STAND_IN_WORKER },
     );
     a = tenantOn((id) => executor.shardOf(id), 0, "victim");
@@ -265,7 +266,7 @@ describe("process executor when a worker fails", () => {
     const before = await pidOf(a);
     const bomb = await executor.execute(...standInCall(a, { op: "bomb" }, 30));
     expect(bomb).toMatchObject({ type: "failed", failure: { code: "memory_limit" } });
-    expect(bomb.type === "failed" && bomb.failure.message).toContain("32 MB memory limit");
+    expect(bomb.type === "failed" && bomb.failure.message).toContain("8 MB memory limit");
     expect(blame(bomb)).toBe(" (culprit)");
     expect(await pidOf(a)).not.toBe(before);
   });
