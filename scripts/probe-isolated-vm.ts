@@ -28,6 +28,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { MessageChannel } from "node:worker_threads";
 import * as ivm from "../sandbox/worker/isolated-vm.js";
+import { threadCpuMs } from "../sandbox/worker/thread-cpu.js";
 
 type Scenario = () => unknown | Promise<unknown>;
 
@@ -112,6 +113,7 @@ const scenarios: Record<string, Scenario> = {
     const hogs = await cpuHogs(availableParallelism() + 1);
     try {
       const cpuBefore = isolate.cpuTime;
+      const threadBefore = threadCpuMs();
       const started = performance.now();
       let threw = "";
       try {
@@ -120,7 +122,14 @@ const scenarios: Record<string, Scenario> = {
         threw = String(error instanceof Error ? error.message : error);
       }
       const wallMs = round(performance.now() - started);
-      return { threw, timeoutMs: 100, wallMs, cpuMs: round(Number(isolate.cpuTime - cpuBefore) / 1e6) };
+      const cpuTimeMs = round(Number(isolate.cpuTime - cpuBefore) / 1e6);
+      return {
+        threw,
+        timeoutMs: 100,
+        wallMs,
+        isolateCpuTimeMs: cpuTimeMs,
+        threadCpuMs: round(threadCpuMs() - threadBefore),
+      };
     } finally {
       for (const hog of hogs) hog.kill("SIGKILL");
     }
@@ -142,16 +151,31 @@ const scenarios: Record<string, Scenario> = {
         "(function f() { const end = Date.now() + 50; while (Date.now() < end) {} Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50); probe.applySync(); })",
       )
       .runSync(context, { reference: true });
+    const threadBefore = threadCpuMs();
     fn.applySync(undefined, [], { timeout: 1_000 });
     const after = round(Number(isolate.cpuTime - before.cpu) / 1e6);
+    const thread = round(threadCpuMs() - threadBefore);
+    // What a worker thread would receive of the isolate: nothing it can read `cpuTime` from.
+    const { port1, port2 } = new MessageChannel();
     let posted: string;
     try {
-      new MessageChannel().port1.postMessage(isolate);
-      posted = "posted";
+      const received = new Promise<unknown>((resolve) => port2.once("message", resolve));
+      port1.postMessage(isolate);
+      const value = (await received) as { cpuTime?: unknown };
+      posted = `arrives as ${JSON.stringify(value)}, cpuTime ${typeof value.cpuTime}`;
     } catch (error) {
-      posted = String(error instanceof Error ? error.name : error);
+      posted = `throws ${String(error instanceof Error ? error.name : error)}`;
+    } finally {
+      port1.close();
     }
-    return { spin: 50, sleep: 50, inCallback: seen, cpuMsAfterTheCall: after, postIsolateToAWorker: posted };
+    return {
+      spin: 50,
+      sleep: 50,
+      inCallback: seen,
+      cpuTimeAfterTheCall: after,
+      threadCpuMs: thread,
+      postIsolateToAWorker: posted,
+    };
   },
   "eval-and-function-inside": () => {
     const { fn } = isolateWith('[function f() { return eval("1 + 1") + new Function("return 1")(); }]');
