@@ -25,9 +25,11 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
 
 /**
  * The in-process isolate manager: one V8 isolate per (tenant, bundle hash), created lazily on the first
- * call, bundle compiled once, one long-lived context. Every call is one synchronous `applySync` with a
- * timeout, strings in and one string out (DESIGN §2); an async handler takes a second `applySync` to
- * collect its settled reply. Used by the worker process main and by the inline executor. The pool keeps
+ * call, bundle compiled once, one long-lived context. Every call is one synchronous `applySync`, strings in
+ * and one string out (DESIGN §2); an async handler takes a second `applySync` to collect its settled reply.
+ * The call's `timeoutMs` is CPU time of this thread (thread-cpu.ts): `applySync` gets the wall-clock
+ * backstop (`wallBackstopOf`), and a call whose CPU time passed its timeout fails `timeout` whether the
+ * backstop stopped it or it finished (docs/architecture.md, "Timeouts: CPU time, wall-clock backstop"). Used by the worker process main and by the inline executor. The pool keeps
  * the bundles and runs calls; opening an isolate is open-isolate.ts, the live isolates and their eviction
  * isolate-cache.ts.
  *
