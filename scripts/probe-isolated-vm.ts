@@ -16,11 +16,19 @@
  * - FinalizationRegistry callbacks never run while the isolate is entered only synchronously; entered
  *   with async `apply` they run on isolated-vm's thread pool and a spinning one blocks every later call;
  * - eval and new Function work inside isolates (nothing of the host to reach);
- * - which memory bombs end as a memory-limit disposal and which abort the whole process.
+ * - which memory bombs end as a memory-limit disposal and which abort the whole process, and what a fatal
+ *   out-of-memory prints on stderr before it aborts;
+ * - `applySync`'s `timeout` is wall-clock: with every core busy a spinning call is stopped at its timeout
+ *   having had only part of it in CPU time; `isolate.cpuTime` after the call is the thread's CPU time;
+ * - `isolate.cpuTime` read during a call (from a host callback the guest calls) counts the running slice
+ *   by the wall clock, and no other thread can read it: an `Isolate` handle cannot be posted to a worker.
  */
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
+import { MessageChannel } from "node:worker_threads";
 import * as ivm from "../sandbox/worker/isolated-vm.js";
+import { threadCpuMs } from "../sandbox/worker/thread-cpu.js";
 
 type Scenario = () => unknown | Promise<unknown>;
 
@@ -100,6 +108,75 @@ const scenarios: Record<string, Scenario> = {
     await new Promise((resolve) => setTimeout(resolve, 100));
     return { afterward: fn(2).applySync(undefined, [], { timeout: 100 }) };
   },
+  "timeout-is-wall-clock-under-load": async () => {
+    const { fn, isolate } = isolateWith("[function spin() { for (;;) {} }]");
+    const hogs = await cpuHogs(availableParallelism() + 1);
+    try {
+      const cpuBefore = isolate.cpuTime;
+      const threadBefore = threadCpuMs();
+      const started = performance.now();
+      let threw = "";
+      try {
+        fn(0).applySync(undefined, [], { timeout: 100 });
+      } catch (error) {
+        threw = String(error instanceof Error ? error.message : error);
+      }
+      const wallMs = round(performance.now() - started);
+      const cpuTimeMs = round(Number(isolate.cpuTime - cpuBefore) / 1e6);
+      return {
+        threw,
+        timeoutMs: 100,
+        wallMs,
+        isolateCpuTimeMs: cpuTimeMs,
+        threadCpuMs: round(threadCpuMs() - threadBefore),
+      };
+    } finally {
+      for (const hog of hogs) hog.kill("SIGKILL");
+    }
+  },
+  "cpuTime-read-during-a-call": async () => {
+    const isolate = new ivm.Isolate({ memoryLimit: 16 });
+    const context = isolate.createContextSync();
+    let seen = { cpuMs: -1, wallMs: -1 };
+    const before = { cpu: isolate.cpuTime, wall: isolate.wallTime };
+    const probe = new ivm.Reference(() => {
+      seen = {
+        cpuMs: round(Number(isolate.cpuTime - before.cpu) / 1e6),
+        wallMs: round(Number(isolate.wallTime - before.wall) / 1e6),
+      };
+    });
+    context.global.setSync("probe", probe);
+    const fn = isolate
+      .compileScriptSync(
+        "(function f() { const end = Date.now() + 50; while (Date.now() < end) {} Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50); probe.applySync(); })",
+      )
+      .runSync(context, { reference: true });
+    const threadBefore = threadCpuMs();
+    fn.applySync(undefined, [], { timeout: 1_000 });
+    const after = round(Number(isolate.cpuTime - before.cpu) / 1e6);
+    const thread = round(threadCpuMs() - threadBefore);
+    // What a worker thread would receive of the isolate: nothing it can read `cpuTime` from.
+    const { port1, port2 } = new MessageChannel();
+    let posted: string;
+    try {
+      const received = new Promise<unknown>((resolve) => port2.once("message", resolve));
+      port1.postMessage(isolate);
+      const value = (await received) as { cpuTime?: unknown };
+      posted = `arrives as ${JSON.stringify(value)}, cpuTime ${typeof value.cpuTime}`;
+    } catch (error) {
+      posted = `throws ${String(error instanceof Error ? error.name : error)}`;
+    } finally {
+      port1.close();
+    }
+    return {
+      spin: 50,
+      sleep: 50,
+      inCallback: seen,
+      cpuTimeAfterTheCall: after,
+      threadCpuMs: thread,
+      postIsolateToAWorker: posted,
+    };
+  },
   "eval-and-function-inside": () => {
     const { fn } = isolateWith('[function f() { return eval("1 + 1") + new Function("return 1")(); }]');
     return { result: fn(0).applySync() };
@@ -129,6 +206,15 @@ const scenarios: Record<string, Scenario> = {
   ),
 };
 
+/** `count` child processes spinning on the CPU, started (they print once they spin). */
+async function cpuHogs(count: number): Promise<ChildProcess[]> {
+  const hogs = Array.from({ length: count }, () =>
+    spawn(process.execPath, ["-e", "process.stdout.write('x'); for (;;) {}"], { stdio: ["ignore", "pipe", "ignore"] }),
+  );
+  await Promise.all(hogs.map((hog) => new Promise((resolve) => hog.stdout?.once("data", resolve))));
+  return hogs;
+}
+
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
 }
@@ -153,11 +239,13 @@ if (scenario !== undefined) {
       encoding: "utf8",
     });
     const line = child.stdout.trim().split("\n").at(-1) ?? "";
+    // What a dying process printed last that says why (V8's or isolated-vm's out-of-memory report).
+    const why = /^.*(out of memory|is_heap_oom|Fatal).*$/im.exec(child.stderr)?.[0];
     const verdict =
       child.signal === "SIGKILL"
         ? `hung: killed after ${HANG_MS / 1000} s`
         : child.signal !== null
-          ? `process died: ${child.signal}`
+          ? `process died: ${child.signal}${why === undefined ? "" : ` after printing ${JSON.stringify(why.slice(0, 80))}`}`
           : line;
     console.log(`${name.padEnd(42)} ${verdict}`);
   }

@@ -1,10 +1,13 @@
-import type { RunningMark } from "../../src/protocol/index.js";
+import { type RunningMark, wallBackstopOf } from "../../src/protocol/index.js";
 import type { WorkerExitReason } from "./events.js";
 import type { PendingCall } from "./pending-call.js";
 import { culpritOf, type RunningCall, runningCall, runningSince } from "./running-call.js";
 import type { RunningMarkFile } from "./running-mark-file.js";
+import { gaugeWorker, type Overdue, overdueBetween, type WorkerGauge } from "./worker-gauge.js";
 
 export interface DeadlineOptions {
+  /** The worker's pid, whose CPU and memory the host reads from /proc once a call is overdue. */
+  readonly pid: number;
   /** Bound on a cold call's bundle load (`loadTimeoutOf`): the deadline while the mark says it is loading. */
   readonly loadTimeoutMs: number;
   readonly killGraceMs: number;
@@ -18,14 +21,22 @@ export interface DeadlineOptions {
 export interface Blame {
   readonly culprit: PendingCall | undefined;
   readonly ran: RunningCall | undefined;
+  /**
+   * For a call the host killed the worker over: what the worker did while the call was overdue (from its
+   * wall-clock budget to the kill), read from /proc; undefined where it could not be read.
+   */
+  readonly overdue?: Overdue | undefined;
 }
 
 /**
  * The host's hard deadline over one worker's calls. The call the running mark names (else the oldest
  * pending call, taken to have started when the worker last answered, became ready or was sent, whichever is
- * latest) is killed with its worker if it has not answered `killGraceMs` after its own timeout (the load
- * timeout while it loads its bundle). One lazily re-armed timer per worker does this: no timer per call.
- * At exit it says which call to blame (`blame`).
+ * latest) is killed with its worker if it has not answered `killGraceMs` after its wall-clock budget: its
+ * timeout's backstop (`wallBackstopOf`; the timeout itself is CPU time, which the worker holds it to), or
+ * the load timeout while it loads its bundle. Once the call is past its budget the host reads the worker's
+ * CPU time and RSS (`gaugeWorker`), and again at the kill: what the call burnt and grew while overdue says
+ * whether its timeout was CPU spent (a strike) and whether it was a memory bomb (`memory_limit`). One
+ * lazily re-armed timer per worker does this: no timer per call. At exit it says which call to blame.
  */
 export class CallDeadline {
   readonly #pending: ReadonlyMap<number, PendingCall>;
@@ -39,6 +50,9 @@ export class CallDeadline {
   #armed = false;
   /** The call the timer killed the worker over. */
   #killedOver: PendingCall | undefined;
+  /** The worker's gauge when the running call was first seen past its budget, and that call. */
+  #overdueFrom: { readonly entry: PendingCall; readonly gauge: WorkerGauge | undefined } | undefined;
+  #overdue: Overdue | undefined;
 
   constructor(pending: ReadonlyMap<number, PendingCall>, marks: RunningMarkFile | undefined, options: DeadlineOptions) {
     this.#pending = pending;
@@ -61,9 +75,9 @@ export class CallDeadline {
   /** A call was just sent; re-arms only if the armed timer is later than this call could be due. */
   sent(entry: PendingCall): void {
     if (!this.#armed) return;
-    // No call can be due before its own budget from now; the armed timer is later only when it was set for
-    // a slower call that has since answered, which is rare when budgets are alike.
-    const delay = entry.timeoutMs + this.#options.killGraceMs;
+    // No call can be overdue before its own budget from now; the armed timer is later only when it was set
+    // for a slower call that has since answered, which is rare when budgets are alike.
+    const delay = wallBudgetOf(entry);
     if (this.#timer === undefined) this.#arm(delay);
     else if (entry.sentAt + delay < this.#timerDue) {
       clearTimeout(this.#timer);
@@ -85,10 +99,13 @@ export class CallDeadline {
     this.#marks?.close();
     const kept = this.#marks !== undefined;
     const culprit = culpritOf(reason, this.#pending, { kept, mark }, this.#killedOver);
+    const overdue = culprit !== undefined && culprit === this.#killedOver ? this.#overdue : undefined;
     this.#killedOver = undefined;
+    this.#overdueFrom = undefined;
+    this.#overdue = undefined;
     // The culprit ran from its start until now; every other call never ran (or its answer died with the worker).
     const ran = culprit === undefined ? undefined : runningSince(culprit, this.#pending, mark, this.#progressAt);
-    return { culprit, ran };
+    return { culprit, ran, overdue };
   }
 
   #arm(delayMs: number): void {
@@ -99,7 +116,7 @@ export class CallDeadline {
   }
 
   #headBudget(): number {
-    for (const entry of this.#pending.values()) return entry.timeoutMs + this.#options.killGraceMs;
+    for (const entry of this.#pending.values()) return wallBudgetOf(entry);
     return this.#options.killGraceMs;
   }
 
@@ -112,15 +129,38 @@ export class CallDeadline {
       this.#options.onIdle();
       return;
     }
-    // A cold call loading its bundle has the load timeout; its handler then has its own timeout.
-    const budget = running.loading ? this.#options.loadTimeoutMs : running.entry.timeoutMs;
-    const due = running.startedAt + budget + this.#options.killGraceMs;
+    // A cold call loading its bundle has the load timeout; its handler then has its timeout's backstop.
+    const budget = running.loading ? this.#options.loadTimeoutMs : wallBudgetOf(running.entry);
+    const over = running.startedAt + budget;
+    const due = over + this.#options.killGraceMs;
     const now = performance.now();
-    if (now >= due) {
-      this.#killedOver = running.entry;
-      this.#options.onDue();
-    } else {
-      this.#arm(due - now);
+    if (now < over) {
+      this.#arm(over - now);
+      return;
     }
+    if (this.#overdueFrom?.entry !== running.entry) {
+      // First seen overdue: read the worker, then give it the rest of its grace (or, when this timer ran
+      // late, a short window, so that what the call does before the kill is measured).
+      this.#overdueFrom = { entry: running.entry, gauge: gaugeWorker(this.#options.pid) };
+      this.#arm(now < due ? due - now : Math.min(this.#options.killGraceMs, LATE_WINDOW_MS));
+      return;
+    }
+    if (now < due) {
+      this.#arm(due - now);
+      return;
+    }
+    const from = this.#overdueFrom.gauge;
+    const last = from === undefined ? undefined : gaugeWorker(this.#options.pid);
+    this.#overdue = from === undefined || last === undefined ? undefined : overdueBetween(from, last);
+    this.#killedOver = running.entry;
+    this.#options.onDue();
   };
+}
+
+/** How long a call first seen overdue past its kill grace (the host's timer ran late) is watched before the kill. */
+const LATE_WINDOW_MS = 100;
+
+/** A call's wall-clock budget: its timeout's backstop (the timeout is CPU time); a describe's own timeout. */
+function wallBudgetOf(entry: PendingCall): number {
+  return entry.kind === "call" ? wallBackstopOf(entry.timeoutMs) : entry.timeoutMs;
 }

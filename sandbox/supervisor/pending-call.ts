@@ -109,13 +109,15 @@ export function answer(entry: PendingCall, response: Extract<WorkerResponse, { k
 /**
  * Settles `entry` with a failure the host decided (the worker ended, or the call was refused). `ran` is
  * the call the worker died or was killed in: it is charged from when it started running (as `loadMs` if it
- * was still loading its bundle). A call that never ran has `runMs` 0 and all its wait as `queuedMs`.
+ * was still loading its bundle), and its `cpuMs` is `cpuMs` if the host measured it, else its whole run
+ * (the worker cannot say). A call that never ran has `runMs` and `cpuMs` 0 and all its wait as `queuedMs`.
  */
 export function fail(
   entry: PendingCall,
   failure: Failure,
   now: number,
   ran?: { readonly startedAt: number; readonly loading: boolean },
+  cpuMs?: number,
 ): void {
   if (!settle(entry)) return;
   const started = ran === undefined ? now : Math.min(now, Math.max(entry.askedAt, ran.startedAt));
@@ -123,7 +125,7 @@ export function fail(
   const result: SandboxResult = {
     type: "failed",
     failure,
-    cpuMs: 0,
+    cpuMs: ran === undefined ? 0 : (cpuMs ?? now - started),
     runMs: loading ? 0 : now - started,
     queuedMs: started - entry.askedAt,
   };

@@ -1,4 +1,4 @@
-import type { Failure } from "../../src/protocol/index.js";
+import { type Failure, WALL_BACKSTOP_FACTOR, wallBackstopOf } from "../../src/protocol/index.js";
 import type { Blame } from "./call-deadline.js";
 import type { WorkerExitReason } from "./events.js";
 import { fail, type PendingCall } from "./pending-call.js";
@@ -11,12 +11,22 @@ export interface EndedWorker {
   readonly how: string;
   readonly loadTimeoutMs: number;
   readonly killGraceMs: number;
+  /** The isolates' memory limit: a call that grew its worker by more while overdue was a memory bomb. */
+  readonly memoryMb: number;
+  /** The worker's last stderr is V8's or isolated-vm's out-of-memory report (`diedOutOfMemory`). */
+  readonly outOfMemory: boolean;
 }
 
 /**
- * Settles every call pending on a worker that ended, at `now`: the culprit (`blame`) as a timeout or a crash,
- * charged from when it ran; every other call as a bystander, except those handed back (returned) to be
- * re-sent once to the replacement (`retriesAfter`).
+ * Settles every call pending on a worker that ended, at `now`: the culprit (`blame`) as a timeout, a memory
+ * failure or a crash, charged from when it ran; every other call as a bystander, except those handed back
+ * (returned) to be re-sent once to the replacement (`retriesAfter`).
+ *
+ * The culprit's code says what the worker's end shows: `memory_limit` when it aborted printing an
+ * out-of-memory report, or was killed over its deadline having grown by more than the isolate's memory
+ * limit while overdue (a bomb in a builtin no timeout interrupts, e.g. `new Array(1e8).fill(0)`); else
+ * `timeout` for a kill, with `cpuMs` the CPU its worker burnt while overdue (what quarantine reads: a worker
+ * that slept or was starved burnt none), and `sandbox_crashed` for any other death.
  */
 export function settleAtExit(
   pending: Iterable<PendingCall>,
@@ -25,7 +35,7 @@ export function settleAtExit(
   now: number,
 ): PendingCall[] {
   const { reason, pid, how } = ended;
-  const { culprit, ran } = blame;
+  const { culprit, ran, overdue } = blame;
   const retry: PendingCall[] = [];
   for (const entry of pending) {
     if (entry !== culprit) {
@@ -34,7 +44,14 @@ export function settleAtExit(
     } else if (reason === "deadline") {
       const loading = ran?.loading === true;
       const limitMs = loading ? ended.loadTimeoutMs : entry.timeoutMs;
-      fail(entry, timeoutFailure(limitMs, ended.killGraceMs, pid, loading), now, ran);
+      const bomb = overdue !== undefined && overdue.grewBytes > ended.memoryMb * 1024 * 1024;
+      const failure = bomb
+        ? memoryFailure(ended.memoryMb, pid, "grew past it and stopped answering, so the worker was killed")
+        : timeoutFailure(limitMs, ended.killGraceMs, pid, loading ? "load" : entry.kind);
+      // Where /proc could not be read the host cannot tell, and takes the time as the call's CPU (a strike).
+      fail(entry, failure, now, ran, overdue?.cpuMs);
+    } else if (reason === "crashed" && ended.outOfMemory) {
+      fail(entry, memoryFailure(ended.memoryMb, pid, `ran out of memory and its worker died (${how})`), now, ran);
     } else if (reason === "crashed" || reason === "protocol") {
       fail(entry, culpritFailure(reason, pid, how), now, ran);
     } else {
@@ -55,11 +72,39 @@ export function retriesAfter(reason: WorkerExitReason, entry: PendingCall): bool
   );
 }
 
-/** The call the host killed its worker over (`loading`: it was still loading its bundle, under `limitMs`). */
-export function timeoutFailure(limitMs: number, graceMs: number, pid: number, loading: boolean): Failure {
-  const what = loading
-    ? `bundle did not finish loading within its ${limitMs} ms load timeout`
-    : `hook did not finish within its ${limitMs} ms timeout`;
+/**
+ * V8's fatal out-of-memory report (isolated-vm prints `is_heap_oom = 1` and the heap statistics, V8 the
+ * last few GCs) in the tail of what a worker wrote to stderr before it died: the call it was running
+ * exhausted memory. Tenant code cannot write to the worker's stderr (its console is captured).
+ */
+export function diedOutOfMemory(stderrTail: string): boolean {
+  return /is_heap_oom = \d|<--- Last few GCs --->|out of memory/i.test(stderrTail);
+}
+
+/** The call that exhausted its isolate's memory so that its worker died or had to be killed. */
+export function memoryFailure(memoryMb: number, pid: number, what: string): Failure {
+  return {
+    code: "memory_limit",
+    message: `The hook exceeded its ${memoryMb} MB memory limit in a way the isolate could not stop: its sandbox worker (pid ${pid}) ${what}`,
+  };
+}
+
+/**
+ * The call the host killed its worker over: in its handler (`limitMs` its timeout, whose wall-clock backstop
+ * it outlasted), loading its bundle (`limitMs` the load timeout) or describing it.
+ */
+export function timeoutFailure(
+  limitMs: number,
+  graceMs: number,
+  pid: number,
+  phase: "call" | "load" | "describe",
+): Failure {
+  const what =
+    phase === "call"
+      ? `hook did not finish within its ${wallBackstopOf(limitMs)} ms wall-clock backstop (${WALL_BACKSTOP_FACTOR}× its ${limitMs} ms timeout)`
+      : phase === "load"
+        ? `bundle did not finish loading within its ${limitMs} ms load timeout`
+        : `bundle was not described within ${limitMs} ms`;
   return {
     code: "timeout",
     message: `The ${what} and its sandbox worker (pid ${pid}) did not answer for ${graceMs} ms more, so the worker was killed`,

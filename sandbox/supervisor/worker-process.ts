@@ -17,7 +17,7 @@ import type { WorkerExit, WorkerExitReason } from "./events.js";
 import { LoadedBundles } from "./loaded-bundles.js";
 import { answer, overloaded, type PendingCall, pendingCall, pendingDescribe, retryOf } from "./pending-call.js";
 import { RunningMarkFile } from "./running-mark-file.js";
-import { settleAtExit } from "./settle-exit.js";
+import { diedOutOfMemory, settleAtExit } from "./settle-exit.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
 import { WorkerChannel } from "./worker-channel.js";
 
@@ -116,6 +116,7 @@ export class WorkerProcess {
       malformed: () => this.#kill("protocol"),
     });
     this.#deadline = new CallDeadline(this.#channel.pending, marks, {
+      pid: this.pid,
       loadTimeoutMs: options.loadTimeoutMs,
       killGraceMs: options.killGraceMs,
       onDue: () => this.#kill("deadline"),
@@ -348,8 +349,9 @@ export class WorkerProcess {
     const now = performance.now();
     const pending = this.#channel.pending;
     const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
-    const { loadTimeoutMs, killGraceMs } = this.#options;
-    const ended = { reason, pid: this.pid, how, loadTimeoutMs, killGraceMs };
+    const { loadTimeoutMs, killGraceMs, limits } = this.#options;
+    const outOfMemory = diedOutOfMemory(this.#stderrTail);
+    const ended = { reason, pid: this.pid, how, loadTimeoutMs, killGraceMs, memoryMb: limits.memoryMb, outOfMemory };
     const retry = settleAtExit(pending.values(), ended, this.#deadline.blame(reason), now);
     const failedCalls = pending.size - retry.length;
     pending.clear();

@@ -1,4 +1,4 @@
-import type { WorkerFailureCode } from "../../src/protocol/index.js";
+import { WALL_BACKSTOP_FACTOR, type WorkerFailureCode, wallBackstopOf } from "../../src/protocol/index.js";
 import type * as ivm from "./isolated-vm.js";
 
 export interface ClassifiedError {
@@ -35,6 +35,22 @@ export function classifyIsolateError(
     return { code: "memory_limit", message: `The hook exceeded its ${memoryMb} MB memory limit`, detail };
   }
   return { code: "threw", message: `The hook failed outside its handler: ${detail}`, detail };
+}
+
+/**
+ * Why a handler's call ended `timeout`, by whose clock: its thread's CPU time passed `timeoutMs`, or it
+ * reached the wall-clock backstop without using it (it waited, or a busy machine did not run it). The
+ * text has no measured figure, so that failures that are alike read alike (the fuzz groups by message).
+ * Quarantine tells the two apart by `cpuMs`, not by this text.
+ */
+export function callTimeoutMessage(cpuMs: number, timeoutMs: number): string {
+  const limit = Math.round(timeoutMs);
+  if (cpuMs > timeoutMs) return `The hook ran past its ${limit} ms timeout (CPU time)`;
+  return (
+    `The hook ran past its ${Math.round(wallBackstopOf(timeoutMs))} ms wall-clock backstop ` +
+    `(${WALL_BACKSTOP_FACTOR}× its ${limit} ms timeout) without using its ${limit} ms of CPU time: ` +
+    "it waited (e.g. Atomics.wait) or the machine was too busy to run it"
+  );
 }
 
 function errorText(error: unknown): string {

@@ -7,15 +7,17 @@ import {
   type SandboxResult,
   type TenantId,
   type WorkerFailureCode,
+  wallBackstopOf,
 } from "../../src/protocol/index.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { IsolateCache } from "./isolate-cache.js";
-import { classifyIsolateError } from "./isolate-error.js";
+import { callTimeoutMessage, classifyIsolateError } from "./isolate-error.js";
 import { disposeQuietly, type LiveIsolate, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
 import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
 import { SpareIsolates } from "./prepared-isolate.js";
+import { callCpuMs, threadCpuMs } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;
 
@@ -23,9 +25,11 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
 
 /**
  * The in-process isolate manager: one V8 isolate per (tenant, bundle hash), created lazily on the first
- * call, bundle compiled once, one long-lived context. Every call is one synchronous `applySync` with a
- * timeout, strings in and one string out (DESIGN §2); an async handler takes a second `applySync` to
- * collect its settled reply. Used by the worker process main and by the inline executor. The pool keeps
+ * call, bundle compiled once, one long-lived context. Every call is one synchronous `applySync`, strings in
+ * and one string out (DESIGN §2); an async handler takes a second `applySync` to collect its settled reply.
+ * The call's `timeoutMs` is CPU time of this thread (thread-cpu.ts): `applySync` gets the wall-clock
+ * backstop (`wallBackstopOf`), and a call whose CPU time passed its timeout fails `timeout` whether the
+ * backstop stopped it or it finished (docs/architecture.md, "Timeouts: CPU time, wall-clock backstop"). Used by the worker process main and by the inline executor. The pool keeps
  * the bundles and runs calls; opening an isolate is open-isolate.ts, the live isolates and their eviction
  * isolate-cache.ts.
  *
@@ -140,31 +144,36 @@ export class IsolatePool {
     live.lastUsed = this.#now?.() ?? runStart;
     const { isolate } = live;
     const timeout = call.timeoutMs;
+    // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
+    const backstop = wallBackstopOf(timeout);
+    const threadStart = threadCpuMs();
     let reply: unknown;
     try {
       const args = [call.point, call.eventJson, call.ctxJson, call.priority === "observe"];
-      reply = live.call.applySync(undefined, args, { timeout });
-      if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + timeout) });
+      reply = live.call.applySync(undefined, args, { timeout: backstop });
+      if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + backstop) });
     } catch (error) {
-      const cpuMs = cpuSince(isolate, live.cpuMark, runStart);
+      const runMs = elapsed(runStart);
+      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
       // Classify before recycling: disposal is how a memory-limit event shows.
       const classified = classifyIsolateError(error, isolate, timeout, live.memoryMb);
       this.#cache.recycle(live);
-      return withLoad(failure(classified.code, classified.message, cpuMs, elapsed(runStart)), loadMs, ownLoad);
+      const message = classified.code === "timeout" ? callTimeoutMessage(cpuMs, timeout) : classified.message;
+      return withLoad(failure(classified.code, message, cpuMs, runMs), loadMs, ownLoad);
     }
-    const cpuNow = isolate.cpuTime;
-    const cpuMs = Number(cpuNow - live.cpuMark) / 1e6;
-    live.cpuMark = cpuNow;
-    if (typeof reply !== "string") {
+    const runMs = elapsed(runStart);
+    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
+    if (cpuMs > timeout || typeof reply !== "string") {
+      // Past its CPU time the reply is not taken, as if the call had been stopped at its timeout.
       this.#cache.recycle(live);
-      return withLoad(
-        failure("threw", "The sandbox prelude returned no reply string", cpuMs, elapsed(runStart)),
-        loadMs,
-        ownLoad,
-      );
+      const [code, message] =
+        cpuMs > timeout
+          ? (["timeout", callTimeoutMessage(cpuMs, timeout)] as const)
+          : (["threw", "The sandbox prelude returned no reply string"] as const);
+      return withLoad(failure(code, message, cpuMs, runMs), loadMs, ownLoad);
     }
     this.#cache.used(live);
-    return withLoad({ type: "replied", reply, cpuMs, runMs: elapsed(runStart) }, loadMs, ownLoad);
+    return withLoad({ type: "replied", reply, cpuMs, runMs }, loadMs, ownLoad);
   }
 
   /**
@@ -180,20 +189,16 @@ export class IsolatePool {
     const opened = openIsolate(`${tenantId}\u0000describe`, bundleHash, bundle, timeoutMs, this.#spares, started);
     if (opened.type === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
     const { isolate } = opened.live;
+    const threadStart = threadCpuMs();
+    const cpuMs = () => callCpuMs(isolateMsSince(opened.live, elapsed(started)), threadStart, elapsed(started));
     try {
       const reply: unknown = opened.live.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
-      const cpuMs = cpuSince(isolate, opened.live.cpuMark, started);
       if (typeof reply !== "string")
-        return failure("threw", "The sandbox prelude returned no describe reply", cpuMs, elapsed(started));
-      return { type: "replied", reply, cpuMs, runMs: elapsed(started) };
+        return failure("threw", "The sandbox prelude returned no describe reply", cpuMs(), elapsed(started));
+      return { type: "replied", reply, cpuMs: cpuMs(), runMs: elapsed(started) };
     } catch (error) {
       const classified = classifyIsolateError(error, isolate, timeoutMs, bundle.limits.memoryMb);
-      return failure(
-        classified.code,
-        classified.message,
-        cpuSince(isolate, opened.live.cpuMark, started),
-        elapsed(started),
-      );
+      return failure(classified.code, classified.message, cpuMs(), elapsed(started));
     } finally {
       disposeQuietly(isolate);
     }
@@ -250,12 +255,18 @@ function elapsed(started: number): number {
   return performance.now() - started;
 }
 
-/** CPU time spent in the isolate since `start`; after a disposal it is gone, so wall time stands in. */
-function cpuSince(isolate: LiveIsolate["isolate"], start: bigint, started: number): number {
+/**
+ * isolated-vm's time for `live` since its previous call ended (it advances only inside calls), moving the
+ * mark on; after a memory-limit disposal it cannot be read, and the wall time `runMs` stands in.
+ */
+function isolateMsSince(live: LiveIsolate, runMs: number): number {
   try {
-    return Number(isolate.cpuTime - start) / 1e6;
+    const now = live.isolate.cpuTime;
+    const ms = Number(now - live.cpuMark) / 1e6;
+    live.cpuMark = now;
+    return ms;
   } catch {
-    return elapsed(started);
+    return runMs;
   }
 }
 

@@ -84,13 +84,17 @@ export interface Reference {
   applySync(receiver?: undefined, args?: readonly unknown[], options?: RunOptions): unknown;
   apply(receiver?: undefined, args?: readonly unknown[], options?: RunOptions): Promise<unknown>;
   getSync(key: string | number, options: { readonly reference: true }): Reference;
+  setSync(key: string | number, value: unknown): boolean;
   release(): void;
 }
 
 export type IsolateConstructor = new (options?: IsolateOptions) => Isolate;
+/** A host value the guest may call synchronously (probes only: the sandbox hands guests no host reference). */
+export type ReferenceConstructor = new (value: unknown) => Reference;
 
 interface IsolatedVmModule {
   readonly Isolate: IsolateConstructor;
+  readonly Reference: ReferenceConstructor;
 }
 
 function load(): IsolatedVmModule {
@@ -102,5 +106,8 @@ function load(): IsolatedVmModule {
   }
 }
 
+const loaded = load();
+
 /** isolated-vm's `Isolate` class, from the build for the running Node. */
-export const Isolate: IsolateConstructor = load().Isolate;
+export const Isolate: IsolateConstructor = loaded.Isolate;
+export const Reference: ReferenceConstructor = loaded.Reference;

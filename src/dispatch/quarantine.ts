@@ -111,15 +111,28 @@ export class QuarantineBook {
 
 /**
  * The failure code of the quarantine strike a call takes, or undefined: its own failure when that is of a
- * quarantine kind (not a bystander's), else `timeout` when a load the tenant caused made the call outlast
- * `timeoutMs` (the per-call timeout): held to the timeout its calls have, that call timed out. One strike
- * per call, counted `strikeWeight` times. Why, in docs/architecture.md ("Reloads a tenant causes").
+ * quarantine kind (not a bystander's, and for a `timeout` only one the tenant caused: `timeoutIsTenants`),
+ * else `timeout` when a load the tenant caused made the call outlast `timeoutMs` (the per-call timeout):
+ * held to the timeout its calls have, that call timed out. One strike per call, counted `strikeWeight`
+ * times. Why, in docs/architecture.md ("Reloads a tenant causes", "Timeouts: CPU time, wall-clock backstop").
  */
 export function strikeOf(failure: Failure | undefined, cost: SandboxCost, timeoutMs: number): FailureCode | undefined {
   if (failure?.bystander === true) return undefined;
-  if (failure !== undefined && countsTowardsQuarantine(failure)) return failure.code;
+  if (failure !== undefined && countsTowardsQuarantine(failure)) {
+    if (failure.code !== "timeout" || timeoutIsTenants(cost, timeoutMs)) return failure.code;
+  }
   if (cost.loadAfterRecycle === true && (cost.loadMs ?? 0) + cost.runMs > timeoutMs) return "timeout";
   return undefined;
+}
+
+/**
+ * Whether a `timeout` is the tenant's doing: the isolate's CPU time reached the per-call timeout (a call
+ * stopped only by the wall-clock backstop, having waited or been starved by a busy machine, is not), or it
+ * timed out loading its bundle (no handler ran: the bundle's top-level code held the load past its own
+ * timeout).
+ */
+export function timeoutIsTenants(cost: SandboxCost, timeoutMs: number): boolean {
+  return cost.cpuMs >= timeoutMs || (cost.runMs === 0 && cost.loadMs !== undefined);
 }
 
 /**

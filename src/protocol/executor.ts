@@ -43,7 +43,8 @@ export interface SandboxCall {
  *   around this call alone; for a call the host killed, from when it started running to the kill; 0 for a
  *   call that never ran). Never includes time queued behind other calls nor loading the bundle. Hook time
  *   budgets charge exactly this.
- * - `cpuMs`: CPU time of the isolate over the same span.
+ * - `cpuMs`: CPU time of the thread running the isolate over the same span (what the timeout limits and
+ *   quarantine reads); for a call the host killed, the CPU its worker burnt while the call was overdue.
  * - `loadMs`: wall time a cold call (no warm isolate for its tenant and bundle) spent before its handler
  *   creating the isolate and evaluating the bundle. Bounded by the load timeout, not by the call's. Absent
  *   on a warm call. Not charged to budgets unless `loadAfterRecycle`: a first load, an eviction or a worker

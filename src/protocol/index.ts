@@ -44,7 +44,14 @@ export {
 export { hookSchema } from "./hook-schema.js";
 export { BundleHash, HookId, RunId, TenantId } from "./ids.js";
 export { isJsonValue, JsonObject, type JsonSchema, JsonValue, MAX_JSON_DEPTH, toJsonSchema } from "./json.js";
-export { DEFAULT_LIMITS, Limits, type LimitsInput, loadTimeoutOf } from "./limits.js";
+export {
+  DEFAULT_LIMITS,
+  Limits,
+  type LimitsInput,
+  loadTimeoutOf,
+  WALL_BACKSTOP_FACTOR,
+  wallBackstopOf,
+} from "./limits.js";
 export {
   AssistantMessage,
   MAX_REASON_CHARS,

@@ -6,7 +6,10 @@ import { z } from "zod";
  * that in UTF-8 bytes), `maxBundleBytes` counts UTF-8 bytes of the bundle script.
  */
 export const Limits = z.strictObject({
-  /** Per-call CPU/wall timeout in ms of the handler, enforced by `applySync` and by the host's deadline. */
+  /**
+   * Per-call timeout in ms of the handler, in CPU time of the thread running its isolate; the wall clock
+   * bounds it only as a backstop, `wallBackstopOf` (what burns no CPU: `Atomics.wait`, a starved machine).
+   */
   timeoutMs: z.number().int().min(1).max(60_000).default(50),
   /**
    * Bound on loading a bundle into a fresh isolate (compiling and evaluating its top-level code), which a
@@ -63,6 +66,18 @@ const DEFAULT_LOAD_TIMEOUT_MS = 1_000;
 /** The load timeout that applies: `loadTimeoutMs`, else `max(timeoutMs, 1000)`. */
 export function loadTimeoutOf(limits: Pick<Limits, "timeoutMs" | "loadTimeoutMs">): number {
   return limits.loadTimeoutMs ?? Math.max(limits.timeoutMs, DEFAULT_LOAD_TIMEOUT_MS);
+}
+
+/** How many timeouts of wall-clock time a call may take before the sandbox stops it whatever its CPU time. */
+export const WALL_BACKSTOP_FACTOR = 5;
+
+/**
+ * The wall-clock bound on a handler whose CPU-time timeout is `timeoutMs`: the isolate's own timeout
+ * (`applySync`), past which the worker stops it; the host kills the worker `killGraceMs` later. Loose on
+ * purpose: a call the machine starves of CPU still finishes, and what burns no CPU still ends.
+ */
+export function wallBackstopOf(timeoutMs: number): number {
+  return timeoutMs * WALL_BACKSTOP_FACTOR;
 }
 
 /** Limits that had names saying bytes while they counted UTF-16 code units, and their names now. */

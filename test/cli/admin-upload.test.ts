@@ -102,9 +102,10 @@ describe("isohook upload", () => {
   it("runs the gate under --timeout and --memory", async () => {
     const slow = `export default { toolCall(event) {
   if (event.call.args.command !== "slow") return undefined;
-  const end = Date.now() + 120;
-  while (Date.now() < end) {}
-  return undefined;
+  // Work, not a wait: timeouts are CPU time (~0.3 s of it here, past 50 ms, well within 2 s).
+  let x = 0;
+  for (let i = 0; i < 5e7; i++) x = (x * 31 + i) | 0;
+  return x === 0.5 ? { type: "block", reason: "never" } : undefined;
 } };
 `;
     writeHook(dir, "slow", slow, toolCallFixture("shell", { command: "slow" }, { noop: true }));

@@ -104,8 +104,12 @@ export function guestFailed(
 }
 
 /** A sandbox-side failure (timeout, memory_limit, sandbox_crashed, unavailable …). */
-export function sandboxFailed(code: FailureCode, runMs = 50): SandboxResult {
-  return { type: "failed", failure: { code, message: `sandbox said ${code}` }, cpuMs: runMs, runMs };
+/**
+ * A failure the sandbox reported. A `timeout` used the default 50 ms timeout's CPU time unless `cpuMs` says
+ * otherwise (a wall-clock backstop: less), so that quarantine counts it.
+ */
+export function sandboxFailed(code: FailureCode, runMs = 50, cpuMs = code === "timeout" ? 50 : runMs): SandboxResult {
+  return { type: "failed", failure: { code, message: `sandbox said ${code}` }, cpuMs, runMs };
 }
 
 export class FakeClock {

@@ -91,13 +91,14 @@ describe("dispatch through the inline sandbox", () => {
   });
 
   it("stops calling the sandbox once the turn budget is spent by timeouts", async () => {
-    // A 20 ms timeout can measure 40 ms on a loaded machine: 100 ms of budget still fits two before it is spent.
+    // A spinning call runs to its wall-clock backstop (5 × 20 ms), 150 ms on a loaded machine: 300 ms of budget
+    // still fits two before it is spent.
     // Timeouts (5 failures), and the reloads after them (weighted strikes), would otherwise quarantine the
     // bundle first: keep quarantine out of the way of the budget under test.
     const dispatcher = createDispatcher({
       executor,
       limits: { timeoutMs: 20 },
-      budgets: { turnMs: 100, runMs: 1_000 },
+      budgets: { turnMs: 300, runMs: 1_000 },
       quarantine: { failures: 1_000 },
     });
     const run = dispatcher.openRun({ tenantId: TENANT, runId: RunId.parse("r3"), bundle });
@@ -112,6 +113,6 @@ describe("dispatch through the inline sandbox", () => {
     expect(timeouts.length).toBeGreaterThanOrEqual(2);
     expect(denied?.records[0]).toMatchObject({ runMs: 0, outcome: { failure: { code: "timeout" } } });
     expect(denied?.decision).toMatchObject({ type: "block", reason: "timeout" });
-    expect(run.spent().turnMs).toBeGreaterThanOrEqual(100);
+    expect(run.spent().turnMs).toBeGreaterThanOrEqual(300);
   });
 });

@@ -44,6 +44,20 @@ describe("quarantine through the dispatcher", () => {
     ]);
   });
 
+  it("does not count timeouts stopped by the wall-clock backstop with little CPU time used", async () => {
+    const { run, executor, dispatcher } = setup({
+      points: ["tool.call"],
+      respond: () => sandboxFailed("timeout", 50, 3),
+      options: { quarantine: { failures: 2 } },
+    });
+    for (let i = 0; i < 4; i++) await run.toolCall(toolCallEvent());
+    expect(executor.seen).toHaveLength(4);
+    expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeUndefined();
+    executor.respondWith(() => sandboxFailed("timeout", 1, 50));
+    for (let i = 0; i < 2; i++) await run.toolCall(toolCallEvent());
+    expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeDefined();
+  });
+
   it("ends quarantined calls as the no-op under open", async () => {
     const { run } = setup({
       points: ["turn.end"],

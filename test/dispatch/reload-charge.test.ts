@@ -23,11 +23,20 @@ describe("what a tenant is charged for a call", () => {
   });
 
   it("strikes a quarantine kind of failure, never a bystander's", () => {
-    expect(strikeOf({ code: "timeout", message: "m" }, cost({ runMs: 50 }), 50)).toBe("timeout");
+    expect(strikeOf({ code: "timeout", message: "m" }, cost({ cpuMs: 50, runMs: 50 }), 50)).toBe("timeout");
     expect(strikeOf({ code: "pending", message: "m" }, cost(), 50)).toBe("pending");
     expect(strikeOf(THREW, cost(), 50)).toBeUndefined();
     const bystander = { code: "sandbox_crashed" as const, message: "m", bystander: true as const };
     expect(strikeOf(bystander, cost({ loadMs: 900, loadAfterRecycle: true }), 50)).toBeUndefined();
+  });
+
+  it("strikes a timeout only when the call's CPU time reached the timeout, or it timed out loading", () => {
+    const timeout = { code: "timeout" as const, message: "m" };
+    expect(strikeOf(timeout, cost({ cpuMs: 250, runMs: 250 }), 50)).toBe("timeout");
+    // Stopped by the wall-clock backstop having used little CPU: it waited, or the machine starved it.
+    expect(strikeOf(timeout, cost({ cpuMs: 12, runMs: 250 }), 50)).toBeUndefined();
+    expect(strikeOf(timeout, cost({ cpuMs: 0, runMs: 0, loadMs: 1_000 }), 50)).toBe("timeout");
+    expect(strikeOf({ code: "pending", message: "m" }, cost({ cpuMs: 0 }), 50)).toBe("pending");
   });
 
   it("strikes a load the tenant caused as a timeout when it made the call outlast the call's timeout", () => {

@@ -127,7 +127,8 @@ describe("process executor when a worker fails", () => {
 
   beforeAll(async () => {
     executor = await startProcessExecutor(
-      { workers: 2, spareWorker: true, killGraceMs: 150, onEvent: (e) => events.push(e) },
+      // The smallest memory limit, so that a bomb outgrows it within the short grace on a loaded machine.
+      { workers: 2, spareWorker: true, killGraceMs: 150, limits: { memoryMb: 8 }, onEvent: (e) => events.push(e) },
       { workerEntry: STAND_IN_WORKER },
     );
     a = tenantOn((id) => executor.shardOf(id), 0, "victim");
@@ -242,9 +243,46 @@ describe("process executor when a worker fails", () => {
     await executor.execute(...standInCall(a, { op: "busy", ms: 5 }, 5_000));
     const hung = await executor.execute(...standInCall(a, { op: "hang" }, 30));
     expect(hung).toMatchObject({ type: "failed", failure: { code: "timeout" } });
-    expect(hung.type === "failed" && hung.failure.message).toContain("within its 30 ms timeout");
-    // Killed at 30 + 150 ms, long before the 5 s budget of the call before it would have allowed.
+    expect(hung.type === "failed" && hung.failure.message).toContain(
+      "150 ms wall-clock backstop (5× its 30 ms timeout)",
+    );
+    // Killed at 5 × 30 + 150 ms, long before the 5 s budget of the call before it would have allowed.
     expect(hung.runMs).toBeLessThan(3_000);
+  });
+
+  it("charges a killed call the CPU its worker burnt while it was overdue: spinning counts, sleeping does not", async () => {
+    const spun = await executor.execute(...standInCall(a, { op: "hang" }, 30));
+    expect(spun).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    const slept = await executor.execute(...standInCall(a, { op: "sleep" }, 30));
+    expect(slept).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    // Both were killed 150 ms after their 150 ms backstop: the spinning one burnt CPU meanwhile (on a quiet
+    // machine about 150 ms, past its 30 ms timeout; a loaded one gives it less), the sleeping one none.
+    expect(slept.cpuMs).toBeLessThan(2);
+    expect(spun.cpuMs).toBeGreaterThan(slept.cpuMs + 2);
+    expect(slept.runMs).toBeGreaterThanOrEqual(150);
+  });
+
+  it("names memory as the cause when a worker killed over its deadline grew past the memory limit meanwhile", async () => {
+    const before = await pidOf(a);
+    const bomb = await executor.execute(...standInCall(a, { op: "bomb" }, 30));
+    expect(bomb).toMatchObject({ type: "failed", failure: { code: "memory_limit" } });
+    expect(bomb.type === "failed" && bomb.failure.message).toContain("8 MB memory limit");
+    expect(blame(bomb)).toBe(" (culprit)");
+    expect(await pidOf(a)).not.toBe(before);
+  });
+
+  it("names memory as the cause when a worker aborts printing V8's out-of-memory report", async () => {
+    const before = await pidOf(a);
+    const [oom, queued] = await Promise.all([
+      executor.execute(...standInCall(a, { op: "oom" })),
+      executor.execute(...standInCall(a, { nonce: "after" })),
+    ]);
+    expect(oom).toMatchObject({ type: "failed", failure: { code: "memory_limit" } });
+    expect(oom.type === "failed" && oom.failure.message).toMatch(
+      /ran out of memory and its worker died \(signal SIGABRT\)/,
+    );
+    expect(standInReply(queued)).toMatchObject({ nonce: "after" });
+    expect(standInReply(queued).pid).not.toBe(before);
   });
 
   it("does not kill a worker working through a long batch whose every call answers in time", async () => {

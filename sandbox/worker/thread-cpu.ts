@@ -1,0 +1,90 @@
+import { closeSync, openSync, readSync } from "node:fs";
+
+/**
+ * CPU time of the calling thread, in ms: what a call's isolate used, since isolated-vm runs `applySync` on
+ * the thread that calls it. Not `isolate.cpuTime`: on Linux both 5.0.4 and 7.0.1 count a synchronous
+ * call's time by the wall clock (a call that sleeps 50 ms in `Atomics.wait` or waits 65 ms for a busy core
+ * reports it as CPU; `scripts/probe-isolated-vm.ts`, "cpuTime-read-during-a-call" and
+ * "timeout-is-wall-clock-under-load"). Read where the running Node offers it: `process.threadCpuUsage()`
+ * (Node 23.9 on, ~0.5 µs), else the thread's `/proc/thread-self/schedstat` through a descriptor kept open
+ * (Linux, ~2 µs), else the process's `cpuUsage()` (other threads' CPU included: an over-estimate). The
+ * first two are the kernel's account of the thread, which it brings up to date at each scheduler tick and
+ * context switch: a read may lag by a tick (1–4 ms), so short spans are measured otherwise (`callCpuMs`).
+ */
+const CLOCK = pickClock();
+export const threadCpuMs: () => number = CLOCK.read;
+
+/** Which clock `threadCpuMs` reads, for probes and the bench. */
+export const THREAD_CPU_CLOCK: ClockName = CLOCK.name;
+
+type ThreadCpuUsage = () => { readonly user: number; readonly system: number };
+
+function threadCpuUsage(): ThreadCpuUsage | undefined {
+  const read: unknown = (process as { threadCpuUsage?: unknown }).threadCpuUsage;
+  return typeof read === "function" ? (read.bind(process) as ThreadCpuUsage) : undefined;
+}
+
+type ClockName = "threadCpuUsage" | "schedstat" | "cpuUsage";
+
+function pickClock(): { readonly name: ClockName; readonly read: () => number } {
+  let picked: ReturnType<typeof pickClock>;
+  const usage = threadCpuUsage();
+  const schedstat = usage === undefined ? schedstatClock() : undefined;
+  if (usage !== undefined) {
+    picked = {
+      name: "threadCpuUsage",
+      read: () => {
+        const { user, system } = usage();
+        return (user + system) / 1e3;
+      },
+    };
+  } else if (schedstat !== undefined) {
+    picked = { name: "schedstat", read: schedstat };
+  } else {
+    picked = {
+      name: "cpuUsage",
+      read: () => {
+        const { user, system } = process.cpuUsage();
+        return (user + system) / 1e3;
+      },
+    };
+  }
+  return picked;
+}
+
+/** `/proc/thread-self/schedstat`'s first field: ns this thread ran on a CPU. Undefined where it is missing. */
+function schedstatClock(): (() => number) | undefined {
+  let fd: number;
+  try {
+    fd = openSync("/proc/thread-self/schedstat", "r");
+  } catch {
+    return undefined;
+  }
+  const bytes = Buffer.alloc(96);
+  const read = (): number => {
+    const n = readSync(fd, bytes, 0, bytes.length, 0);
+    const space = bytes.indexOf(0x20);
+    return Number(bytes.toString("latin1", 0, space > 0 && space < n ? space : n)) / 1e6;
+  };
+  // The descriptor reads the thread that opened it, so the clock is only good on this thread.
+  if (!Number.isFinite(read())) {
+    closeSync(fd);
+    return undefined;
+  }
+  return read;
+}
+
+/** Calls shorter than this by the clock take isolated-vm's measure: the thread's clock lags by up to a tick. */
+const TICK_SAFE_MS = 10;
+
+/**
+ * A call's CPU time in ms from its two measures since it started: `isolateMs` (isolated-vm's `cpuTime`:
+ * exact to the ns, but counting waits and time the machine did not run the thread) and the thread's CPU
+ * clock (`threadCpuMs`, read now, against `threadStart`). A call under 10 ms takes `isolateMs` (waits that
+ * short do not matter, and the thread's clock is not read); a longer one the lesser of the two, the
+ * thread's clock being the true CPU time within a tick, and never more than `isolateMs`.
+ */
+export function callCpuMs(isolateMs: number, threadStart: number, runMs: number): number {
+  if (runMs < TICK_SAFE_MS) return isolateMs;
+  return Math.max(0, Math.min(isolateMs, threadCpuMs() - threadStart));
+}
