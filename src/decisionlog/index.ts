@@ -31,6 +31,7 @@ export { type LogOptions, parseLogOptions } from "./log-options.js";
 export { applyMask, compileMask, type MaskPlan } from "./masking.js";
 export {
   comparable,
+  comparedSide,
   type ReplayOptions,
   type ReplayRecord,
   replayDecisions,

@@ -157,14 +157,16 @@ export function replayRecordOfLine(value: unknown): ReplayRecord | string {
  */
 export function shadowPairOf(view: DecisionView): DecisionPair | undefined {
   if (view.shadow === null || view.event === null) return undefined;
-  const side = (record: JsonObject): ComparedSide => {
-    const bundle = record.bundle as JsonObject | undefined;
-    return {
-      version: typeof bundle?.version === "number" ? bundle.version : null,
-      outcome: outcomeOf(record),
-      runMs: typeof record.runMs === "number" ? record.runMs : undefined,
-    };
-  };
   const { id, point, runId, turn, event } = view;
-  return { id, point, runId, turn, event, baseline: side(view.record), candidate: side(view.shadow) };
+  return { id, point, runId, turn, event, baseline: comparedSide(view.record), candidate: comparedSide(view.shadow) };
+}
+
+/** One side of a comparison from a stored or emitted `HookRecord` (as JSON): its version, outcome and run time. */
+export function comparedSide(record: JsonObject): ComparedSide {
+  const bundle = record.bundle;
+  const version =
+    typeof bundle === "object" && bundle !== null && !Array.isArray(bundle) && typeof bundle.version === "number"
+      ? bundle.version
+      : null;
+  return { version, outcome: outcomeOf(record), runMs: typeof record.runMs === "number" ? record.runMs : undefined };
 }

@@ -1,7 +1,6 @@
 import {
   type ActiveBundle,
   type BundleRef,
-  type Failure,
   type FailureCode,
   type HookEvent,
   type HookExecutor,
@@ -18,11 +17,12 @@ import {
 import { chargedMs, type HookBudget } from "./budget.js";
 import type { DecisionSink } from "./decision-sink.js";
 import type { HookRecord } from "./decisions.js";
+import { HookState } from "./hook-state.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleHandlers, handlersOf } from "./matchers.js";
 import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import type { FailurePolicy } from "./registration.js";
-import { type SourceMapIndex, type SourceMaps, withSourceStack } from "./stack-map.js";
+import type { SourceMapIndex, SourceMaps } from "./stack-map.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
 
 export interface TenantHookDeps {
@@ -62,7 +62,7 @@ export class TenantHook implements StackedHook {
   readonly #handlers: BundleHandlers;
   readonly #ctxPrefix: string;
   readonly #deps: TenantHookDeps;
-  #stateJson = "{}";
+  readonly #state = new HookState();
   /** The strings of the last call, kept for the decision log (only when it wants this run). */
   #loggedEventJson = "";
   #loggedCtxJson = "";
@@ -99,14 +99,14 @@ export class TenantHook implements StackedHook {
   }
 
   saveState(): JsonObject {
-    return JSON.parse(this.#stateJson) as JsonObject;
+    return JSON.parse(this.#state.json) as JsonObject;
   }
 
   restoreState(state: JsonObject): void {
     const json = JSON.stringify(state);
     // The checkpoint is authenticated; the cap still holds, as for any state the hook returns.
     if (json.length > this.#deps.limits.maxStateChars) throw new RangeError("The restored state is over maxStateChars");
-    this.#stateJson = json;
+    this.#state.json = json;
   }
 
   async call<P extends HookPoint>(
@@ -160,21 +160,7 @@ export class TenantHook implements StackedHook {
       if (entered !== undefined)
         scope.telemetry?.quarantined({ code: strike, strike: entered.strike, cooldownMs: entered.until - now });
     }
-    if (outcome.type === "failed") {
-      return {
-        outcome: { type: "failed", failure: withSourceStack(outcome.failure, this.#sourceMap), logs: outcome.logs },
-        cost,
-      };
-    }
-    if (outcome.state !== undefined) {
-      const stateJson = JSON.stringify(outcome.state);
-      if (stateJson.length > limits.maxStateChars) {
-        const failure = stateTooLarge(stateJson.length, limits.maxStateChars);
-        return { outcome: { type: "failed", failure, logs: outcome.logs }, cost };
-      }
-      this.#stateJson = stateJson;
-    }
-    return invoked;
+    return this.#state.settle(invoked, this.#sourceMap, limits.maxStateChars);
   }
 
   recorded(record: HookRecord, turn: number, shadow?: HookRecord): void {
@@ -198,7 +184,7 @@ export class TenantHook implements StackedHook {
   }
 
   #ctxJson(turn: number): string {
-    return `${this.#ctxPrefix}${turn},"state":${this.#stateJson}}`;
+    return `${this.#ctxPrefix}${turn},"state":${this.#state.json}}`;
   }
 }
 
@@ -216,11 +202,4 @@ export const NOT_RUN: SandboxCost = { cpuMs: 0, runMs: 0 };
 
 export function notRun<P extends HookPoint>(code: FailureCode, message: string): InvokedHook<P> {
   return { outcome: { type: "failed", failure: { code, message }, logs: [] }, cost: NOT_RUN };
-}
-
-export function stateTooLarge(chars: number, max: number): Failure {
-  return {
-    code: "result_too_large",
-    message: `The hook's state is ${chars} characters, over the ${max} limit; its result and state were discarded (keep less in ctx.state)`,
-  };
 }

@@ -14,12 +14,13 @@ import {
 } from "../protocol/index.js";
 import type { HookRecord } from "./decisions.js";
 import type { Emit } from "./events.js";
+import { HookState } from "./hook-state.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleHandlers, handlersOf } from "./matchers.js";
 import type { ObserveCalls } from "./observe-calls.js";
 import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
-import { type SourceMapIndex, type SourceMaps, withSourceStack } from "./stack-map.js";
-import { ctxPrefixOf, notRun, stateTooLarge } from "./tenant-hook.js";
+import type { SourceMapIndex, SourceMaps } from "./stack-map.js";
+import { ctxPrefixOf, notRun } from "./tenant-hook.js";
 
 export interface TenantObserverDeps {
   readonly executor: HookExecutor;
@@ -53,7 +54,7 @@ export class TenantObserver {
   readonly #handlers: BundleHandlers;
   readonly #ctxPrefix: string;
   readonly #deps: TenantObserverDeps;
-  #stateJson = "{}";
+  readonly #state = new HookState();
   #tail: Promise<void> = Promise.resolve();
 
   constructor(runId: RunId, active: ActiveBundle, deps: TenantObserverDeps) {
@@ -120,7 +121,7 @@ export class TenantObserver {
       tenantId: this.#tenantId,
       point,
       eventJson,
-      ctxJson: `${this.#ctxPrefix}${turn},"state":${this.#stateJson}}`,
+      ctxJson: `${this.#ctxPrefix}${turn},"state":${this.#state.json}}`,
       timeoutMs: limits.timeoutMs,
       priority: "observe",
     };
@@ -134,19 +135,7 @@ export class TenantObserver {
     const { outcome, cost } = invoked;
     const strike = strikeOf(outcome.type === "failed" ? outcome.failure : undefined, cost, limits.timeoutMs);
     if (strike !== undefined) book.strike(this.#key, strike, clock(), strikeWeight(cost, limits.timeoutMs));
-    if (outcome.type === "failed") {
-      const failure = withSourceStack(outcome.failure, this.#sourceMap);
-      return { outcome: { type: "failed", failure, logs: outcome.logs }, cost };
-    }
-    if (outcome.state !== undefined) {
-      const stateJson = JSON.stringify(outcome.state);
-      if (stateJson.length > limits.maxStateChars) {
-        const failure = stateTooLarge(stateJson.length, limits.maxStateChars);
-        return { outcome: { type: "failed", failure, logs: outcome.logs }, cost };
-      }
-      this.#stateJson = stateJson;
-    }
-    return invoked;
+    return this.#state.settle(invoked, this.#sourceMap, limits.maxStateChars);
   }
 
   #record(point: HookPoint, called: InvokedHook<HookPoint>, turn: number): void {

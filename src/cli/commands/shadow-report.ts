@@ -4,10 +4,10 @@ import { z } from "zod";
 import {
   type ComparedSide,
   compareDecisions,
+  comparedSide,
   type DecisionPair,
-  type DecisionView,
   formatComparison,
-  outcomeOf,
+  shadowPairOf,
   viewOf,
 } from "../../decisionlog/index.js";
 import { HOOK_POINT_NAMES, type HookPoint, JsonObject, JsonValue } from "../../protocol/index.js";
@@ -69,8 +69,9 @@ Exit codes: 0 reported (differences included), 1 no shadowed calls found or the 
       pairs = [];
       for (const view of views) {
         if (view.shadow === null) continue;
-        if (view.event === null) skipped++;
-        else pairs.push(pairOfView(view, view.event, view.shadow));
+        const pair = shadowPairOf(view);
+        if (pair === undefined) skipped++;
+        else pairs.push(pair);
       }
     } else {
       pairs = shadowedCalls(await readEvents(resolve(io.cwd, from)), tenantId);
@@ -95,29 +96,6 @@ Exit codes: 0 reported (differences included), 1 no shadowed calls found or the 
   },
 };
 
-function pairOfView(view: DecisionView, event: JsonValue, shadow: JsonObject): DecisionPair {
-  const { point, runId, turn, id } = view;
-  const baseline: ComparedSide = {
-    version: view.version,
-    outcome: outcomeOf(view.record),
-    runMs: runMsOf(view.record),
-  };
-  return { point, runId, turn, id, event, baseline, candidate: sideOf(shadow) };
-}
-
-function sideOf(record: JsonObject): ComparedSide {
-  const bundle = record.bundle;
-  const version =
-    typeof bundle === "object" && bundle !== null && !Array.isArray(bundle) && typeof bundle.version === "number"
-      ? bundle.version
-      : null;
-  return { version, outcome: outcomeOf(record), runMs: runMsOf(record) };
-}
-
-function runMsOf(record: JsonObject): number | undefined {
-  return typeof record.runMs === "number" ? record.runMs : undefined;
-}
-
 const ShadowedLine = z.looseObject({
   type: z.literal("hook.shadowed"),
   tenantId: z.string(),
@@ -137,8 +115,10 @@ function shadowedCalls(lines: readonly unknown[], tenantId: string): DecisionPai
     const { runId, turn, event, record, shadow } = parsed.data;
     // Where the deciding version has no hook for the point, the run went on with its no-op.
     const baseline: ComparedSide =
-      record === undefined ? { version: null, outcome: { key: "noop", result: null, failure: null } } : sideOf(record);
-    pairs.push({ point: shadow.point, runId, turn, event, baseline, candidate: sideOf(shadow) });
+      record === undefined
+        ? { version: null, outcome: { key: "noop", result: null, failure: null } }
+        : comparedSide(record);
+    pairs.push({ point: shadow.point, runId, turn, event, baseline, candidate: comparedSide(shadow) });
   }
   return pairs;
 }
