@@ -59,7 +59,10 @@ interface Head {
 
 interface Loading {
   promise?: Promise<ActiveBundle | undefined>;
-  /** Set when the head is invalidated while being read: the answer is served but stored stale. */
+  /**
+   * Set when the head is invalidated while being read: its callers get the answer, stored stale; a later
+   * `get` does not join it but reads again (a store's own write must be seen by the next `active`).
+   */
   invalidated: boolean;
 }
 
@@ -137,7 +140,8 @@ export class ActiveBundleCache {
 
   #read(tenantId: TenantId, head: Head | undefined): Promise<ActiveBundle | undefined> {
     const loading = this.#loading.get(tenantId);
-    if (loading?.promise) return loading.promise;
+    // A read invalidated while in flight began before a change this caller may have made: read again.
+    if (loading?.promise && !loading.invalidated) return loading.promise;
     const entry: Loading = { invalidated: false };
     this.#loading.set(tenantId, entry);
     entry.promise = this.#load(tenantId, head, entry);

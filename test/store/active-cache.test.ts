@@ -97,6 +97,24 @@ describe("ActiveBundleCache", () => {
     expect((await cache.get(acme))?.version).toBe(2);
   });
 
+  it("does not join a read that began before a write: the writer's next get sees its change", async () => {
+    const { cache, state, activate } = fakeStore();
+    let open: () => void = () => {};
+    state.gate = new Promise((resolve) => {
+      open = resolve;
+    });
+    // A refresh (a notification) starts a read; the store's own write lands and invalidates meanwhile.
+    const before = cache.get(acme);
+    activate(acme, 2);
+    cache.invalidate(acme);
+    const after = cache.get(acme);
+    open();
+    state.gate = undefined;
+    expect((await before)?.version).toBe(1);
+    expect((await after)?.version).toBe(2);
+    expect(state.reads).toBe(2);
+  });
+
   it("re-reads a served tenant at once on refresh, and leaves tenants it never served alone", async () => {
     const { cache, state, activate } = fakeStore();
     await cache.get(acme);
