@@ -8,14 +8,12 @@ import {
   APPLICATION_ID,
   type BundleStore,
   type DecisionRow,
-  MemoryBundleStore,
-  PostgresBundleStore,
   SqliteBundleStore,
 } from "../../src/store/index.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/store/schema.js";
 import { fakeBundle } from "./helpers/bundles.js";
-import { dropSchema, freshSchema, pgUrl, postgresAvailable } from "./helpers/postgres.js";
 import { rejection } from "./helpers/rejection.js";
+import { storeFactories } from "./helpers/store-factories.js";
 
 const acme = "acme" as TenantId;
 const globex = "globex" as TenantId;
@@ -24,28 +22,7 @@ let clock = 0;
 const tick = () => T0 + ++clock * 1000;
 const options = { clock: tick, maxBundleBytes: 4096 };
 
-type Factory = () => Promise<{ store: BundleStore; cleanup: () => Promise<void> }>;
-const factories: [string, Factory][] = [
-  ["memory", async () => ({ store: new MemoryBundleStore(options), cleanup: async () => {} })],
-  [
-    "sqlite",
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), "isohook-dlog-"));
-      const store = await SqliteBundleStore.open(join(dir, "store.db"), options);
-      return { store, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
-    },
-  ],
-];
-if (await postgresAvailable()) {
-  factories.push([
-    "postgres",
-    async () => {
-      const schema = freshSchema();
-      const store = await PostgresBundleStore.open(pgUrl(schema), options);
-      return { store, cleanup: () => dropSchema(schema) };
-    },
-  ]);
-}
+const factories = await storeFactories(options);
 
 function row(tenantId: TenantId, n: number, extra: Partial<DecisionRow> = {}): DecisionRow {
   const event = JSON.stringify({ call: { id: `c${n}`, name: "shell", args: { command: `echo ${n}` } } });
