@@ -4,12 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
-import {
-  APPLICATION_ID,
-  type BundleStore,
-  type DecisionRow,
-  SqliteBundleStore,
-} from "../../src/store/index.js";
+import { APPLICATION_ID, type BundleStore, type DecisionRow, SqliteBundleStore } from "../../src/store/index.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/store/schema.js";
 import { fakeBundle } from "./helpers/bundles.js";
 import { rejection } from "./helpers/rejection.js";
