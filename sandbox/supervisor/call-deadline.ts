@@ -1,4 +1,4 @@
-import { type RunningMark, wallBackstopOf } from "../../src/protocol/index.js";
+import { maxWallBackstopOf, type RunningMark } from "../../src/protocol/index.js";
 import type { WorkerExitReason } from "./events.js";
 import type { PendingCall } from "./pending-call.js";
 import { culpritOf, type RunningCall, runningCall, runningSince } from "./running-call.js";
@@ -32,7 +32,7 @@ export interface Blame {
  * The host's hard deadline over one worker's calls. The call the running mark names (else the oldest
  * pending call, taken to have started when the worker last answered, became ready or was sent, whichever is
  * latest) is killed with its worker if it has not answered `killGraceMs` after its wall-clock budget: its
- * timeout's backstop (`wallBackstopOf`; the timeout itself is CPU time, which the worker holds it to), or
+ * timeout's backstop (`maxWallBackstopOf`; the timeout itself is CPU time, which the worker holds it to), or
  * the load timeout while it loads its bundle. Once the call is past its budget the host reads the worker's
  * CPU time and RSS (`gaugeWorker`), and again at the kill: what the call burnt and grew while overdue says
  * whether its timeout was CPU spent (a strike) and whether it was a memory bomb (`memory_limit`). One
@@ -162,5 +162,5 @@ const LATE_WINDOW_MS = 100;
 
 /** A call's wall-clock budget: its timeout's backstop (the timeout is CPU time); a describe's own timeout. */
 function wallBudgetOf(entry: PendingCall): number {
-  return entry.kind === "call" ? wallBackstopOf(entry.timeoutMs) : entry.timeoutMs;
+  return entry.kind === "call" ? maxWallBackstopOf(entry.timeoutMs) : entry.timeoutMs;
 }

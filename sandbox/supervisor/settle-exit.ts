@@ -1,4 +1,4 @@
-import { type Failure, WALL_BACKSTOP_FACTOR, wallBackstopOf } from "../../src/protocol/index.js";
+import { type Failure, MAX_WALL_BACKSTOP_FACTOR, maxWallBackstopOf } from "../../src/protocol/index.js";
 import type { Blame } from "./call-deadline.js";
 import type { WorkerExitReason } from "./events.js";
 import { fail, type PendingCall } from "./pending-call.js";
@@ -101,7 +101,7 @@ export function timeoutFailure(
 ): Failure {
   const what =
     phase === "call"
-      ? `hook did not finish within its ${wallBackstopOf(limitMs)} ms wall-clock backstop (${WALL_BACKSTOP_FACTOR}× its ${limitMs} ms timeout)`
+      ? `hook did not finish within its ${maxWallBackstopOf(limitMs)} ms wall-clock backstop (${MAX_WALL_BACKSTOP_FACTOR}× its ${limitMs} ms timeout)`
       : phase === "load"
         ? `bundle did not finish loading within its ${limitMs} ms load timeout`
         : `bundle was not described within ${limitMs} ms`;

@@ -1,4 +1,8 @@
-import { WALL_BACKSTOP_FACTOR, type WorkerFailureCode, wallBackstopOf } from "../../src/protocol/index.js";
+import {
+  MAX_WALL_BACKSTOP_FACTOR,
+  MIN_WALL_BACKSTOP_FACTOR,
+  type WorkerFailureCode,
+} from "../../src/protocol/index.js";
 import type * as ivm from "./isolated-vm.js";
 
 export interface ClassifiedError {
@@ -47,8 +51,8 @@ export function callTimeoutMessage(cpuMs: number, timeoutMs: number): string {
   const limit = Math.round(timeoutMs);
   if (cpuMs > timeoutMs) return `The hook ran past its ${limit} ms timeout (CPU time)`;
   return (
-    `The hook ran past its ${Math.round(wallBackstopOf(timeoutMs))} ms wall-clock backstop ` +
-    `(${WALL_BACKSTOP_FACTOR}× its ${limit} ms timeout) without using its ${limit} ms of CPU time: ` +
+    `The hook ran past its wall-clock backstop (${MIN_WALL_BACKSTOP_FACTOR}–${MAX_WALL_BACKSTOP_FACTOR}× its ` +
+    `${limit} ms timeout, by how busy the machine is) without using its ${limit} ms of CPU time: ` +
     "it waited (e.g. Atomics.wait) or the machine was too busy to run it"
   );
 }

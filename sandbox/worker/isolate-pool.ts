@@ -7,8 +7,8 @@ import {
   type SandboxResult,
   type TenantId,
   type WorkerFailureCode,
-  wallBackstopOf,
 } from "../../src/protocol/index.js";
+import { wallBackstopFactor } from "./cpu-stretch.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { IsolateCache } from "./isolate-cache.js";
 import { callTimeoutMessage, classifyIsolateError } from "./isolate-error.js";
@@ -27,9 +27,10 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
  * The in-process isolate manager: one V8 isolate per (tenant, bundle hash), created lazily on the first
  * call, bundle compiled once, one long-lived context. Every call is one synchronous `applySync`, strings in
  * and one string out (DESIGN §2); an async handler takes a second `applySync` to collect its settled reply.
- * The call's `timeoutMs` is CPU time of this thread (thread-cpu.ts): `applySync` gets the wall-clock
- * backstop (`wallBackstopOf`), and a call whose CPU time passed its timeout fails `timeout` whether the
- * backstop stopped it or it finished (docs/architecture.md, "Timeouts: CPU time, wall-clock backstop"). Used by the worker process main and by the inline executor. The pool keeps
+ * The call's `timeoutMs` is CPU time of this thread (thread-cpu.ts): `applySync` gets a wall-clock
+ * backstop sized by the machine's load (cpu-stretch.ts), and a call whose CPU time passed its timeout fails
+ * `timeout` whether the backstop stopped it or it finished (docs/architecture.md, "Timeouts: CPU time,
+ * wall-clock backstop"). Used by the worker process main and by the inline executor. The pool keeps
  * the bundles and runs calls; opening an isolate is open-isolate.ts, the live isolates and their eviction
  * isolate-cache.ts.
  *
@@ -145,7 +146,8 @@ export class IsolatePool {
     const { isolate } = live;
     const timeout = call.timeoutMs;
     // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
-    const backstop = wallBackstopOf(timeout);
+    // Whole ms: isolated-vm refuses a fractional timeout.
+    const backstop = Math.ceil(timeout * wallBackstopFactor(runStart));
     const threadStart = threadCpuMs();
     let reply: unknown;
     try {

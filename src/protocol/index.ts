@@ -49,8 +49,9 @@ export {
   Limits,
   type LimitsInput,
   loadTimeoutOf,
-  WALL_BACKSTOP_FACTOR,
-  wallBackstopOf,
+  MAX_WALL_BACKSTOP_FACTOR,
+  MIN_WALL_BACKSTOP_FACTOR,
+  maxWallBackstopOf,
 } from "./limits.js";
 export {
   AssistantMessage,

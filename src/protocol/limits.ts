@@ -8,7 +8,7 @@ import { z } from "zod";
 export const Limits = z.strictObject({
   /**
    * Per-call timeout in ms of the handler, in CPU time of the thread running its isolate; the wall clock
-   * bounds it only as a backstop, `wallBackstopOf` (what burns no CPU: `Atomics.wait`, a starved machine).
+   * bounds it only as a backstop, `maxWallBackstopOf` (what burns no CPU: `Atomics.wait`, a starved machine).
    */
   timeoutMs: z.number().int().min(1).max(60_000).default(50),
   /**
@@ -68,16 +68,22 @@ export function loadTimeoutOf(limits: Pick<Limits, "timeoutMs" | "loadTimeoutMs"
   return limits.loadTimeoutMs ?? Math.max(limits.timeoutMs, DEFAULT_LOAD_TIMEOUT_MS);
 }
 
-/** How many timeouts of wall-clock time a call may take before the sandbox stops it whatever its CPU time. */
-export const WALL_BACKSTOP_FACTOR = 5;
+/**
+ * How many timeouts of wall-clock time a call may take before the sandbox stops it whatever its CPU time:
+ * the worker picks a factor between these by how busy the machine is (sandbox/worker/cpu-stretch.ts), 1.5
+ * on an idle one, so a spinning hook is stopped soon after its CPU limit and a starved one is not.
+ */
+export const MIN_WALL_BACKSTOP_FACTOR = 1.5;
+export const MAX_WALL_BACKSTOP_FACTOR = 5;
 
 /**
- * The wall-clock bound on a handler whose CPU-time timeout is `timeoutMs`: the isolate's own timeout
- * (`applySync`), past which the worker stops it; the host kills the worker `killGraceMs` later. Loose on
- * purpose: a call the machine starves of CPU still finishes, and what burns no CPU still ends.
+ * The most wall-clock time a handler whose CPU-time timeout is `timeoutMs` may take: past it the worker has
+ * stopped it (its own backstop, sized by the load, is at most this); the host kills the worker
+ * `killGraceMs` later. Loose on purpose: a call the machine starves of CPU still finishes, and what burns
+ * no CPU still ends.
  */
-export function wallBackstopOf(timeoutMs: number): number {
-  return timeoutMs * WALL_BACKSTOP_FACTOR;
+export function maxWallBackstopOf(timeoutMs: number): number {
+  return timeoutMs * MAX_WALL_BACKSTOP_FACTOR;
 }
 
 /** Limits that had names saying bytes while they counted UTF-16 code units, and their names now. */

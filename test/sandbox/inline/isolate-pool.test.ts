@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { wallBackstopFactor } from "../../../sandbox/worker/cpu-stretch.js";
 import { IsolatePool, PoolClosedError, SandboxOptionsError } from "../../../sandbox/worker/index.js";
 import { SPARES_PER_KIND } from "../../../sandbox/worker/prepared-isolate.js";
 import { GuestReply, type SandboxResult } from "../../../src/protocol/index.js";
@@ -125,6 +126,27 @@ describe("IsolatePool", () => {
     });
     expect(count(callCounter(pool, "a"))).toBe("1");
     expect(pool.stats()).toMatchObject({ recycled: 1, isolates: 1 });
+  });
+
+  it("stops a spinning call at the wall-clock backstop the machine's load sets, read just before it", () => {
+    const pool = poolWith();
+    const tenantId = tenant("spin");
+    const call = (loop: boolean) =>
+      pool.call(COUNTER.hash, {
+        tenantId,
+        point: "tool.call",
+        eventJson: JSON.stringify({ ...TOOL_CALL_EVENT, loop }),
+        ctxJson: ctxJson(tenantId, COUNTER),
+        timeoutMs: 40,
+      });
+    call(false); // loads the bundle, so that the spinning call starts within the 10 ms the reading is kept
+    const factor = wallBackstopFactor();
+    const spun = call(true);
+    expect(spun).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    // At the factor read (1.5 on an idle machine), not at a fixed 5 × the timeout; late by what load adds.
+    expect(spun.runMs).toBeGreaterThanOrEqual(factor * 40 * 0.95);
+    expect(spun.runMs).toBeLessThan(factor * 40 + 250);
+    if (spun.runMs < 1.5 * factor * 40) expect(spun.cpuMs).toBeGreaterThan(40);
   });
 
   it("evicts the least recently used isolate past maxIsolates", () => {
