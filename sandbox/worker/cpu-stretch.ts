@@ -1,6 +1,17 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { MAX_WALL_BACKSTOP_FACTOR, MIN_WALL_BACKSTOP_FACTOR } from "../../src/protocol/index.js";
+import { MAX_WALL_BACKSTOP_FACTOR, MIN_WALL_BACKSTOP_FACTOR, type SandboxCall } from "../../src/protocol/index.js";
+
+/**
+ * The wall-clock backstop of `call` in whole ms (isolated-vm refuses a fractional timeout): its timeout ×
+ * `wallBackstopFactor`. An observer gets the tightest backstop whatever the load: the run never waits for
+ * it, but the decision calls queued behind it on its worker do (an observer starved short of its CPU time
+ * then fails without a strike; its result is ignored anyway).
+ */
+export function callBackstopMs(call: Pick<SandboxCall, "timeoutMs" | "priority">, now?: number): number {
+  const factor = call.priority === "observe" ? MIN_WALL_BACKSTOP_FACTOR : wallBackstopFactor(now);
+  return Math.ceil(call.timeoutMs * factor);
+}
 
 /**
  * The wall-clock backstop of a call, as a factor of its CPU-time timeout: how much longer than its CPU

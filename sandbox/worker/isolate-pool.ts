@@ -8,7 +8,7 @@ import {
   type TenantId,
   type WorkerFailureCode,
 } from "../../src/protocol/index.js";
-import { wallBackstopFactor } from "./cpu-stretch.js";
+import { callBackstopMs } from "./cpu-stretch.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { IsolateCache } from "./isolate-cache.js";
 import { callTimeoutMessage, classifyIsolateError } from "./isolate-error.js";
@@ -146,8 +146,7 @@ export class IsolatePool {
     const { isolate } = live;
     const timeout = call.timeoutMs;
     // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
-    // Whole ms: isolated-vm refuses a fractional timeout.
-    const backstop = Math.ceil(timeout * wallBackstopFactor(runStart));
+    const backstop = callBackstopMs(call, runStart);
     const threadStart = threadCpuMs();
     let reply: unknown;
     try {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { type ProcFile, StretchReadings, wallBackstopFactor } from "../../../sandbox/worker/cpu-stretch.js";
+import {
+  callBackstopMs,
+  type ProcFile,
+  StretchReadings,
+  wallBackstopFactor,
+} from "../../../sandbox/worker/cpu-stretch.js";
 import { MAX_WALL_BACKSTOP_FACTOR, MIN_WALL_BACKSTOP_FACTOR } from "../../../src/protocol/index.js";
 
 /** Fake /proc files whose next contents the test sets. */
@@ -66,5 +71,13 @@ describe("the wall-clock backstop sized by the machine's load", () => {
     const factor = wallBackstopFactor();
     expect(factor).toBeGreaterThanOrEqual(MIN_WALL_BACKSTOP_FACTOR);
     expect(factor).toBeLessThanOrEqual(MAX_WALL_BACKSTOP_FACTOR);
+  });
+
+  it("gives a decision call its timeout × the factor in whole ms, and an observer the minimum whatever the load", () => {
+    const now = performance.now();
+    const factor = wallBackstopFactor(now);
+    expect(callBackstopMs({ timeoutMs: 33 }, now)).toBe(Math.ceil(33 * factor));
+    expect(Number.isInteger(callBackstopMs({ timeoutMs: 33 }, now))).toBe(true);
+    expect(callBackstopMs({ timeoutMs: 40, priority: "observe" }, now)).toBe(40 * MIN_WALL_BACKSTOP_FACTOR);
   });
 });
