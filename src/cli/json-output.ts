@@ -1,14 +1,16 @@
 import { z } from "zod";
+import { BundleManifest, Failure, JsonObject, JsonValue, Message, Usage } from "../protocol/index.js";
+import { ComparisonJson, DecisionsOutput, LogOutput, ReplayOutput } from "./json-output-decisions.js";
+import { RunEventLine, StatsOutput } from "./json-output-events.js";
+import { Count, Hash, Iso, Logs, Point, Version } from "./json-output-fields.js";
 import {
-  BundleManifest,
-  Failure,
-  HOOK_POINT_NAMES,
-  type HookPoint,
-  JsonObject,
-  JsonValue,
-  Message,
-  Usage,
-} from "../protocol/index.js";
+  Activation,
+  RolloutOutput,
+  RolloutState,
+  ShadowOutput,
+  ShadowReportOutput,
+  ShadowState,
+} from "./json-output-rollout.js";
 
 /**
  * What every command prints with `--json` (docs/cli-output.schema.json is generated from these schemas, and
@@ -20,13 +22,11 @@ import {
  *   every command, usage errors included (`code: "usage"`).
  * - The same thing has the same name everywhere: `version` is a bundle version number, the version active
  *   before a change is `previousVersion`, times are ISO 8601 strings, `logs` is an array of strings.
+ *
+ * This file maps commands to their shapes; the shapes of one concept sit beside it: the shared fields in
+ * json-output-fields.ts, the decision log's in json-output-decisions.ts, rollouts' and shadow mode's in
+ * json-output-rollout.ts, run events' and stats' in json-output-events.ts.
  */
-const Version = z.int().positive().meta({ description: "a bundle version number" });
-const Hash = z.string().regex(/^sha256-[0-9a-f]{64}$/);
-const Iso = z.iso.datetime().meta({ description: "ISO 8601 time" });
-const Point = z.enum(HOOK_POINT_NAMES as [HookPoint, ...HookPoint[]]);
-const Logs = z.array(z.string()).meta({ description: "console lines the hook logged" });
-const Count = z.int().nonnegative();
 
 const Problem = z.strictObject({
   message: z.string(),
@@ -58,41 +58,6 @@ const GateReport = z
     durationMs: z.number(),
   })
   .meta({ title: "gate report" });
-
-const OutcomeJson = z.strictObject({
-  key: z.string().meta({ description: "`noop`, the result's type, or `failed:<code>`" }),
-  result: JsonValue.nullable(),
-  failure: z.string().nullable(),
-});
-const CostJson = z.strictObject({ calls: Count, p50: z.number().nullable(), p99: z.number().nullable() });
-const Counts = z.record(z.string(), Count);
-
-/** What two versions decided on the same events: `replay` and the shadow report print it. */
-export const ComparisonJson = z
-  .strictObject({
-    compared: Count,
-    agreed: Count,
-    differed: Count,
-    newFailures: Count.meta({ description: "candidate failures where the baseline did not fail" }),
-    skipped: Counts.meta({ description: "events left out, by why" }),
-    byPoint: z.record(z.string(), z.strictObject({ compared: Count, agreed: Count, differed: Count })),
-    changes: z.array(z.strictObject({ from: z.string(), to: z.string(), count: Count })),
-    failures: z.strictObject({ baseline: Counts, candidate: Counts }),
-    cost: z.strictObject({ baseline: CostJson, candidate: CostJson }).meta({ description: "run time (ms)" }),
-    versions: z.strictObject({ baseline: z.array(Version), candidate: z.array(Version) }),
-    differences: z.array(
-      z.strictObject({
-        point: Point,
-        runId: z.string(),
-        turn: Count,
-        id: z.int().positive().nullable(),
-        event: JsonValue,
-        baseline: OutcomeJson,
-        candidate: OutcomeJson,
-      }),
-    ),
-  })
-  .meta({ title: "decision comparison" });
 
 export const ErrorOutput = z
   .strictObject({
@@ -148,70 +113,6 @@ const VersionRecord = {
   rolloutPercent: z.number().nullable().meta({ description: "the share of runs it gets in a rollout in progress" }),
   shadow: z.boolean().meta({ description: "true while the version is in shadow mode" }),
 };
-
-const Percent = z.number().gt(0).max(100).meta({ description: "a share of runs, in percent (steps of 0.01)" });
-const RolloutRef = z.strictObject({ version: Version, percent: Percent });
-
-const Activation = z.strictObject({
-  tenantId: z.string(),
-  version: Version,
-  previousVersion: Version.nullable(),
-  changed: z.boolean(),
-  endedRollout: RolloutRef.nullable().meta({ description: "the rollout this change ended" }),
-});
-
-const LogSettingsJson = z
-  .strictObject({
-    sample: z.number().meta({ description: "the share of runs recorded, (0, 1]" }),
-    mask: z.array(z.strictObject({ path: z.string(), action: z.enum(["drop", "hash"]) })),
-    retainDays: Count,
-    retain: Count,
-  })
-  .meta({ title: "decision-log settings" });
-
-const DecisionJson = z
-  .strictObject({
-    id: z.int().positive(),
-    at: Iso,
-    tenantId: z.string(),
-    runId: z.string(),
-    turn: Count,
-    point: Point,
-    version: Version.meta({ description: "the bundle version that decided" }),
-    hash: Hash,
-    event: JsonValue.nullable().meta({ description: "null when the event was stored truncated" }),
-    eventText: z.string().nullable().meta({ description: "a truncated event's first characters" }),
-    eventChars: Count,
-    truncated: z.boolean(),
-    ctx: JsonObject,
-    record: JsonObject.meta({ description: "the call's HookRecord (outcome, policy, cost, logs)" }),
-    shadow: JsonObject.nullable().meta({ description: "a shadow candidate's HookRecord of the same event" }),
-  })
-  .meta({ title: "recorded decision" });
-
-/** A run event (`run --json`): the library's RunEvent with `at` as an ISO string. */
-const RunEventLine = z
-  .looseObject({
-    type: z.enum([
-      "run.started",
-      "run.warning",
-      "turn.started",
-      "hooks.decided",
-      "hook.called",
-      "hook.shadowed",
-      "message.added",
-      "inbound.dropped",
-      "model.replied",
-      "tool.finished",
-      "quarantine.entered",
-      "quarantine.exited",
-      "run.finished",
-    ]),
-    at: Iso.optional(),
-    until: Iso.optional(),
-    logs: Logs.optional(),
-  })
-  .meta({ title: "run event" });
 
 const RunResult = z.strictObject({
   type: z.literal("result"),
@@ -271,29 +172,6 @@ const DemoSummary = z.strictObject({
   seconds: z.number(),
 });
 
-const Percentiles = z.strictObject({ p50: z.number(), p99: z.number() }).meta({ description: "ms, nearest rank" });
-
-const StatsOutput = z.strictObject({
-  tenantId: z.string(),
-  from: z
-    .string()
-    .nullable()
-    .meta({ description: "the JSON lines read (a run's or demo's --json output); null: the store's decision log" }),
-  since: Iso.nullable(),
-  calls: Count,
-  decisions: z.record(z.string(), Count).meta({ description: "decided calls by result type (noop: returned nothing)" }),
-  failures: z.record(z.string(), Count).meta({ description: "failed calls by failure code" }),
-  points: z.array(
-    z.strictObject({
-      point: Point,
-      calls: Count,
-      runMs: Percentiles,
-      cpuMs: Percentiles,
-      waitedMs: Percentiles.meta({ description: "queued + load + run, what the caller waited" }),
-    }),
-  ),
-});
-
 /**
  * Each command's `--json` lines: every line must match its command's schema (successes and the error).
  * Keyed by command name; `--version` is `version`.
@@ -318,10 +196,8 @@ export const CLI_OUTPUT = {
         activeHash: Hash.nullable(),
         latestVersion: Version.nullable(),
         versionCount: Count,
-        rollout: z
-          .strictObject({ version: Version, hash: Hash, percent: Percent, since: Iso, by: z.string() })
-          .nullable(),
-        shadow: z.strictObject({ version: Version, hash: Hash, since: Iso, by: z.string() }).nullable(),
+        rollout: RolloutState.nullable(),
+        shadow: ShadowState.nullable(),
         createdAt: Iso,
         updatedAt: Iso,
       }),
@@ -330,26 +206,9 @@ export const CLI_OUTPUT = {
   versions: z.strictObject({ tenantId: z.string(), versions: z.array(z.strictObject(VersionRecord)) }),
   activate: Activation,
   rollback: Activation,
-  rollout: z.strictObject({
-    tenantId: z.string(),
-    version: Version,
-    percent: Percent,
-    activeVersion: Version,
-    previousRollout: RolloutRef.nullable(),
-    activated: z.boolean().meta({ description: "true when --percent 100 made the version active" }),
-    changed: z.boolean(),
-  }),
-  shadow: z.strictObject({
-    tenantId: z.string(),
-    version: Version.nullable().meta({ description: "the version in shadow mode now, or null (--off)" }),
-    previousVersion: Version.nullable(),
-    changed: z.boolean(),
-  }),
-  "shadow-report": z.strictObject({
-    tenantId: z.string(),
-    source: z.enum(["log", "file"]).meta({ description: "the decision log, or the --from file of run events" }),
-    report: ComparisonJson,
-  }),
+  rollout: RolloutOutput,
+  shadow: ShadowOutput,
+  "shadow-report": ShadowReportOutput,
   inspect: z.strictObject({
     ...VersionRecord,
     manifest: BundleManifest,
@@ -375,23 +234,9 @@ export const CLI_OUTPUT = {
       }),
     ),
   }),
-  log: z.strictObject({
-    tenantId: z.string(),
-    settings: LogSettingsJson.nullable().meta({ description: "null: the log is off" }),
-    previous: LogSettingsJson.nullable(),
-    changed: z.boolean(),
-  }),
-  decisions: z.strictObject({
-    tenantId: z.string(),
-    decisions: z.array(DecisionJson),
-    exported: z.strictObject({ file: z.string(), lines: Count, skipped: Count }).nullable(),
-  }),
-  replay: z.strictObject({
-    tenantId: z.string(),
-    version: Version,
-    source: z.enum(["log", "file"]),
-    report: ComparisonJson,
-  }),
+  log: LogOutput,
+  decisions: DecisionsOutput,
+  replay: ReplayOutput,
   run: z.union([RunResult, RunEventLine]),
   demo: z.union([DemoSummary, z.strictObject({ tenant: z.string(), event: RunEventLine })]),
   stats: StatsOutput,
@@ -442,36 +287,4 @@ export function cliOutputJsonSchema(): Record<string, unknown> {
   });
   // Shared parts (the error object, the gate report, messages) are written once, in $defs.
   return z.toJSONSchema(all, { unrepresentable: "any", reused: "ref" });
-}
-
-/** Clock times of run events (ms since the epoch in the library), as ISO strings in CLI output. */
-const TIME_FIELDS = ["at", "until"] as const;
-
-/**
- * A run event as its `--json` line: the library's event with clock times (`at`, `until`) as ISO strings.
- */
-export function eventJson(event: object): object {
-  const fields: Record<string, unknown> = { ...event };
-  for (const key of TIME_FIELDS) {
-    const value = fields[key];
-    if (typeof value === "number") fields[key] = new Date(value).toISOString();
-  }
-  return fields;
-}
-
-/** An activation or rollback as its `--json` object (`previous` is `previousVersion`, as in `audit`). */
-export function activationJson(result: {
-  readonly tenantId: string;
-  readonly version: number;
-  readonly previous: number | null;
-  readonly changed: boolean;
-  readonly endedRollout: { readonly version: number; readonly percent: number } | null;
-}) {
-  return {
-    tenantId: result.tenantId,
-    version: result.version,
-    previousVersion: result.previous,
-    changed: result.changed,
-    endedRollout: result.endedRollout,
-  };
 }

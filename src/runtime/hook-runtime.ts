@@ -1,41 +1,12 @@
-import { randomUUID } from "node:crypto";
 import { createHookExecutor, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
-import {
-  type AgentLoopOptions,
-  type AgentRunResult,
-  type ApprovalDecisions,
-  DEFAULT_MAX_TURNS,
-  type Model,
-  type PausedRun,
-  type PendingApproval,
-  resumeAgentLoop,
-  runAgentLoop,
-  type Tool,
-} from "../agent/index.js";
 import { DecisionLog } from "../decisionlog/index.js";
-import {
-  createDispatcher,
-  type DispatchEvent,
-  type PlatformHooks,
-  type PolicyMap,
-  type RunDispatcher,
-} from "../dispatch/index.js";
-import type { BundleRef, BundleSource, HookExecutor, JsonValue, Message, ModelSettings } from "../protocol/index.js";
-import { notify, RunId, TenantId } from "../protocol/index.js";
+import { createDispatcher, type DispatchEvent, type PlatformHooks } from "../dispatch/index.js";
+import type { BundleSource, HookExecutor } from "../protocol/index.js";
+import { notify } from "../protocol/index.js";
 import type { BundleStore } from "../store/index.js";
 import { SandboxMetrics, type SandboxSource } from "../telemetry/index.js";
-import { checkDecisions, RecentIds } from "./approvals.js";
-import { bundleAt } from "./bundle-version.js";
-import {
-  type Checkpoint,
-  type CheckpointBody,
-  type CheckpointKey,
-  keyBytes,
-  openCheckpoint,
-  sealCheckpoint,
-} from "./checkpoint.js";
+import type { Checkpoint } from "./checkpoint.js";
 import { RuntimeError } from "./errors.js";
-import type { RunEvent, RunWarning } from "./events.js";
 import {
   checkRuntimeOptions,
   dispatcherOptions,
@@ -43,68 +14,8 @@ import {
   type HookRuntimeOptions,
   isExecutor,
 } from "./options.js";
-import { checkRun, loopFields, noBundleWarning } from "./run-options.js";
 import { openRuntimeStore } from "./runtime-store.js";
-
-export interface RunAgentOptions {
-  readonly tenantId: string;
-  /** A user prompt or messages. */
-  readonly input: string | readonly Message[];
-  readonly tools?: readonly Tool[];
-  /** Default: the runtime's `model`. */
-  readonly model?: Model;
-  readonly system?: string;
-  readonly settings?: ModelSettings;
-  /** Model calls allowed, retries included. Default 20. */
-  readonly maxTurns?: number;
-  readonly parallelToolCalls?: boolean;
-  readonly steering?: AgentLoopOptions["steering"];
-  readonly followUp?: AgentLoopOptions["followUp"];
-  /** Default: a fresh `run_<uuid>`. */
-  readonly runId?: string;
-  /** The failure policy the tenant asked for, per point (the platform floor may raise it to `closed`). */
-  readonly policy?: PolicyMap;
-  readonly signal?: AbortSignal;
-  readonly onEvent?: (event: RunEvent) => void;
-  /** Seals this run's checkpoint if it pauses for approval; default: the runtime's `checkpointKey`. */
-  readonly checkpointKey?: CheckpointKey;
-  /** The host's own JSON, sealed into the checkpoint (`readCheckpoint(…).meta`), e.g. which session asked. */
-  readonly checkpointMeta?: JsonValue;
-  /**
-   * Answers asks in-process, the way a human would: called with the pending calls when the run pauses;
-   * decisions continue the run at once (no checkpoint), undefined ends it with a checkpoint.
-   */
-  readonly approve?: (
-    pending: readonly PendingApproval[],
-    signal: AbortSignal,
-  ) => ApprovalDecisions | undefined | Promise<ApprovalDecisions | undefined>;
-}
-
-/** What `resumeAgent` takes besides the checkpoint: the decisions, and the live parts a checkpoint cannot hold. */
-export interface ResumeAgentOptions
-  extends Pick<
-    RunAgentOptions,
-    "tools" | "model" | "steering" | "followUp" | "signal" | "onEvent" | "checkpointKey" | "checkpointMeta" | "approve"
-  > {
-  /** The tenant resuming: a checkpoint of another tenant is refused (`checkpoint_foreign`). */
-  readonly tenantId: string;
-  /** One decision per pending call, by call id. */
-  readonly decisions: ApprovalDecisions;
-}
-
-export interface RunAgentResult extends Omit<AgentRunResult, "paused"> {
-  readonly runId: RunId;
-  readonly tenantId: TenantId;
-  /**
-   * The bundle version that decided the run from start to end (a rollout's candidate for the runs in its
-   * share, else the active version); undefined when the tenant had none.
-   */
-  readonly bundle: BundleRef | undefined;
-  /** What the platform should notice, e.g. `no_active_bundle`: the tenant's hooks did not guard this run. */
-  readonly warnings: readonly RunWarning[];
-  /** When `stopReason` is `approval`: the sealed run, for `resumeAgent`. */
-  readonly checkpoint?: Checkpoint;
-}
+import { createAgentSessions, type ResumeAgentOptions, type RunAgentOptions, type RunAgentResult } from "./session.js";
 
 export interface HookRuntime {
   /** Runs one agent session for a tenant with its active bundle (resolved once, kept for the run). */
@@ -198,208 +109,19 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     ...(decisionLog !== undefined ? { decisionLog } : {}),
   });
   const bundles: BundleSource | undefined = options.bundles ?? store;
-  const inFlight = new Set<{ controller: AbortController; done: Promise<unknown> }>();
-  const resumed = new RecentIds(10_000);
-  let closed = false;
-
-  /** What both entries share: the run's signal, its events, the in-flight set, approvals and the checkpoint. */
-  async function session(
-    run: Pick<RunAgentOptions, "signal" | "onEvent" | "checkpointKey" | "checkpointMeta" | "approve" | "model">,
-    tenantId: TenantId,
-    runId: RunId,
-    start: (signal: AbortSignal, forward: (event: RunEvent) => void) => Promise<Session>,
-  ): Promise<RunAgentResult> {
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(run.signal?.reason);
-    if (run.signal?.aborted) onAbort();
-    else run.signal?.addEventListener("abort", onAbort, { once: true });
-    const entry = { controller, done: Promise.resolve() as Promise<unknown> };
-    inFlight.add(entry);
-    const forward = (event: RunEvent) => notify(run.onEvent, event);
-    listeners.set(runId, (event) => {
-      if (event.type === "hook.called" || event.type === "hook.shadowed" || event.tenantId === tenantId) forward(event);
-    });
-    let hooks: RunDispatcher | undefined;
-    try {
-      const s = await start(controller.signal, forward);
-      hooks = s.loop.hooks;
-      const done = settle(s, run);
-      entry.done = done;
-      return await done;
-    } finally {
-      // The run's observe-only calls may still be running: their records go to its `onEvent` until they end.
-      if (hooks === undefined) listeners.delete(runId);
-      else void hooks.observed().then(() => listeners.delete(runId));
-      inFlight.delete(entry);
-      run.signal?.removeEventListener("abort", onAbort);
-    }
-  }
-
-  /** Seals a checkpoint when the run paused for approval. */
-  async function settle(s: Session, run: Parameters<typeof session>[0]): Promise<RunAgentResult> {
-    const result = await s.result;
-    const { paused, ...rest } = result;
-    const base = { ...rest, runId: s.runId, tenantId: s.tenantId, bundle: s.bundle, warnings: s.warnings };
-    if (paused === undefined) return base;
-    const key = run.checkpointKey ?? options.checkpointKey;
-    if (key === undefined) {
-      throw new RuntimeError(
-        "no_checkpoint_key",
-        `A hook asked for approval of ${paused.batch.pending.length} tool call(s), and there is no checkpoint key to seal the paused run with: pass \`checkpointKey\` to createHookRuntime or runAgent (or \`approve\` to answer in-process)`,
-      );
-    }
-    const checkpoint = sealCheckpoint(
-      {
-        tenantId: s.tenantId,
-        runId: s.runId,
-        bundle: s.bundle,
-        policy: s.policy,
-        options: s.options,
-        loop: paused,
-        hooks: s.loop.hooks.snapshot(),
-        meta: run.checkpointMeta ?? null,
-      },
-      key,
-    );
-    return { ...base, checkpoint };
-  }
-
-  function modelOf(run: { readonly model?: Model | undefined }): Model {
-    const model = run.model ?? options.model;
-    if (!model)
-      throw new RuntimeError(
-        "no_model",
-        "No model: pass `model` to runAgent or createHookRuntime (scriptedModel or openAIModel)",
-      );
-    return model;
-  }
-
-  function open(): void {
-    if (closed)
-      throw new RuntimeError("closed", "The hook runtime is closed; create a new one with createHookRuntime()");
-  }
-
-  async function runAgent(run: RunAgentOptions): Promise<RunAgentResult> {
-    open();
-    const tenant = TenantId.safeParse(run.tenantId);
-    if (!tenant.success) {
-      throw new RuntimeError(
-        "invalid_run",
-        `Expected \`tenantId\` to be a tenant id (lowercase letters, digits, . _ -), got \`${String(run.tenantId)}\``,
-      );
-    }
-    const model = modelOf(run);
-    checkRun(run);
-    if (run.checkpointKey !== undefined) keyBytes(run.checkpointKey);
-    const runId = RunId.parse(run.runId ?? `run_${randomUUID()}`);
-    const tenantId = tenant.data;
-    return session(run, tenantId, runId, async (signal, forward) => {
-      const bundle = await bundles?.active(tenantId, signal);
-      const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: run.policy });
-      // The version that decides: a rollout's candidate for the runs in its share, else the active one.
-      const ref = hooks.bundle;
-      const shadow = hooks.shadow === undefined ? {} : { shadow: hooks.shadow };
-      forward({ type: "run.started", runId, tenantId, bundle: ref, ...shadow });
-      const warnings: RunWarning[] = [];
-      if (bundle === undefined) warnings.push(noBundleWarning(tenantId, bundles !== undefined));
-      for (const warning of warnings) forward({ type: "run.warning", runId, tenantId, ...warning });
-      const approve = run.approve === undefined ? {} : { approve: run.approve };
-      const loop = { ...loopFields(run), ...approve, hooks, model, signal, onEvent: forward };
-      const settings = run.settings ?? {};
-      const sessionOptions = {
-        maxTurns: run.maxTurns ?? DEFAULT_MAX_TURNS,
-        parallelToolCalls: run.parallelToolCalls === true,
-        settings,
-      };
-      return {
-        tenantId,
-        runId,
-        bundle: ref,
-        warnings,
-        policy: run.policy ?? {},
-        options: sessionOptions,
-        loop,
-        result: runAgentLoop(loop),
-      };
-    });
-  }
-
-  async function resumeAgent(checkpoint: Checkpoint, run: ResumeAgentOptions): Promise<RunAgentResult> {
-    open();
-    const key = run.checkpointKey ?? options.checkpointKey;
-    if (key === undefined) {
-      throw new RuntimeError(
-        "no_checkpoint_key",
-        "Resuming a checkpoint needs the key that sealed it: pass `checkpointKey` to createHookRuntime or resumeAgent",
-      );
-    }
-    const body = openCheckpoint(checkpoint, key);
-    if (body.tenantId !== run.tenantId) {
-      throw new RuntimeError(
-        "checkpoint_foreign",
-        `This checkpoint belongs to another tenant than ${JSON.stringify(run.tenantId)}; a tenant resumes only its own runs`,
-      );
-    }
-    const model = modelOf(run);
-    checkRun(run);
-    const loopState: PausedRun = body.loop;
-    checkDecisions(loopState, run.decisions, run.tools ?? []);
-    const replayed = () =>
-      new RuntimeError(
-        "checkpoint_replayed",
-        `Checkpoint ${body.id} of run ${body.runId} was resumed already; a paused run goes on once`,
-      );
-    if (resumed.has(body.id)) throw replayed();
-    const { tenantId, runId } = body;
-    return session(run, tenantId, runId, async (signal, forward) => {
-      const ref = body.bundle ?? undefined;
-      const bundle = ref === undefined ? undefined : await bundleAt(bundles, tenantId, ref, signal);
-      // Marked once nothing can refuse it any more (a refused resume may be retried); no await in between.
-      if (!resumed.add(body.id)) throw replayed();
-      const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: body.policy, resume: body.hooks });
-      forward({ type: "run.started", runId, tenantId, bundle: ref, resumed: true });
-      const { maxTurns, parallelToolCalls, settings } = body.options;
-      const loop: AgentLoopOptions = {
-        input: [],
-        ...(run.tools !== undefined ? { tools: run.tools } : {}),
-        ...(run.steering !== undefined ? { steering: run.steering } : {}),
-        ...(run.followUp !== undefined ? { followUp: run.followUp } : {}),
-        ...(run.approve !== undefined ? { approve: run.approve } : {}),
-        settings,
-        maxTurns,
-        parallelToolCalls,
-        hooks,
-        model,
-        signal,
-        onEvent: forward,
-      };
-      return {
-        tenantId,
-        runId,
-        bundle: ref,
-        warnings: [],
-        policy: body.policy,
-        options: body.options,
-        loop,
-        result: resumeAgentLoop(loop, loopState, run.decisions),
-      };
-    });
-  }
+  const sessions = createAgentSessions({ options, dispatcher, bundles, listeners });
 
   return {
-    runAgent,
-    resumeAgent,
+    runAgent: sessions.runAgent,
+    resumeAgent: sessions.resumeAgent,
     registerPlatformHooks: (hooks) => dispatcher.registerPlatformHooks(hooks),
     store,
     executor,
     decisionLog,
     observersSettled: () => dispatcher.observersSettled(),
     async close() {
-      if (closed) return;
-      closed = true;
-      const running = [...inFlight];
-      for (const run of running) run.controller.abort(new RuntimeError("closed", "The hook runtime is closing"));
-      await Promise.allSettled(running.map((r) => r.done));
+      if (sessions.closed) return;
+      await sessions.close();
       await dispatcher.close();
       await decisionLog?.close();
       sandboxMetrics?.close();
@@ -426,16 +148,4 @@ async function openDecisionLog(
 function sandboxSource(executor: HookExecutor): SandboxSource {
   const withWorkers = executor as HookExecutor & { workers?: SandboxSource["workers"] };
   return typeof withWorkers.workers === "function" ? { workers: () => withWorkers.workers?.() ?? [] } : {};
-}
-
-/** A run in progress, with what its checkpoint would need. */
-interface Session {
-  readonly tenantId: TenantId;
-  readonly runId: RunId;
-  readonly bundle: BundleRef | undefined;
-  readonly warnings: readonly RunWarning[];
-  readonly policy: Readonly<Record<string, "closed" | "open">>;
-  readonly options: CheckpointBody["options"];
-  readonly loop: AgentLoopOptions;
-  readonly result: Promise<AgentRunResult>;
 }

@@ -2,7 +2,7 @@ import type { AgentLoopOptions } from "../agent/index.js";
 import { RunId, type TenantId } from "../protocol/index.js";
 import { RuntimeError } from "./errors.js";
 import type { RunWarning } from "./events.js";
-import type { RunAgentOptions } from "./hook-runtime.js";
+import type { RunAgentOptions } from "./session.js";
 
 export function noBundleWarning(tenantId: TenantId, hasSource: boolean): RunWarning {
   const why = hasSource

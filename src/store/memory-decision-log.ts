@@ -5,6 +5,7 @@ import {
   checkPrune,
   type DecisionQuery,
   type DecisionRow,
+  describeLogSettings,
   type LogSettings,
   type LogSettingsChange,
   type LogSettingsInput,
@@ -12,6 +13,7 @@ import {
   type StoredDecision,
   type TenantLogSettings,
 } from "./decision-log-store.js";
+import type { MemoryAudit } from "./memory-audit.js";
 
 interface Settings extends LogSettings {
   readonly at: number;
@@ -20,9 +22,14 @@ interface Settings extends LogSettings {
 
 /** The memory store's decision log: the same contract as the SQL stores' tables. */
 export class MemoryDecisionLog {
+  readonly #audit: MemoryAudit;
   readonly #settings = new Map<TenantId, Settings>();
   readonly #rows: StoredDecision[] = [];
   #nextId = 1;
+
+  constructor(audit: MemoryAudit) {
+    this.#audit = audit;
+  }
 
   logSettings(tenantId: TenantId | undefined): TenantLogSettings[] {
     const ids = [...this.#settings.keys()].filter((id) => tenantId === undefined || id === tenantId).sort();
@@ -34,12 +41,14 @@ export class MemoryDecisionLog {
     });
   }
 
+  /** With its audit row, as the SQL stores write it. */
   setLogSettings(input: LogSettingsInput, at: number): LogSettingsChange {
     const { tenantId, settings, by } = checkLogSettingsInput(input);
     const found = this.#settings.get(tenantId);
     const previous = found === undefined ? null : withoutMeta(found);
     if (settings === null) this.#settings.delete(tenantId);
     else this.#settings.set(tenantId, { ...settings, at, by });
+    this.#audit.write(at, tenantId, "log", null, null, null, by, describeLogSettings(settings));
     return { tenantId, settings, previous };
   }
 

@@ -10,7 +10,6 @@ import type {
   ActivationResult,
   AuditEntry,
   AuditQuery,
-  AuditType,
   BundleStore,
   RolloutInput,
   RolloutResult,
@@ -25,19 +24,20 @@ import type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
-import {
-  type DecisionQuery,
-  type DecisionRow,
-  describeLogSettings,
-  type LogSettingsChange,
-  type LogSettingsInput,
-  type PruneInput,
-  type StoredDecision,
-  type TenantLogSettings,
+import type {
+  DecisionQuery,
+  DecisionRow,
+  LogSettingsChange,
+  LogSettingsInput,
+  PruneInput,
+  StoredDecision,
+  TenantLogSettings,
 } from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
+import { MemoryAudit } from "./memory-audit.js";
+import { MemoryCandidates } from "./memory-candidates.js";
 import { MemoryDecisionLog } from "./memory-decision-log.js";
-import { type Bundle, candidatesOf, headOf, newTenant, type Tenant, type Version } from "./memory-tenant.js";
+import { type Bundle, headOf, newTenant, summaryOf, type Tenant, versionOf, versionRecordOf } from "./memory-tenant.js";
 import {
   checkAuditLimit,
   checkHash,
@@ -50,17 +50,7 @@ import {
   checkVersionAction,
   percentOf,
 } from "./store-inputs.js";
-import {
-  activeVersionError,
-  candidateIsActive,
-  noActive,
-  noPrevious,
-  rolloutEndDetail,
-  shareDetail,
-  tenantNotFound,
-  versionInUse,
-  versionNotFound,
-} from "./store-rules.js";
+import { activeVersionError, noPrevious, rolloutEndDetail, tenantNotFound, versionInUse } from "./store-rules.js";
 
 export interface MemoryStoreOptions extends ActiveCacheOptions {
   readonly maxBundleBytes?: number;
@@ -72,9 +62,10 @@ export class MemoryBundleStore implements BundleStore {
   readonly kind = "memory";
   readonly #tenants = new Map<TenantId, Tenant>();
   readonly #bundles = new Map<BundleHashType, Bundle>();
-  readonly #audit: AuditEntry[] = [];
-  readonly #decisions = new MemoryDecisionLog();
+  readonly #audit = new MemoryAudit();
+  readonly #decisions = new MemoryDecisionLog(this.#audit);
   readonly #cache: ActiveBundleCache;
+  readonly #candidates: MemoryCandidates;
   readonly #maxBundleBytes: number;
   readonly #clock: () => number;
   #closed = false;
@@ -97,6 +88,12 @@ export class MemoryBundleStore implements BundleStore {
       },
       options,
     );
+    this.#candidates = new MemoryCandidates({
+      audit: this.#audit,
+      cache: this.#cache,
+      clock: this.#clock,
+      activate: (tenantId, version, by, at, completing) => this.#activate(tenantId, version, by, at, completing),
+    });
   }
 
   async upload(input: UploadInput, signal?: AbortSignal): Promise<UploadResult> {
@@ -128,7 +125,7 @@ export class MemoryBundleStore implements BundleStore {
         : (JSON.parse(u.configJson) as JsonValue);
     const gateReport = u.gateReportJson === null ? null : (JSON.parse(u.gateReportJson) as JsonValue);
     tenant.versions.set(version, { version, hash: u.hash, config, gateReport, by: u.by, at });
-    this.#log(at, u.tenantId, "upload", version, null, u.hash, u.by);
+    this.#audit.write(at, u.tenantId, "upload", version, null, u.hash, u.by);
     const activated = u.activate && this.#activate(u.tenantId, version, u.by, at).changed;
     this.#cache.invalidate();
     const record = this.#record(u.tenantId, tenant, version);
@@ -154,9 +151,9 @@ export class MemoryBundleStore implements BundleStore {
     if (rollout) {
       tenant.rollout = null;
       tenant.updatedAt = at;
-      const hash = this.#version(tenantId, tenant, current).hash;
+      const hash = versionOf(tenantId, tenant, current).hash;
       const endedRollout = { version: rollout.version, percent: percentOf(rollout.basisPoints) };
-      this.#log(at, tenantId, "rollback", current, rollout.version, hash, by, rolloutEndDetail(endedRollout));
+      this.#audit.write(at, tenantId, "rollback", current, rollout.version, hash, by, rolloutEndDetail(endedRollout));
       this.#cache.invalidate();
       return { tenantId, version: current, previous: current, changed: true, endedRollout };
     }
@@ -166,68 +163,28 @@ export class MemoryBundleStore implements BundleStore {
     tenant.activations.length = index + 1;
     tenant.active = target;
     tenant.updatedAt = at;
-    this.#log(at, tenantId, "rollback", target, current, this.#version(tenantId, tenant, target).hash, by);
+    this.#audit.write(at, tenantId, "rollback", target, current, versionOf(tenantId, tenant, target).hash, by);
     this.#cache.invalidate();
     return { tenantId, version: target, previous: current, changed: true, endedRollout: null };
   }
 
   async rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult> {
-    const { tenantId, version, basisPoints, by } = checkRollout(input);
+    const rollout = checkRollout(input);
     this.#open(signal);
-    const tenant = this.#tenant(tenantId);
-    const { hash } = this.#version(tenantId, tenant, version);
-    const active = tenant.active;
-    if (active === null) throw noActive(tenantId);
-    const before = tenant.rollout;
-    const previous = before && { version: before.version, percent: percentOf(before.basisPoints) };
-    const percent = percentOf(basisPoints);
-    const at = this.#clock();
-    if (basisPoints === 10_000) {
-      const { changed } = this.#activate(tenantId, version, by, at, true);
-      this.#cache.invalidate();
-      return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
-    }
-    if (version === active) throw candidateIsActive(tenantId, version, "roll out");
-    const unchanged = before?.version === version && before.basisPoints === basisPoints;
-    if (!unchanged) {
-      tenant.rollout = { version, basisPoints, at, by };
-      tenant.updatedAt = at;
-      this.#log(at, tenantId, "rollout", version, active, hash, by, shareDetail(basisPoints));
-      this.#cache.invalidate();
-    }
-    return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed: !unchanged };
+    return this.#candidates.rollout(this.#tenant(rollout.tenantId), rollout);
   }
 
   async shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult> {
     const { tenantId, version, by } = checkShadow(input);
     this.#open(signal);
-    const tenant = this.#tenant(tenantId);
-    const previous = tenant.shadow?.version ?? null;
-    const at = this.#clock();
-    if (version === null) {
-      if (previous === null) return { tenantId, version: null, previous, changed: false };
-      tenant.shadow = null;
-      tenant.updatedAt = at;
-      this.#log(at, tenantId, "shadow_off", previous, null, this.#version(tenantId, tenant, previous).hash, by);
-      this.#cache.invalidate();
-      return { tenantId, version: null, previous, changed: true };
-    }
-    const { hash } = this.#version(tenantId, tenant, version);
-    if (tenant.active === null) throw noActive(tenantId);
-    if (version === tenant.active) throw candidateIsActive(tenantId, version, "shadow");
-    if (previous === version) return { tenantId, version, previous, changed: false };
-    tenant.shadow = { version, at, by };
-    tenant.updatedAt = at;
-    this.#log(at, tenantId, "shadow", version, tenant.active, hash, by);
-    this.#cache.invalidate();
-    return { tenantId, version, previous, changed: true };
+    return this.#candidates.shadow(this.#tenant(tenantId), tenantId, version, by);
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
     const { tenantId, version, by } = checkVersionAction(input);
     this.#open(signal);
     const tenant = this.#tenant(tenantId);
-    const { hash } = this.#version(tenantId, tenant, version);
+    const { hash } = versionOf(tenantId, tenant, version);
     if (tenant.active === version) throw activeVersionError(tenantId, version);
     if (tenant.rollout?.version === version) throw versionInUse(tenantId, version, "rollout");
     if (tenant.shadow?.version === version) throw versionInUse(tenantId, version, "shadow");
@@ -238,7 +195,7 @@ export class MemoryBundleStore implements BundleStore {
     tenant.updatedAt = at;
     const stillUsed = [...this.#tenants.values()].some((t) => [...t.versions.values()].some((v) => v.hash === hash));
     if (!stillUsed) this.#bundles.delete(hash);
-    this.#log(at, tenantId, "delete", version, null, hash, by);
+    this.#audit.write(at, tenantId, "delete", version, null, hash, by);
     this.#cache.invalidate();
   }
 
@@ -298,8 +255,7 @@ export class MemoryBundleStore implements BundleStore {
     const tenantId = query?.tenantId === undefined ? undefined : checkTenantId(query.tenantId);
     const limit = checkAuditLimit(query);
     this.#open(signal);
-    const matching = tenantId === undefined ? this.#audit : this.#audit.filter((e) => e.tenantId === tenantId);
-    return matching.slice(-limit);
+    return this.#audit.entries(tenantId, limit);
   }
 
   async active(tenantId: TenantId, signal?: AbortSignal): Promise<ActiveBundle | undefined> {
@@ -320,20 +276,7 @@ export class MemoryBundleStore implements BundleStore {
 
   async setLogSettings(input: LogSettingsInput, signal?: AbortSignal): Promise<LogSettingsChange> {
     this.#open(signal);
-    const at = this.#clock();
-    const change = this.#decisions.setLogSettings(input, at);
-    this.#audit.push({
-      id: this.#audit.length + 1,
-      at: new Date(at).toISOString(),
-      tenantId: change.tenantId,
-      type: "log",
-      version: null,
-      fromVersion: null,
-      hash: null,
-      by: input.by,
-      detail: describeLogSettings(change.settings),
-    });
-    return change;
+    return this.#decisions.setLogSettings(input, this.#clock());
   }
 
   async appendDecisions(rows: readonly DecisionRow[], signal?: AbortSignal): Promise<number> {
@@ -354,7 +297,7 @@ export class MemoryBundleStore implements BundleStore {
   /** Activates `version`, ending any rollout; `completing` marks the activation `rollout --percent 100` makes. */
   #activate(tenantId: TenantId, version: number, by: string, at: number, completing = false): ActivationResult {
     const tenant = this.#tenant(tenantId);
-    const { hash } = this.#version(tenantId, tenant, version);
+    const { hash } = versionOf(tenantId, tenant, version);
     const current = tenant.active;
     const rollout = tenant.rollout;
     const endedRollout = rollout && { version: rollout.version, percent: percentOf(rollout.basisPoints) };
@@ -365,7 +308,7 @@ export class MemoryBundleStore implements BundleStore {
       tenant.activations.push(version);
       tenant.active = version;
     }
-    this.#log(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
+    this.#audit.write(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
     return { tenantId, version, previous: current, changed: true, endedRollout };
   }
 
@@ -380,12 +323,6 @@ export class MemoryBundleStore implements BundleStore {
     return tenant;
   }
 
-  #version(tenantId: TenantId, tenant: Tenant, version: number): Version {
-    const found = tenant.versions.get(version);
-    if (!found) throw versionNotFound(tenantId, version);
-    return found;
-  }
-
   #bundleOf(hash: BundleHashType): Bundle {
     const bundle = this.#bundles.get(hash);
     if (!bundle) throw new StoreError("corrupt", `Bundle ${hash} is missing from the memory store.`);
@@ -393,57 +330,11 @@ export class MemoryBundleStore implements BundleStore {
   }
 
   #record(tenantId: TenantId, tenant: Tenant, version: number): VersionRecord {
-    const v = this.#version(tenantId, tenant, version);
-    const bundle = this.#bundleOf(v.hash);
-    return {
-      tenantId,
-      version,
-      hash: v.hash,
-      bytes: bundle.bytes,
-      hookPoints: bundle.manifest.hookPoints,
-      uploadedBy: v.by,
-      uploadedAt: new Date(v.at).toISOString(),
-      active: tenant.active === version,
-      rolloutPercent: tenant.rollout?.version === version ? percentOf(tenant.rollout.basisPoints) : null,
-      shadow: tenant.shadow?.version === version,
-    };
+    const v = versionOf(tenantId, tenant, version);
+    return versionRecordOf(tenantId, tenant, v, this.#bundleOf(v.hash));
   }
 
   #summary(tenantId: TenantId): TenantSummary {
-    const tenant = this.#tenant(tenantId);
-    const versions = [...tenant.versions.keys()];
-    return {
-      tenantId,
-      activeVersion: tenant.active,
-      activeHash: tenant.active === null ? null : this.#version(tenantId, tenant, tenant.active).hash,
-      latestVersion: versions.length === 0 ? null : Math.max(...versions),
-      versionCount: versions.length,
-      ...candidatesOf(tenant),
-      createdAt: new Date(tenant.createdAt).toISOString(),
-      updatedAt: new Date(tenant.updatedAt).toISOString(),
-    };
-  }
-
-  #log(
-    at: number,
-    tenantId: TenantId,
-    type: AuditType,
-    version: number,
-    fromVersion: number | null,
-    hash: BundleHashType,
-    by: string,
-    detail?: string,
-  ): void {
-    this.#audit.push({
-      id: this.#audit.length + 1,
-      at: new Date(at).toISOString(),
-      tenantId,
-      type,
-      version,
-      fromVersion,
-      hash,
-      by,
-      detail: detail ?? null,
-    });
+    return summaryOf(tenantId, this.#tenant(tenantId));
   }
 }

@@ -1,7 +1,8 @@
-import type { BundleHash, BundleManifest, JsonValue } from "../protocol/index.js";
+import type { BundleHash, BundleManifest, JsonValue, TenantId } from "../protocol/index.js";
 import type { ActiveHead } from "./active-cache.js";
-import type { RolloutState, ShadowState } from "./bundle-store.js";
+import type { RolloutState, ShadowState, TenantSummary, VersionRecord } from "./bundle-store.js";
 import { percentOf } from "./store-inputs.js";
+import { versionNotFound } from "./store-rules.js";
 
 /** The memory store's records: what the SQL stores keep in rows. */
 
@@ -78,5 +79,43 @@ export function candidatesOf(tenant: Tenant): { rollout: RolloutState | null; sh
       by: rollout.by,
     },
     shadow: shadow && { version: shadow.version, hash: hashOf(shadow.version), since: iso(shadow.at), by: shadow.by },
+  };
+}
+
+/** The tenant's stored version `version`; rejects with not_found when there is none. */
+export function versionOf(tenantId: TenantId, tenant: Tenant, version: number): Version {
+  const found = tenant.versions.get(version);
+  if (!found) throw versionNotFound(tenantId, version);
+  return found;
+}
+
+/** A stored version as `VersionRecord` shows it, with its bundle's size and hook points. */
+export function versionRecordOf(tenantId: TenantId, tenant: Tenant, v: Version, bundle: Bundle): VersionRecord {
+  return {
+    tenantId,
+    version: v.version,
+    hash: v.hash,
+    bytes: bundle.bytes,
+    hookPoints: bundle.manifest.hookPoints,
+    uploadedBy: v.by,
+    uploadedAt: new Date(v.at).toISOString(),
+    active: tenant.active === v.version,
+    rolloutPercent: tenant.rollout?.version === v.version ? percentOf(tenant.rollout.basisPoints) : null,
+    shadow: tenant.shadow?.version === v.version,
+  };
+}
+
+/** The tenant as `TenantSummary` shows it. */
+export function summaryOf(tenantId: TenantId, tenant: Tenant): TenantSummary {
+  const versions = [...tenant.versions.keys()];
+  return {
+    tenantId,
+    activeVersion: tenant.active,
+    activeHash: tenant.active === null ? null : versionOf(tenantId, tenant, tenant.active).hash,
+    latestVersion: versions.length === 0 ? null : Math.max(...versions),
+    versionCount: versions.length,
+    ...candidatesOf(tenant),
+    createdAt: new Date(tenant.createdAt).toISOString(),
+    updatedAt: new Date(tenant.updatedAt).toISOString(),
   };
 }

@@ -5,8 +5,6 @@ import { type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.j
 import {
   type AuditRow,
   type BundleRow,
-  type CodeRow,
-  type HeadRow,
   type TenantRow,
   toVersionRecord,
   type VersionDetailRow,
@@ -21,13 +19,15 @@ import {
   versionNotFound,
 } from "./store-rules.js";
 
-type Db = Pool | PoolClient;
+export type Db = Pool | PoolClient;
 
 const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`;
 
 /**
- * Every SQL statement of the PostgreSQL store. Values go in as parameters only; the one name built into
- * the SQL is the schema, validated as a lowercase identifier (see storeLocation). Writes run in
+ * The PostgreSQL store's statements for versions (upload, activation, rollback, delete) and its reads;
+ * rollouts and shadows are in postgres-candidates.ts, the active-bundle cache's reads in postgres-head.ts.
+ * Values go in as parameters only; the one name built into the SQL is the schema, validated as a
+ * lowercase identifier (see storeLocation). Writes run in
  * transactions that lock the tenant's row first, so a version number is allocated and an activation
  * decided under that lock; a change of an active version bumps `store_state.generation` and notifies
  * the store's channel, both delivered only if the transaction commits.
@@ -267,38 +267,6 @@ export class PostgresQueries {
       [tenantId ?? null, limit],
     );
     return result.rows;
-  }
-
-  async head(db: Db, tenantId: TenantId): Promise<HeadRow | undefined> {
-    const s = this.#s;
-    const result = await db.query<HeadRow>(
-      `SELECT v.version, v.bundle_hash AS hash, v.config,
-              r.version AS rollout_version, rv.bundle_hash AS rollout_hash, rv.config AS rollout_config,
-              r.basis_points AS rollout_bp, sh.version AS shadow_version, sv.bundle_hash AS shadow_hash,
-              sv.config AS shadow_config
-         FROM ${s}tenants t JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version
-           LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id
-           LEFT JOIN ${s}versions rv ON rv.tenant_id = t.id AND rv.version = r.version
-           LEFT JOIN ${s}shadows sh ON sh.tenant_id = t.id
-           LEFT JOIN ${s}versions sv ON sv.tenant_id = t.id AND sv.version = sh.version
-         WHERE t.id = $1`,
-      [tenantId],
-    );
-    return result.rows[0];
-  }
-
-  async code(db: Db, hash: BundleHash): Promise<CodeRow | undefined> {
-    const result = await db.query<CodeRow>(
-      `SELECT code, source_map, manifest, bytes FROM ${this.#s}bundles WHERE hash = $1`,
-      [hash],
-    );
-    return result.rows[0];
-  }
-
-  /** Moves whenever an active version changes: the fallback's cheap staleness check. */
-  async generation(db: Db): Promise<number> {
-    const result = await db.query<{ generation: number }>(`SELECT generation FROM ${this.#s}store_state`);
-    return result.rows[0]?.generation ?? 0;
   }
 
   /** Stores the bundle once per hash; a concurrent delete of the same hash is waited out and retried. */

@@ -48,6 +48,7 @@ import { PgChangeFeed } from "./postgres-changes.js";
 import { PgConnections } from "./postgres-connections.js";
 import { PostgresDecisionLog } from "./postgres-decision-log.js";
 import { pgStoreError } from "./postgres-errors.js";
+import { PostgresHeadQueries } from "./postgres-head.js";
 import { PostgresQueries } from "./postgres-queries.js";
 import { type MigrationResult, prepareSchema } from "./postgres-schema.js";
 import {
@@ -117,6 +118,7 @@ export class PostgresBundleStore implements BundleStore {
   readonly #db: PgConnections;
   readonly #q: PostgresQueries;
   readonly #candidates: PostgresCandidateQueries;
+  readonly #heads: PostgresHeadQueries;
   readonly #log: PostgresDecisionLog;
   readonly #cache: ActiveBundleCache;
   readonly #feed: PgChangeFeed;
@@ -145,6 +147,7 @@ export class PostgresBundleStore implements BundleStore {
     this.#onUploadStep = options.onUploadStep;
     this.#q = new PostgresQueries(location.schema);
     this.#candidates = new PostgresCandidateQueries(this.#q);
+    this.#heads = new PostgresHeadQueries(this.#q);
     this.#log = new PostgresDecisionLog(location.schema);
     this.#cache = new ActiveBundleCache(
       { head: (tenantId) => this.#head(tenantId), code: (hash) => this.#code(hash) },
@@ -153,7 +156,7 @@ export class PostgresBundleStore implements BundleStore {
     this.#feed = new PgChangeFeed({
       connect: () => db.dedicated(),
       channel: this.#q.channel,
-      generation: () => this.#q.generation(db.pool),
+      generation: () => this.#heads.generation(db.pool),
       cache: this.#cache,
       heartbeatMs: integerOption("heartbeatMs", options.heartbeatMs ?? 5_000, 10, 3_600_000),
     });
@@ -304,12 +307,12 @@ export class PostgresBundleStore implements BundleStore {
   }
 
   async #head(tenantId: TenantId): Promise<ActiveHead | undefined> {
-    const row = await this.#read(undefined, () => this.#q.head(this.#db.pool, tenantId));
+    const row = await this.#read(undefined, () => this.#heads.head(this.#db.pool, tenantId));
     return row && toActiveHead(row, tenantId);
   }
 
   async #code(hash: BundleHashType): Promise<CachedCode | undefined> {
-    const row = await this.#read(undefined, () => this.#q.code(this.#db.pool, hash));
+    const row = await this.#read(undefined, () => this.#heads.code(this.#db.pool, hash));
     return row && toCachedCode(row, hash);
   }
 

@@ -3,20 +3,16 @@ import type {
   ActivationResult,
   AuditEntry,
   AuditType,
-  RolloutResult,
-  ShadowResult,
   StoredBundle,
   TenantSummary,
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
 import type { SqliteDatabase, Statement } from "./open-database.js";
-import { type CheckedRollout, type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
+import { type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
 import {
   type AuditRow,
   type BundleRow,
-  type CodeRow,
-  type HeadRow,
   type TenantRow,
   toAuditEntry,
   toStoredBundle,
@@ -28,11 +24,8 @@ import {
 } from "./store-rows.js";
 import {
   activeVersionError,
-  candidateIsActive,
-  noActive,
   noPrevious,
   rolloutEndDetail,
-  shareDetail,
   tenantNotFound,
   versionInUse,
   versionNotFound,
@@ -55,9 +48,11 @@ const VERSION_DETAIL_SELECT = `
   ${VERSION_FROM}`;
 
 /**
- * Every SQL statement of the SQLite store, prepared once. Values go in as parameters only: no SQL is
- * ever built from input. Write methods run in `BEGIN IMMEDIATE` transactions: the write lock is taken
- * before anything is read, so a version number is allocated under the lock.
+ * The SQLite store's statements for versions (upload, activation, rollback, delete) and its reads, each
+ * prepared once; rollouts and shadows are in sqlite-candidates.ts, the active-bundle cache's reads in
+ * sqlite-head.ts, both through `one`. Values go in as parameters only: no SQL is ever built from input.
+ * Write methods run in `BEGIN IMMEDIATE` transactions: the write lock is taken before anything is read,
+ * so a version number is allocated under the lock.
  */
 export class SqliteQueries {
   readonly #db: SqliteDatabase;
@@ -65,11 +60,6 @@ export class SqliteQueries {
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
-  }
-
-  /** Changes when another connection commits: the cheap staleness check behind `active()`. */
-  dataVersion(): number {
-    return Number(this.#one("PRAGMA data_version", true).get());
   }
 
   upload(
@@ -80,39 +70,39 @@ export class SqliteQueries {
     const db = this.#db;
     return db
       .transaction(() => {
-        this.#one("INSERT INTO tenants (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING").run(
+        this.one("INSERT INTO tenants (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING").run(
           u.tenantId,
           at,
           at,
         );
         const version = Number(
-          this.#one(
+          this.one(
             "UPDATE tenants SET next_version = next_version + 1, updated_at = ? WHERE id = ? RETURNING next_version - 1",
             true,
           ).get(at, u.tenantId),
         );
         step?.("tenant");
         const bundleCreated =
-          this.#one(
+          this.one(
             `INSERT INTO bundles (hash, code, source_map, manifest, bytes, uploaded_by, uploaded_at)
                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
           ).run(u.hash, u.code, u.sourceMap, u.manifestJson, u.bytes, u.by, at).changes === 1;
         step?.("bundle");
         const config =
           u.configJson ??
-          (this.#one("SELECT config FROM versions WHERE tenant_id = ? ORDER BY version DESC LIMIT 1", true).get(
+          (this.one("SELECT config FROM versions WHERE tenant_id = ? ORDER BY version DESC LIMIT 1", true).get(
             u.tenantId,
           ) as string | undefined) ??
           "{}";
-        this.#one(
+        this.one(
           `INSERT INTO versions (tenant_id, version, bundle_hash, config, gate_report, uploaded_by, uploaded_at)
            VALUES (?, ?, ?, ?, ?, ?, ?)`,
         ).run(u.tenantId, version, u.hash, config, u.gateReportJson, u.by, at);
-        this.#audit(at, u.tenantId, "upload", version, null, u.hash, u.by);
+        this.writeAudit(at, u.tenantId, "upload", version, null, u.hash, u.by);
         step?.("version");
         let activated = false;
         if (u.activate) {
-          activated = this.#activate(u.tenantId, version, u.by, at).changed;
+          activated = this.activateInTransaction(u.tenantId, version, u.by, at).changed;
           step?.("activation");
         }
         return { version, bundleCreated, activated };
@@ -120,95 +110,34 @@ export class SqliteQueries {
       .immediate();
   }
 
-  rollout(r: CheckedRollout, at: number): RolloutResult {
-    const { tenantId, version, basisPoints, by } = r;
-    return this.#db
-      .transaction((): RolloutResult => {
-        const active = this.#activeVersion(tenantId);
-        const hash = this.#hashOf(tenantId, version);
-        if (active === null) throw noActive(tenantId);
-        const before = this.#one("SELECT version, basis_points FROM rollouts WHERE tenant_id = ?").get(tenantId) as
-          | { version: number; basis_points: number }
-          | undefined;
-        const previous = before ? { version: before.version, percent: percentOf(before.basis_points) } : null;
-        const percent = percentOf(basisPoints);
-        if (basisPoints === 10_000) {
-          const { changed } = this.#activate(tenantId, version, by, at, true);
-          return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
-        }
-        if (version === active) throw candidateIsActive(tenantId, version, "roll out");
-        const changed = before?.version !== version || before.basis_points !== basisPoints;
-        if (changed) {
-          this.#one(
-            `INSERT INTO rollouts (tenant_id, version, basis_points, started_at, by) VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT (tenant_id) DO UPDATE SET version = excluded.version, basis_points = excluded.basis_points,
-                 started_at = excluded.started_at, by = excluded.by`,
-          ).run(tenantId, version, basisPoints, at, by);
-          this.#touch(tenantId, at);
-          this.#audit(at, tenantId, "rollout", version, active, hash, by, shareDetail(basisPoints));
-        }
-        return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed };
-      })
-      .immediate();
-  }
-
-  shadow(tenantId: TenantId, version: number | null, by: string, at: number): ShadowResult {
-    return this.#db
-      .transaction((): ShadowResult => {
-        const active = this.#activeVersion(tenantId);
-        const previous =
-          (this.#one("SELECT version FROM shadows WHERE tenant_id = ?", true).get(tenantId) as number | undefined) ??
-          null;
-        if (version === null) {
-          if (previous === null) return { tenantId, version, previous, changed: false };
-          this.#one("DELETE FROM shadows WHERE tenant_id = ?").run(tenantId);
-          this.#touch(tenantId, at);
-          this.#audit(at, tenantId, "shadow_off", previous, null, this.#hashOf(tenantId, previous), by);
-          return { tenantId, version, previous, changed: true };
-        }
-        const hash = this.#hashOf(tenantId, version);
-        if (active === null) throw noActive(tenantId);
-        if (version === active) throw candidateIsActive(tenantId, version, "shadow");
-        if (previous === version) return { tenantId, version, previous, changed: false };
-        this.#one(
-          `INSERT INTO shadows (tenant_id, version, started_at, by) VALUES (?, ?, ?, ?)
-             ON CONFLICT (tenant_id) DO UPDATE SET version = excluded.version, started_at = excluded.started_at, by = excluded.by`,
-        ).run(tenantId, version, at, by);
-        this.#touch(tenantId, at);
-        this.#audit(at, tenantId, "shadow", version, active, hash, by);
-        return { tenantId, version, previous, changed: true };
-      })
-      .immediate();
-  }
-
   activate(tenantId: TenantId, version: number, by: string, at: number): ActivationResult {
-    return this.#db.transaction(() => this.#activate(tenantId, version, by, at)).immediate();
+    return this.#db.transaction(() => this.activateInTransaction(tenantId, version, by, at)).immediate();
   }
 
   rollback(tenantId: TenantId, by: string, at: number): ActivationResult {
     const db = this.#db;
     return db
       .transaction((): ActivationResult => {
-        const current = this.#activeVersion(tenantId);
+        const current = this.activeVersion(tenantId);
         if (current === null) throw noPrevious(tenantId);
         const ended = this.#endRollout(tenantId);
         if (ended) {
-          this.#touch(tenantId, at);
+          this.touch(tenantId, at);
           const detail = rolloutEndDetail(ended);
-          this.#audit(at, tenantId, "rollback", current, ended.version, this.#hashOf(tenantId, current), by, detail);
+          this.writeAudit(at, tenantId, "rollback", current, ended.version, this.hashOf(tenantId, current), by, detail);
           return { tenantId, version: current, previous: current, changed: true, endedRollout: ended };
         }
-        const target = this.#one(
+        const target = this.one(
           "SELECT seq, version FROM activations WHERE tenant_id = ? AND version != ? ORDER BY seq DESC LIMIT 1",
         ).get(tenantId, current) as { seq: number; version: number } | undefined;
         if (!target) throw noPrevious(tenantId);
-        this.#one("DELETE FROM activations WHERE tenant_id = ? AND seq > ?").run(tenantId, target.seq);
-        this.#one("UPDATE tenants SET active_version = ?, updated_at = ? WHERE id = ?").run(
+        this.one("DELETE FROM activations WHERE tenant_id = ? AND seq > ?").run(tenantId, target.seq);
+        this.one("UPDATE tenants SET active_version = ?, updated_at = ? WHERE id = ?").run(
           target.version,
           at,
           tenantId,
         );
-        this.#audit(at, tenantId, "rollback", target.version, current, this.#hashOf(tenantId, target.version), by);
+        this.writeAudit(at, tenantId, "rollback", target.version, current, this.hashOf(tenantId, target.version), by);
         return { tenantId, version: target.version, previous: current, changed: true, endedRollout: null };
       })
       .immediate();
@@ -217,25 +146,25 @@ export class SqliteQueries {
   deleteVersion(tenantId: TenantId, version: number, by: string, at: number): void {
     const db = this.#db;
     db.transaction(() => {
-      const current = this.#activeVersion(tenantId);
-      const hash = this.#hashOf(tenantId, version);
+      const current = this.activeVersion(tenantId);
+      const hash = this.hashOf(tenantId, version);
       if (current === version) throw activeVersionError(tenantId, version);
-      if (this.#one("SELECT 1 FROM rollouts WHERE tenant_id = ? AND version = ?").get(tenantId, version))
+      if (this.one("SELECT 1 FROM rollouts WHERE tenant_id = ? AND version = ?").get(tenantId, version))
         throw versionInUse(tenantId, version, "rollout");
-      if (this.#one("SELECT 1 FROM shadows WHERE tenant_id = ? AND version = ?").get(tenantId, version))
+      if (this.one("SELECT 1 FROM shadows WHERE tenant_id = ? AND version = ?").get(tenantId, version))
         throw versionInUse(tenantId, version, "shadow");
-      this.#one("DELETE FROM versions WHERE tenant_id = ? AND version = ?").run(tenantId, version);
-      this.#one("DELETE FROM bundles WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM versions WHERE bundle_hash = ?)").run(
+      this.one("DELETE FROM versions WHERE tenant_id = ? AND version = ?").run(tenantId, version);
+      this.one("DELETE FROM bundles WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM versions WHERE bundle_hash = ?)").run(
         hash,
         hash,
       );
-      this.#one("UPDATE tenants SET updated_at = ? WHERE id = ?").run(at, tenantId);
-      this.#audit(at, tenantId, "delete", version, null, hash, by);
+      this.one("UPDATE tenants SET updated_at = ? WHERE id = ?").run(at, tenantId);
+      this.writeAudit(at, tenantId, "delete", version, null, hash, by);
     }).immediate();
   }
 
   tenants(only: TenantId | undefined): TenantSummary[] {
-    const rows = this.#one(
+    const rows = this.one(
       `SELECT t.id, t.created_at, t.updated_at, t.active_version, v.bundle_hash AS active_hash,
                 (SELECT max(version) FROM versions WHERE tenant_id = t.id) AS latest,
                 (SELECT count(*) FROM versions WHERE tenant_id = t.id) AS count,
@@ -251,20 +180,20 @@ export class SqliteQueries {
   }
 
   versions(tenantId: TenantId): VersionRecord[] {
-    this.#activeVersion(tenantId);
-    const rows = this.#one(`${VERSION_SELECT} WHERE v.tenant_id = ? ORDER BY v.version`).all(tenantId) as VersionRow[];
+    this.activeVersion(tenantId);
+    const rows = this.one(`${VERSION_SELECT} WHERE v.tenant_id = ? ORDER BY v.version`).all(tenantId) as VersionRow[];
     return rows.map(toVersionRecord);
   }
 
   versionRecord(tenantId: TenantId, version: number): VersionRecord | undefined {
-    const row = this.#one(`${VERSION_SELECT} WHERE v.tenant_id = ? AND v.version = ?`).get(tenantId, version) as
+    const row = this.one(`${VERSION_SELECT} WHERE v.tenant_id = ? AND v.version = ?`).get(tenantId, version) as
       | VersionRow
       | undefined;
     return row && toVersionRecord(row);
   }
 
   versionDetail(tenantId: TenantId, version: number | undefined): VersionDetail | undefined {
-    const row = this.#one(
+    const row = this.one(
       `${VERSION_DETAIL_SELECT}
          WHERE v.tenant_id = @tenant AND v.version = coalesce(@version, t.active_version)`,
     ).get({ tenant: tenantId, version: version ?? null }) as VersionDetailRow | undefined;
@@ -272,42 +201,22 @@ export class SqliteQueries {
   }
 
   bundle(hash: BundleHash): StoredBundle | undefined {
-    const row = this.#one(
+    const row = this.one(
       "SELECT hash, code, source_map, manifest, bytes, uploaded_by, uploaded_at FROM bundles WHERE hash = ?",
     ).get(hash) as BundleRow | undefined;
     return row && toStoredBundle(row);
   }
 
   audit(tenantId: TenantId | undefined, limit: number): AuditEntry[] {
-    const rows = this.#one(
+    const rows = this.one(
       `SELECT * FROM (SELECT id, at, tenant_id, type, version, from_version, bundle_hash, by, detail FROM audit
                         WHERE @tenant IS NULL OR tenant_id = @tenant ORDER BY id DESC LIMIT @limit) ORDER BY id`,
     ).all({ tenant: tenantId ?? null, limit }) as AuditRow[];
     return rows.map(toAuditEntry);
   }
 
-  /** The active version with its rollout and shadow candidates: one indexed query. */
-  head(tenantId: TenantId): HeadRow | undefined {
-    return this.#one(
-      `SELECT v.version, v.bundle_hash AS hash, v.config,
-              r.version AS rollout_version, rv.bundle_hash AS rollout_hash, rv.config AS rollout_config,
-              r.basis_points AS rollout_bp, s.version AS shadow_version, sv.bundle_hash AS shadow_hash,
-              sv.config AS shadow_config
-         FROM tenants t JOIN versions v ON v.tenant_id = t.id AND v.version = t.active_version
-           LEFT JOIN rollouts r ON r.tenant_id = t.id LEFT JOIN versions rv ON rv.tenant_id = t.id AND rv.version = r.version
-           LEFT JOIN shadows s ON s.tenant_id = t.id LEFT JOIN versions sv ON sv.tenant_id = t.id AND sv.version = s.version
-         WHERE t.id = ?`,
-    ).get(tenantId) as HeadRow | undefined;
-  }
-
-  code(hash: BundleHash): CodeRow | undefined {
-    return this.#one("SELECT code, source_map, manifest, bytes FROM bundles WHERE hash = ?").get(hash) as
-      | CodeRow
-      | undefined;
-  }
-
   /** One prepared statement per SQL text (and pluck mode), prepared on first use. */
-  #one(sql: string, pluck = false): Statement {
+  one(sql: string, pluck = false): Statement {
     const key = pluck ? `p:${sql}` : sql;
     let statement = this.#statements.get(key);
     if (!statement) {
@@ -318,49 +227,58 @@ export class SqliteQueries {
     return statement;
   }
 
-  /** Activates `version`, ending any rollout; `completing` marks the activation `rollout --percent 100` makes. */
-  #activate(tenantId: TenantId, version: number, by: string, at: number, completing = false): ActivationResult {
-    const current = this.#activeVersion(tenantId);
-    const hash = this.#hashOf(tenantId, version);
+  /**
+   * Activates `version` in the caller's transaction, ending any rollout; `completing` marks the activation
+   * `rollout --percent 100` makes.
+   */
+  activateInTransaction(
+    tenantId: TenantId,
+    version: number,
+    by: string,
+    at: number,
+    completing = false,
+  ): ActivationResult {
+    const current = this.activeVersion(tenantId);
+    const hash = this.hashOf(tenantId, version);
     const endedRollout = this.#endRollout(tenantId);
     if (current === version) {
       if (!endedRollout) return { tenantId, version, previous: current, changed: false, endedRollout };
-      this.#touch(tenantId, at);
-      this.#audit(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
+      this.touch(tenantId, at);
+      this.writeAudit(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
       return { tenantId, version, previous: current, changed: true, endedRollout };
     }
     const seq = Number(
-      this.#one("SELECT coalesce(max(seq), 0) + 1 FROM activations WHERE tenant_id = ?", true).get(tenantId),
+      this.one("SELECT coalesce(max(seq), 0) + 1 FROM activations WHERE tenant_id = ?", true).get(tenantId),
     );
-    this.#one("INSERT INTO activations (tenant_id, seq, version) VALUES (?, ?, ?)").run(tenantId, seq, version);
-    this.#one("UPDATE tenants SET active_version = ?, updated_at = ? WHERE id = ?").run(version, at, tenantId);
-    this.#audit(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
+    this.one("INSERT INTO activations (tenant_id, seq, version) VALUES (?, ?, ?)").run(tenantId, seq, version);
+    this.one("UPDATE tenants SET active_version = ?, updated_at = ? WHERE id = ?").run(version, at, tenantId);
+    this.writeAudit(at, tenantId, "activate", version, current, hash, by, rolloutEndDetail(endedRollout, completing));
     return { tenantId, version, previous: current, changed: true, endedRollout };
   }
 
   /** Deletes the tenant's rollout, if any, and says what it was. */
   #endRollout(tenantId: TenantId): { version: number; percent: number } | null {
-    const row = this.#one("DELETE FROM rollouts WHERE tenant_id = ? RETURNING version, basis_points").get(tenantId) as
+    const row = this.one("DELETE FROM rollouts WHERE tenant_id = ? RETURNING version, basis_points").get(tenantId) as
       | { version: number; basis_points: number }
       | undefined;
     return row ? { version: row.version, percent: percentOf(row.basis_points) } : null;
   }
 
-  #touch(tenantId: TenantId, at: number): void {
-    this.#one("UPDATE tenants SET updated_at = ? WHERE id = ?").run(at, tenantId);
+  touch(tenantId: TenantId, at: number): void {
+    this.one("UPDATE tenants SET updated_at = ? WHERE id = ?").run(at, tenantId);
   }
 
   /** The tenant's active version (null if none); rejects with not_found for an unknown tenant. */
-  #activeVersion(tenantId: TenantId): number | null {
-    const row = this.#one("SELECT active_version FROM tenants WHERE id = ?").get(tenantId) as
+  activeVersion(tenantId: TenantId): number | null {
+    const row = this.one("SELECT active_version FROM tenants WHERE id = ?").get(tenantId) as
       | { active_version: number | null }
       | undefined;
     if (!row) throw tenantNotFound(tenantId);
     return row.active_version;
   }
 
-  #hashOf(tenantId: TenantId, version: number): BundleHash {
-    const hash = this.#one("SELECT bundle_hash FROM versions WHERE tenant_id = ? AND version = ?", true).get(
+  hashOf(tenantId: TenantId, version: number): BundleHash {
+    const hash = this.one("SELECT bundle_hash FROM versions WHERE tenant_id = ? AND version = ?", true).get(
       tenantId,
       version,
     ) as BundleHash | undefined;
@@ -368,7 +286,8 @@ export class SqliteQueries {
     return hash;
   }
 
-  #audit(
+  /** Writes one audit row in the caller's transaction. */
+  writeAudit(
     at: number,
     tenantId: TenantId,
     type: AuditType,
@@ -378,7 +297,7 @@ export class SqliteQueries {
     by: string,
     detail?: string,
   ): void {
-    this.#one(
+    this.one(
       `INSERT INTO audit (at, tenant_id, type, version, from_version, bundle_hash, by, detail)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(at, tenantId, type, version, fromVersion, hash, by, detail ?? null);

@@ -45,8 +45,10 @@ import {
 import { StoreError } from "./errors.js";
 import { openDatabase, type SqliteDatabase } from "./open-database.js";
 import { SqliteAppendThread } from "./sqlite-append-thread.js";
+import { SqliteCandidateQueries } from "./sqlite-candidates.js";
 import { SqliteDecisionLog } from "./sqlite-decision-log.js";
 import { toStoreError } from "./sqlite-errors.js";
+import { SqliteHeadQueries } from "./sqlite-head.js";
 import { SqliteQueries } from "./sqlite-queries.js";
 import {
   checkAuditLimit,
@@ -92,6 +94,8 @@ export class SqliteBundleStore implements BundleStore {
   readonly migration: { readonly from: number; readonly to: number };
   readonly #db: SqliteDatabase;
   readonly #q: SqliteQueries;
+  readonly #candidates: SqliteCandidateQueries;
+  readonly #heads: SqliteHeadQueries;
   readonly #log: SqliteDecisionLog;
   readonly #appender: SqliteAppendThread;
   readonly #cache: ActiveBundleCache;
@@ -121,14 +125,16 @@ export class SqliteBundleStore implements BundleStore {
     this.#clock = options.clock ?? Date.now;
     this.#onUploadStep = options.onUploadStep;
     this.#q = new SqliteQueries(db);
+    this.#candidates = new SqliteCandidateQueries(db, this.#q);
+    this.#heads = new SqliteHeadQueries(this.#q);
     this.#log = new SqliteDecisionLog(db);
     const maxPageCount =
       options.maxSizeBytes === undefined ? null : Number(db.pragma("max_page_count", { simple: true }));
     this.#appender = new SqliteAppendThread(path, busyTimeoutMs, maxPageCount);
-    const q = this.#q;
+    const heads = this.#heads;
     this.#cache = new ActiveBundleCache(
       {
-        changeToken: () => q.dataVersion(),
+        changeToken: () => heads.dataVersion(),
         head: (tenantId) => this.#head(tenantId),
         code: (hash) => this.#code(hash),
       },
@@ -178,12 +184,12 @@ export class SqliteBundleStore implements BundleStore {
 
   async rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult> {
     const rollout = checkRollout(input);
-    return this.#write(signal, () => this.#q.rollout(rollout, this.#clock()));
+    return this.#write(signal, () => this.#candidates.rollout(rollout, this.#clock()));
   }
 
   async shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult> {
     const { tenantId, version, by } = checkShadow(input);
-    return this.#write(signal, () => this.#q.shadow(tenantId, version, by, this.#clock()));
+    return this.#write(signal, () => this.#candidates.shadow(tenantId, version, by, this.#clock()));
   }
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
@@ -275,12 +281,12 @@ export class SqliteBundleStore implements BundleStore {
   }
 
   #head(tenantId: TenantId): ActiveHead | undefined {
-    const row = this.#q.head(tenantId);
+    const row = this.#heads.head(tenantId);
     return row && toActiveHead(row, tenantId);
   }
 
   #code(hash: BundleHashType): CachedCode | undefined {
-    const row = this.#q.code(hash);
+    const row = this.#heads.code(hash);
     return row && toCachedCode(row, hash);
   }
 

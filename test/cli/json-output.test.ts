@@ -91,7 +91,10 @@ describe("--json output", () => {
     expect(await cli("bundle", ["hooks/block-destructive-shell"])).toMatchObject({ hookPoints: ["tool.call"] });
     expect(await cli("bundle", ["fs.ts"], dir)).toMatchObject({ error: { problems: [expect.anything()] } });
 
-    expect(await cli("test", ["hooks/block-destructive-shell"])).toMatchObject({ failed: 0, passed: 15 });
+    expect(await cli("test", ["hooks/block-destructive-shell", "--timeout", "250"])).toMatchObject({
+      failed: 0,
+      passed: 15,
+    });
     const fuzzArgs = ["--runs", "5", "--no-grow", "--seed", "1", "--timeout", "250"];
     expect(await cli("fuzz", ["hooks/block-destructive-shell", ...fuzzArgs])).toMatchObject({
       type: "fuzz",

@@ -1,5 +1,5 @@
 import { type Command, EXIT, integerFlag, UsageError, writeJson } from "../command.js";
-import { activationJson } from "../json-output.js";
+import { activationJson } from "../json-output-rollout.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 
 export const activateCommand: Command = {

@@ -9,7 +9,7 @@ import { createHookRuntime, type RunAgentResult, type RunEvent, runTrace } from 
 import { SqliteBundleStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
-import { eventJson } from "../json-output.js";
+import { eventJson } from "../json-output-events.js";
 import { PACKAGE_ROOT } from "../package-info.js";
 import { type DemoTally, summaryLines, tallyOf } from "./demo-summary.js";
 import { runScenario, scenarioOf, toolsOf } from "./run.js";

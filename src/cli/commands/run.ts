@@ -15,7 +15,7 @@ import {
 import { type BundleStore, openStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
-import { eventJson } from "../json-output.js";
+import { eventJson } from "../json-output-events.js";
 import {
   approvalOptions,
   reportPaused,

@@ -127,8 +127,10 @@ describe("process executor when a worker fails", () => {
 
   beforeAll(async () => {
     executor = await startProcessExecutor(
-      // The smallest memory limit, so that a bomb outgrows it within the short grace on a loaded machine.
-      { workers: 2, spareWorker: true, killGraceMs: 150, limits: { memoryMb: 8 }, onEvent: (e) => events.push(e) },
+      // The smallest memory limit, so that a bomb outgrows it within the grace on a loaded machine; a grace
+      // of 500 ms (not 150) so that a worker starved of CPU still grows and burns enough while overdue for its
+      // kill to read as what it was (memory_limit, CPU spent) rather than a plain timeout.
+      { workers: 2, spareWorker: true, killGraceMs: 500, limits: { memoryMb: 8 }, onEvent: (e) => events.push(e) },
       { workerEntry: STAND_IN_WORKER },
     );
     a = tenantOn((id) => executor.shardOf(id), 0, "victim");
@@ -246,7 +248,7 @@ describe("process executor when a worker fails", () => {
     expect(hung.type === "failed" && hung.failure.message).toContain(
       "150 ms wall-clock backstop (5× its 30 ms timeout)",
     );
-    // Killed at 5 × 30 + 150 ms, long before the 5 s budget of the call before it would have allowed.
+    // Killed at 5 × 30 + 500 ms, long before the 5 s budget of the call before it would have allowed.
     expect(hung.runMs).toBeLessThan(3_000);
   });
 
@@ -255,8 +257,8 @@ describe("process executor when a worker fails", () => {
     expect(spun).toMatchObject({ type: "failed", failure: { code: "timeout" } });
     const slept = await executor.execute(...standInCall(a, { op: "sleep" }, 30));
     expect(slept).toMatchObject({ type: "failed", failure: { code: "timeout" } });
-    // Both were killed 150 ms after their 150 ms backstop: the spinning one burnt CPU meanwhile (on a quiet
-    // machine about 150 ms, past its 30 ms timeout; a loaded one gives it less), the sleeping one none.
+    // Both were killed 500 ms after their 150 ms backstop: the spinning one burnt CPU meanwhile (on a quiet
+    // machine about 500 ms, past its 30 ms timeout; a loaded one gives it less), the sleeping one none.
     expect(slept.cpuMs).toBeLessThan(2);
     expect(spun.cpuMs).toBeGreaterThan(slept.cpuMs + 2);
     expect(slept.runMs).toBeGreaterThanOrEqual(150);
