@@ -1,6 +1,10 @@
+import { type ChildProcess, fork } from "node:child_process";
 import { createRequire } from "node:module";
+import { Socket } from "node:net";
 import { dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { CHANNEL_FD_ENV, RUNNING_MARK_FD_ENV } from "../../src/protocol/index.js";
+import type { RunningMarkFile } from "./running-mark-file.js";
 
 /** How a sandbox worker process is forked. */
 export interface WorkerSpawnSpec {
@@ -29,4 +33,31 @@ export function workerSpawnSpec(entry?: string): WorkerSpawnSpec {
   const tmp = process.env.TMPDIR;
   if (tmp !== undefined) env.TMPDIR = tmp;
   return { entry: file, execArgv, cwd: dirname(file), env };
+}
+
+/** The worker's descriptor for the framed channel. */
+const CHANNEL_FD = 5;
+
+/**
+ * Forks a worker by `spec`. fd 3 is Node's IPC channel (lifecycle only: the worker exits when it
+ * disconnects), fd 4 the running-call mark file (when there is one), fd 5 the framed channel that carries
+ * every request and response; stderr is piped for its tail, stdout ignored. A fork that failed has no
+ * pipes: a socket that never connects stands in for the channel until the failure settles the worker.
+ */
+export function forkWorker(
+  spec: WorkerSpawnSpec,
+  marks: RunningMarkFile | undefined,
+): { readonly child: ChildProcess; readonly frames: Socket } {
+  const env: Record<string, string> = { ...spec.env, [CHANNEL_FD_ENV]: String(CHANNEL_FD) };
+  if (marks !== undefined) env[RUNNING_MARK_FD_ENV] = "4";
+  const child = fork(spec.entry, [], {
+    execArgv: [...spec.execArgv],
+    cwd: spec.cwd,
+    env,
+    serialization: "json",
+    stdio: ["ignore", "ignore", "pipe", "ipc", marks === undefined ? "ignore" : marks.fd, "pipe"],
+  });
+  const stdio: readonly unknown[] = child.stdio;
+  const frames = stdio[CHANNEL_FD];
+  return { child, frames: frames instanceof Socket ? frames : new Socket() };
 }

@@ -1,16 +1,14 @@
-import { type ChildProcess, fork } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { Socket } from "node:net";
-import {
-  CHANNEL_FD_ENV,
-  type DescribeOutcome,
-  RUNNING_MARK_FD_ENV,
-  type SandboxBundle,
-  type SandboxCall,
-  type SandboxLimits,
-  type SandboxResult,
-  type TenantId,
-  type WorkerRequest,
-  type WorkerResponse,
+import type {
+  DescribeOutcome,
+  SandboxBundle,
+  SandboxCall,
+  SandboxLimits,
+  SandboxResult,
+  TenantId,
+  WorkerRequest,
+  WorkerResponse,
 } from "../../src/protocol/index.js";
 import { CallDeadline } from "./call-deadline.js";
 import type { WorkerExit, WorkerExitReason } from "./events.js";
@@ -18,7 +16,7 @@ import { LoadedBundles } from "./loaded-bundles.js";
 import { answer, overloaded, type PendingCall, pendingCall, pendingDescribe, retryOf } from "./pending-call.js";
 import { RunningMarkFile } from "./running-mark-file.js";
 import { diedOutOfMemory, settleAtExit } from "./settle-exit.js";
-import type { WorkerSpawnSpec } from "./spawn-spec.js";
+import { forkWorker, type WorkerSpawnSpec } from "./spawn-spec.js";
 import { WorkerChannel } from "./worker-channel.js";
 
 /**
@@ -54,8 +52,6 @@ const STDERR_TAIL_CHARS = 4_096;
 const STOP_GRACE_MS = 250;
 /** How long after a worker's exit its pipes may still deliver what it wrote before they are cut. */
 const EXIT_DRAIN_MS = 250;
-/** The worker's descriptor for the framed channel. */
-const CHANNEL_FD = 5;
 
 type State = "booting" | "running" | "retiring" | "exiting" | "exited";
 
@@ -92,24 +88,11 @@ export class WorkerProcess {
     this.exited = new Promise((resolve) => {
       this.#resolveExited = resolve;
     });
-    const { spec } = options;
     const marks = RunningMarkFile.open();
-    // fd 3 is Node's IPC channel (lifecycle only: the worker exits when it disconnects), fd 4 the running-call
-    // mark file, fd 5 the framed channel that carries every request and response.
-    const env: Record<string, string> = { ...spec.env, [CHANNEL_FD_ENV]: String(CHANNEL_FD) };
-    if (marks !== undefined) env[RUNNING_MARK_FD_ENV] = "4";
-    this.#child = fork(spec.entry, [], {
-      execArgv: [...spec.execArgv],
-      cwd: spec.cwd,
-      env,
-      serialization: "json",
-      stdio: ["ignore", "ignore", "pipe", "ipc", marks === undefined ? "ignore" : marks.fd, "pipe"],
-    });
-    this.pid = this.#child.pid ?? -1;
-    // A fork that failed has no pipes: a socket that never connects stands in until the failure settles it.
-    const stdio: readonly unknown[] = this.#child.stdio;
-    const frames = stdio[CHANNEL_FD];
-    this.#frames = frames instanceof Socket ? frames : new Socket();
+    const { child, frames } = forkWorker(options.spec, marks);
+    this.#child = child;
+    this.pid = child.pid ?? -1;
+    this.#frames = frames;
     this.#channel = new WorkerChannel(this.#child, this.#frames, {
       ready: () => this.#onReady(),
       result: (entry, response) => this.#onResult(entry, response),
