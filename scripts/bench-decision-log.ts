@@ -24,6 +24,8 @@ import { type HookExecutor, RunId, TenantId } from "../src/protocol/index.js";
 import { type BundleStore, PostgresBundleStore, SqliteBundleStore } from "../src/store/index.js";
 
 const ROUNDS = 7;
+/** Issue 10: a hook call with the log on at 100 % within 10 % of the log off. */
+const TARGET = 1.1;
 const acme = TenantId.parse("acme");
 const globex = TenantId.parse("globex");
 const dir = mkdtempSync(join(tmpdir(), "isohook-bench-log-"));
@@ -116,8 +118,10 @@ for (const [label, executor, calls] of executors) {
     on.push(b);
   }
   const [m0, m1] = [median(off), median(on)];
+  // The target (issue 10) is for a hook call through a sandbox; the canned reply isolates the host's share.
+  const target = executor === canned ? "" : m1 / m0 <= TARGET ? " · ≤ 10 %: met" : " · ≤ 10 %: missed";
   console.log(
-    `${label.padEnd(26)} off ${m0.toFixed(2)} µs · on ${m1.toFixed(2)} µs · ${((m1 / m0 - 1) * 100).toFixed(1)} % (+${(m1 - m0).toFixed(2)} µs) · unwritten at the end of a round ≤ ${(backlog * 100).toFixed(0)} %`,
+    `${label.padEnd(26)} off ${m0.toFixed(2)} µs · on ${m1.toFixed(2)} µs · on/off ${(m1 / m0).toFixed(3)} (${(m1 - m0).toFixed(2)} µs)${target} · unwritten at the end of a round ≤ ${(backlog * 100).toFixed(0)} %`,
   );
   backlog = 0;
   await executor.close();

@@ -6,7 +6,8 @@ import { applyMask, type MaskPlan } from "./masking.js";
 /**
  * Turns a dispatcher entry into the row the store keeps: the mask applied first (event, ctx, and the
  * result in the record and the shadow record), then the event capped at `maxEventChars` (stored as its
- * first characters and marked `truncated`, with its whole length). Runs in the writer, never on a hook call.
+ * first characters and marked `truncated`, with its whole length). The stored ctx is `{config, state}`:
+ * the rest of it is the row's own columns (`viewOf` puts it back). Runs in the writer, never on a hook call.
  */
 export function toDecisionRow(entry: DecisionEntry, mask: MaskPlan, maxEventChars: number): DecisionRow | undefined {
   const bundle = entry.record.bundle;
@@ -14,6 +15,7 @@ export function toDecisionRow(entry: DecisionEntry, mask: MaskPlan, maxEventChar
   const salt = entry.tenantId;
   const whole = mask.event.length === 0 ? entry.eventJson : masked(entry.eventJson, mask, "event", salt);
   const truncated = whole.length > maxEventChars;
+  const ctx = `{"config":${entry.configJson},"state":${entry.stateJson}}`;
   return {
     tenantId: entry.tenantId,
     at: entry.at,
@@ -25,7 +27,7 @@ export function toDecisionRow(entry: DecisionEntry, mask: MaskPlan, maxEventChar
     event: truncated ? cut(whole, maxEventChars) : whole,
     eventChars: whole.length,
     truncated,
-    ctx: mask.ctx.length === 0 ? entry.ctxJson : masked(entry.ctxJson, mask, "ctx", salt),
+    ctx: mask.ctx.length === 0 ? ctx : masked(ctx, mask, "ctx", salt),
     record: recordJson(entry.record, mask, salt),
     shadow: entry.shadow === undefined ? null : recordJson(entry.shadow, mask, salt),
   };

@@ -37,7 +37,7 @@ export function viewOf(stored: StoredDecision): DecisionView {
     eventText: stored.truncated ? stored.event : null,
     eventChars: stored.eventChars,
     truncated: stored.truncated,
-    ctx: object(stored.ctx),
+    ctx: ctxOf(stored),
     record: object(stored.record),
     shadow: stored.shadow === null ? null : object(stored.shadow),
   };
@@ -97,6 +97,21 @@ export function exportLine(view: DecisionView): string | undefined {
   };
   if (outcome.failure === null) line.expect = outcome.result === null ? { noop: true } : outcome.result;
   return JSON.stringify(line);
+}
+
+/**
+ * The ctx the hook saw: the row's columns plus the stored `{config, state}` (a record written before the
+ * ctx was stored that small holds the whole ctx, which then wins).
+ */
+function ctxOf(stored: StoredDecision): JsonObject {
+  return {
+    tenantId: stored.tenantId,
+    runId: stored.runId,
+    hookId: `tenant:${stored.tenantId}@v${stored.version}`,
+    bundle: { version: stored.version, hash: stored.hash },
+    turn: stored.turn,
+    ...object(stored.ctx),
+  };
 }
 
 function clip(text: string, width: number): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DecisionLog, runShare, sampledRun } from "../../src/decisionlog/index.js";
+import { DecisionLog, runShare, sampledRun, viewOf } from "../../src/decisionlog/index.js";
 import { createDispatcher, type DecisionEntry, type DecisionSink } from "../../src/dispatch/index.js";
 import { RunId, TenantId } from "../../src/protocol/index.js";
 import { type DecisionRow, type LogSettings, MemoryBundleStore } from "../../src/store/index.js";
@@ -37,13 +37,17 @@ describe("the decision log", () => {
   it("records a tenant hook call with the strings that crossed, its record and the deciding version", async () => {
     const store = await storeWith(on());
     const log = await DecisionLog.open(store);
-    const { decision } = await call(dispatcherWith(log), "run-a");
+    const executor = new FakeExecutor(() => returned({ type: "block", reason: "no" }));
+    const { decision } = await call(dispatcherWith(log, executor), "run-a");
     expect(decision.type).toBe("block");
     await log.flush();
     const [row] = await store.decisions({ tenantId: TENANT });
     expect(row).toMatchObject({ runId: "run-a", turn: 1, point: "tool.call", version: 3, truncated: false });
     expect(JSON.parse(row?.event ?? "")).toEqual(toolCallEvent());
-    expect(JSON.parse(row?.ctx ?? "")).toMatchObject({ tenantId: "acme", runId: "run-a", turn: 1, state: {} });
+    // Stored: what the row's columns do not already say. Viewed: the whole ctx the hook saw.
+    expect(JSON.parse(row?.ctx ?? "")).toEqual({ config: { limit: 10 }, state: {} });
+    expect(row === undefined ? undefined : viewOf(row).ctx).toEqual(executor.seen[0]?.ctx);
+    expect(executor.seen[0]?.ctx).toMatchObject({ tenantId: "acme", runId: "run-a", turn: 1, state: {} });
     expect(JSON.parse(row?.record ?? "")).toMatchObject({
       hookId: "tenant:acme@v3",
       bundle: { version: 3 },
