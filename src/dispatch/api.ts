@@ -48,7 +48,8 @@ export interface OpenRunOptions {
 
 /**
  * What a run scope holds that a paused run needs to go on elsewhere: `ctx.turn`, the hook time spent, and
- * each hook's `ctx.state` by hook id (a hook no longer in the stack is left out when restored).
+ * each hook's `ctx.state` by hook id, a shadow candidate's included (a hook no longer in the stack is left
+ * out when restored).
  */
 export interface RunSnapshot {
   readonly turn: number;
