@@ -1,4 +1,5 @@
 import type { ActiveBundle, BundleHash, BundleRef, HookEvent, JsonObject, RunId, TenantId } from "../protocol/index.js";
+import type { WorkerEventView } from "../telemetry/index.js";
 import type { Dispatched } from "./decisions.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 
@@ -23,6 +24,11 @@ export interface Dispatcher {
    * (a CLI printing a run's trace, a test) waits here.
    */
   observersSettled(): Promise<void>;
+  /**
+   * Takes what the executor's supervisor reports (`createHookExecutor({ onEvent })`): a worker's death marks
+   * the telemetry span of the call it failed (`isohook.worker.died`), a kill at its deadline included.
+   */
+  observeSandbox(event: WorkerEventView): void;
   /**
    * Cancels the observe-only calls not yet started (they leave no record), lets go of those running, and
    * resolves once all are accounted for; observers of runs dispatched afterwards do not run. Call it before
