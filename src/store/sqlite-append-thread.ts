@@ -19,13 +19,16 @@ const insert = db.prepare(
   "INSERT INTO decisions (tenant_id, at, run_id, turn, point, version, bundle_hash, event, event_chars, truncated, " +
     "ctx, record, shadow) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
-const append = db.transaction((values) => {
-  for (let at = 0; at < values.length; at += 13) insert.run(values.slice(at, at + 13));
+const append = db.transaction((rows) => {
+  for (const r of rows) {
+    insert.run(r.tenantId, r.at, r.runId, r.turn, r.point, r.version, r.hash, r.event, r.eventChars,
+      r.truncated ? 1 : 0, r.ctx, r.record, r.shadow);
+  }
 });
-parentPort.on("message", ({ id, values }) => {
+parentPort.on("message", ({ id, rows }) => {
   try {
-    append.immediate(values);
-    parentPort.postMessage({ id, count: values.length / 13 });
+    append.immediate(rows);
+    parentPort.postMessage({ id, count: rows.length });
   } catch (error) {
     parentPort.postMessage({ id, error: { message: String(error && error.message), code: String(error && error.code) } });
   }
@@ -45,31 +48,6 @@ class AppendError extends Error {
     super(message);
     this.code = code;
   }
-}
-
-/**
- * A batch as one flat array of the INSERT's parameters, row after row. Posting row objects made the
- * structured clone (a key and a tag per field) the decision log's largest cost on the event loop.
- */
-function flat(rows: readonly DecisionRow[]): (string | number | null)[] {
-  const values = new Array<string | number | null>(rows.length * 13);
-  let i = 0;
-  for (const r of rows) {
-    values[i++] = r.tenantId;
-    values[i++] = r.at;
-    values[i++] = r.runId;
-    values[i++] = r.turn;
-    values[i++] = r.point;
-    values[i++] = r.version;
-    values[i++] = r.hash;
-    values[i++] = r.event;
-    values[i++] = r.eventChars;
-    values[i++] = r.truncated ? 1 : 0;
-    values[i++] = r.ctx;
-    values[i++] = r.record;
-    values[i++] = r.shadow;
-  }
-  return values;
 }
 
 /**
@@ -97,7 +75,7 @@ export class SqliteAppendThread {
     const id = this.#nextId++;
     const done = new Promise<number>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      worker.postMessage({ id, values: flat(rows) });
+      worker.postMessage({ id, rows });
     });
     this.#inFlight.add(done);
     const forget = () => this.#inFlight.delete(done);
