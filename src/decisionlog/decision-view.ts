@@ -104,14 +104,17 @@ export function exportLine(view: DecisionView): string | undefined {
  * ctx was stored that small holds the whole ctx, which then wins).
  */
 function ctxOf(stored: StoredDecision): JsonObject {
-  return {
+  const kept = object(stored.ctx);
+  const ctx: JsonObject = {
     tenantId: stored.tenantId,
     runId: stored.runId,
     hookId: `tenant:${stored.tenantId}@v${stored.version}`,
     bundle: { version: stored.version, hash: stored.hash },
-    turn: stored.turn,
-    ...object(stored.ctx),
   };
+  // In the order the hook saw its keys: config, turn, state.
+  if (kept.config !== undefined) ctx.config = kept.config;
+  ctx.turn = stored.turn;
+  return Object.assign(ctx, kept);
 }
 
 function clip(text: string, width: number): string {

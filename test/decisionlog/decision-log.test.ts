@@ -46,7 +46,8 @@ describe("the decision log", () => {
     expect(JSON.parse(row?.event ?? "")).toEqual(toolCallEvent());
     // Stored: what the row's columns do not already say. Viewed: the whole ctx the hook saw.
     expect(JSON.parse(row?.ctx ?? "")).toEqual({ config: { limit: 10 }, state: {} });
-    expect(row === undefined ? undefined : viewOf(row).ctx).toEqual(executor.seen[0]?.ctx);
+    // The same ctx, key for key and in order: `--json` and exports read as the hook's ctx did.
+    expect(JSON.stringify(row === undefined ? undefined : viewOf(row).ctx)).toBe(executor.seen[0]?.call.ctxJson);
     expect(executor.seen[0]?.ctx).toMatchObject({ tenantId: "acme", runId: "run-a", turn: 1, state: {} });
     expect(JSON.parse(row?.record ?? "")).toMatchObject({
       hookId: "tenant:acme@v3",
