@@ -119,7 +119,13 @@ export class RunTrace {
         const attributes: Attributes = { [ATTR.bystander]: bystander };
         if (death !== undefined) attributes[ATTR.workerReason] = death;
         span.addEvent(EVENT.workerDied, attributes, end);
-      } else if (death === "deadline" && !bystander && (code === "timeout" || code === "memory_limit")) {
+      } else if (
+        death === "deadline" &&
+        reach === "sandbox" &&
+        !bystander &&
+        (code === "timeout" || code === "memory_limit")
+      ) {
+        // `reach`: a call the budget refused right after the kill fails `timeout` too, and never ran.
         span.addEvent(EVENT.workerDied, { [ATTR.bystander]: false, [ATTR.workerReason]: death }, end);
       }
     }

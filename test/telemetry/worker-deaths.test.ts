@@ -67,10 +67,11 @@ async function restarts(attributes: Attributes): Promise<number | undefined> {
 describe("worker deaths in telemetry", () => {
   it("marks the span of a call whose worker the host killed at its deadline, and not the calls after it", async () => {
     spans.reset();
+    // The kill takes ~300 ms of the turn's 100: the next call of the turn is refused (`timeout`, never run).
     const dispatcher = createDispatcher({
       executor,
       limits: { timeoutMs: 30 },
-      budgets: { turnMs: 60_000, runMs: 60_000 },
+      budgets: { turnMs: 100, runMs: 60_000 },
     });
     listener = { dispatcher };
     const run = dispatcher.openRun({
@@ -81,12 +82,17 @@ describe("worker deaths in telemetry", () => {
     run.beginTurn(0);
     const killed = await run.toolCall({ ...toolCallEvent(), ...HANG } as never);
     expect(killed.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "timeout" } });
-    // The next call reaches a fresh worker, which answers (not a guest reply: the stand-in's own JSON).
+    const refused = await run.toolCall(toolCallEvent());
+    expect(refused.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    // The next turn reaches a fresh worker, which answers (not a guest reply: the stand-in's own JSON).
+    run.beginTurn(1);
     const after = await run.toolCall(toolCallEvent());
     expect(after.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
     const hooks = spans.getFinishedSpans().filter((s) => s.name === "isohook.hook");
+    expect(hooks.map((h) => h.attributes["isohook.hook.reach"])).toEqual([undefined, "budget", undefined]);
     expect(hooks.map((h) => h.events.map((e) => [e.name, e.attributes]))).toEqual([
       [["isohook.worker.died", { "isohook.failure.bystander": false, "isohook.worker.exit_reason": "deadline" }]],
+      [],
       [],
     ]);
     listener = {};
