@@ -38,7 +38,7 @@ export function viewOf(stored: StoredDecision): DecisionView {
     eventChars: stored.eventChars,
     truncated: stored.truncated,
     ctx: ctxOf(stored),
-    record: object(stored.record),
+    record: recordOf(stored),
     shadow: stored.shadow === null ? null : object(stored.shadow),
   };
 }
@@ -100,6 +100,23 @@ export function exportLine(view: DecisionView): string | undefined {
 }
 
 /**
+ * The deciding call's `HookRecord` as JSON: the stored record with the point, hook id and bundle its row's
+ * columns hold (a record written before it was stored that small holds them itself, which then win).
+ */
+export function recordOf(stored: StoredDecision): JsonObject {
+  const kept = object(stored.record);
+  const record: JsonObject = { point: stored.point, hookId: hookIdOf(stored) };
+  // In the order of a `HookRecord`'s keys: point, hook id, source, bundle, then the rest.
+  if (kept.source !== undefined) record.source = kept.source;
+  record.bundle = { version: stored.version, hash: stored.hash };
+  return Object.assign(record, kept);
+}
+
+function hookIdOf(stored: StoredDecision): string {
+  return `tenant:${stored.tenantId}@v${stored.version}`;
+}
+
+/**
  * The ctx the hook saw: the row's columns plus the stored `{config, state}` (a record written before the
  * ctx was stored that small holds the whole ctx, which then wins).
  */
@@ -108,7 +125,7 @@ function ctxOf(stored: StoredDecision): JsonObject {
   const ctx: JsonObject = {
     tenantId: stored.tenantId,
     runId: stored.runId,
-    hookId: `tenant:${stored.tenantId}@v${stored.version}`,
+    hookId: hookIdOf(stored),
     bundle: { version: stored.version, hash: stored.hash },
   };
   // In the order the hook saw its keys: config, turn, state.
