@@ -5,8 +5,10 @@
  * and the process sandbox (one worker). The writer runs while the calls are timed: it serialises on the
  * event loop and the store inserts (SQLite: on the store's append thread; PostgreSQL: in the server, another
  * process). What is still unwritten at the end of a span (a batch in flight, a part batch waiting
- * `flushMs`) is flushed after it, untimed, and its largest share is printed. Cases run interleaved, round
- * by round; the median round is printed. The store is a fresh SQLite file, or the PostgreSQL URL in
+ * `flushMs`) is flushed after it, untimed, and its largest share is printed. Off and on run back to back in
+ * each round, in alternating order; the ratio printed is the median of the rounds' ratios, so load from
+ * other processes that drifts between rounds hits both sides of a pair alike. Host CPU is this process's
+ * (its threads included, not the sandbox worker's or the PostgreSQL server's). The store is a fresh SQLite file, or the PostgreSQL URL in
  * ISOHOOK_BENCH_STORE (a scratch schema, dropped afterwards).
  *   node --no-node-snapshot --import tsx scripts/bench-decision-log.ts
  *   ISOHOOK_BENCH_STORE=postgres://root@127.0.0.1:5432/test node --no-node-snapshot --import tsx scripts/bench-decision-log.ts
@@ -24,6 +26,8 @@ import { type HookExecutor, RunId, TenantId } from "../src/protocol/index.js";
 import { type BundleStore, PostgresBundleStore, SqliteBundleStore } from "../src/store/index.js";
 
 const ROUNDS = 7;
+/** Issue 10: a hook call with the log on at 100 % within 10 % of the log off. */
+const TARGET = 1.1;
 const acme = TenantId.parse("acme");
 const globex = TenantId.parse("globex");
 const dir = mkdtempSync(join(tmpdir(), "isohook-bench-log-"));
@@ -84,9 +88,10 @@ const unlimited = { turnMs: 3_600_000, runMs: 86_400_000 };
 let runs = 0;
 /** The largest share of a round's records still unwritten when its timed span ended (the writer's lag). */
 let backlog = 0;
-async function round(executor: HookExecutor, tenantId: TenantId, calls: number): Promise<number> {
+async function round(executor: HookExecutor, tenantId: TenantId, calls: number): Promise<Sample> {
   const dispatcher = createDispatcher({ executor, decisionLog: log, budgets: unlimited });
   const bundle = await store.active(tenantId);
+  const cpu = process.cpuUsage();
   const start = performance.now();
   for (let done = 0; done < calls; done += 100) {
     const run = dispatcher.openRun({ tenantId, runId: RunId.parse(`run_${runs++}`), bundle });
@@ -95,29 +100,45 @@ async function round(executor: HookExecutor, tenantId: TenantId, calls: number):
     // and inline executors answer in microtasks, and without this the writer could not run in the span.
     await new Promise((resolve) => setImmediate(resolve));
   }
-  const perCall = ((performance.now() - start) * 1000) / calls;
+  const wall = ((performance.now() - start) * 1000) / calls;
+  const used = process.cpuUsage(cpu);
   if (tenantId === acme) backlog = Math.max(backlog, log.stats().pending / calls);
   await log.flush();
-  return perCall;
+  return { wall, cpu: (used.user + used.system) / calls };
+}
+
+/** µs per call: wall time, and this process's CPU over the span (its threads: the SQLite writer's too). */
+interface Sample {
+  readonly wall: number;
+  readonly cpu: number;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 console.log(
-  `decision log overhead per tool.call, ${store.kind} store, median of ${ROUNDS} rounds (off = globex, on = acme at 100 %)`,
+  `decision log overhead per tool.call, ${store.kind} store, ${ROUNDS} paired rounds, medians; on/off is the median of the rounds' ratios (off = globex, on = acme at 100 %)`,
 );
 for (const [label, executor, calls] of executors) {
-  const off: number[] = [];
-  const on: number[] = [];
+  const off: Sample[] = [];
+  const on: Sample[] = [];
   for (let r = -1; r < ROUNDS; r++) {
-    const a = await round(executor, globex, calls);
-    const b = await round(executor, acme, calls);
+    // Which goes first alternates, so a drift in the machine's load favours neither.
+    const offFirst = r % 2 === 0;
+    const first = await round(executor, offFirst ? globex : acme, calls);
+    const second = await round(executor, offFirst ? acme : globex, calls);
     if (r < 0) continue;
-    off.push(a);
-    on.push(b);
+    off.push(offFirst ? first : second);
+    on.push(offFirst ? second : first);
   }
-  const [m0, m1] = [median(off), median(on)];
+  // The median of each round's on/off ratio: the pair ran back to back, under the same load.
+  const ratio = median(on.map((x, i) => x.wall / (off[i]?.wall ?? Number.NaN)));
+  const cpuRatio = median(on.map((x, i) => x.cpu / (off[i]?.cpu ?? Number.NaN)));
+  const [w0, w1] = [median(off.map((x) => x.wall)), median(on.map((x) => x.wall))];
+  const [c0, c1] = [median(off.map((x) => x.cpu)), median(on.map((x) => x.cpu))];
+  // The target (issue 10) is for a hook call through a sandbox; the canned reply isolates the host's share.
+  const target = executor === canned ? "" : ratio <= TARGET ? " · ≤ 10 %: met" : " · ≤ 10 %: missed";
   console.log(
-    `${label.padEnd(26)} off ${m0.toFixed(2)} µs · on ${m1.toFixed(2)} µs · ${((m1 / m0 - 1) * 100).toFixed(1)} % (+${(m1 - m0).toFixed(2)} µs) · unwritten at the end of a round ≤ ${(backlog * 100).toFixed(0)} %`,
+    `${label.padEnd(26)} wall off ${w0.toFixed(1)} · on ${w1.toFixed(1)} µs · on/off ${ratio.toFixed(3)}${target} · ` +
+      `host CPU off ${c0.toFixed(1)} · on ${c1.toFixed(1)} µs (${cpuRatio.toFixed(2)}×) · unwritten at a round's end ≤ ${(backlog * 100).toFixed(0)} %`,
   );
   backlog = 0;
   await executor.close();

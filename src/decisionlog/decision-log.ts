@@ -87,7 +87,7 @@ export class DecisionLog implements DecisionSink {
   }
 
   record(entry: DecisionEntry): void {
-    const chars = entry.eventJson.length + entry.ctxJson.length;
+    const chars = entry.eventJson.length + entry.stateJson.length;
     const { bufferSize, bufferChars } = this.#options;
     if (this.#closed || this.#buffer.length >= bufferSize || this.#bufferedChars + chars > bufferChars) {
       this.#stats.droppedFull++;
@@ -145,7 +145,7 @@ export class DecisionLog implements DecisionSink {
     if (this.#writing !== undefined) return this.#writing;
     const batch = this.#buffer.splice(0, this.#options.batchSize);
     if (batch.length === 0) return Promise.resolve();
-    for (const e of batch) this.#bufferedChars -= e.eventJson.length + e.ctxJson.length;
+    for (const e of batch) this.#bufferedChars -= e.eventJson.length + e.stateJson.length;
     this.#inFlight = batch.length;
     this.#writing = this.#write(batch).finally(() => {
       this.#writing = undefined;

@@ -37,8 +37,8 @@ export function viewOf(stored: StoredDecision): DecisionView {
     eventText: stored.truncated ? stored.event : null,
     eventChars: stored.eventChars,
     truncated: stored.truncated,
-    ctx: object(stored.ctx),
-    record: object(stored.record),
+    ctx: ctxOf(stored),
+    record: recordOf(stored),
     shadow: stored.shadow === null ? null : object(stored.shadow),
   };
 }
@@ -97,6 +97,41 @@ export function exportLine(view: DecisionView): string | undefined {
   };
   if (outcome.failure === null) line.expect = outcome.result === null ? { noop: true } : outcome.result;
   return JSON.stringify(line);
+}
+
+/**
+ * The deciding call's `HookRecord` as JSON: the stored record with the point, hook id and bundle its row's
+ * columns hold (a record written before it was stored that small holds them itself, which then win).
+ */
+export function recordOf(stored: StoredDecision): JsonObject {
+  const kept = object(stored.record);
+  const record: JsonObject = { point: stored.point, hookId: hookIdOf(stored) };
+  // In the order of a `HookRecord`'s keys: point, hook id, source, bundle, then the rest.
+  if (kept.source !== undefined) record.source = kept.source;
+  record.bundle = { version: stored.version, hash: stored.hash };
+  return Object.assign(record, kept);
+}
+
+function hookIdOf(stored: StoredDecision): string {
+  return `tenant:${stored.tenantId}@v${stored.version}`;
+}
+
+/**
+ * The ctx the hook saw: the row's columns plus the stored `{config, state}` (a record written before the
+ * ctx was stored that small holds the whole ctx, which then wins).
+ */
+function ctxOf(stored: StoredDecision): JsonObject {
+  const kept = object(stored.ctx);
+  const ctx: JsonObject = {
+    tenantId: stored.tenantId,
+    runId: stored.runId,
+    hookId: hookIdOf(stored),
+    bundle: { version: stored.version, hash: stored.hash },
+  };
+  // In the order the hook saw its keys: config, turn, state.
+  if (kept.config !== undefined) ctx.config = kept.config;
+  ctx.turn = stored.turn;
+  return Object.assign(ctx, kept);
 }
 
 function clip(text: string, width: number): string {

@@ -24,6 +24,7 @@ export {
   type OutcomeKey,
   outcomeOf,
   outcomeText,
+  recordOf,
   viewOf,
 } from "./decision-view.js";
 export { type ComparisonLabels, formatComparison } from "./format-comparison.js";

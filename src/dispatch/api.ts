@@ -1,4 +1,5 @@
 import type { ActiveBundle, BundleHash, BundleRef, HookEvent, JsonObject, RunId, TenantId } from "../protocol/index.js";
+import type { WorkerEventView } from "../telemetry/index.js";
 import type { Dispatched } from "./decisions.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 
@@ -24,6 +25,11 @@ export interface Dispatcher {
    */
   observersSettled(): Promise<void>;
   /**
+   * Takes what the executor's supervisor reports (`createHookExecutor({ onEvent })`): a worker's death marks
+   * the telemetry span of the call it failed (`isohook.worker.died`), a kill at its deadline included.
+   */
+  observeSandbox(event: WorkerEventView): void;
+  /**
    * Cancels the observe-only calls not yet started (they leave no record), lets go of those running, and
    * resolves once all are accounted for; observers of runs dispatched afterwards do not run. Call it before
    * closing the executor. Decision calls are unaffected.
@@ -48,7 +54,8 @@ export interface OpenRunOptions {
 
 /**
  * What a run scope holds that a paused run needs to go on elsewhere: `ctx.turn`, the hook time spent, and
- * each hook's `ctx.state` by hook id (a hook no longer in the stack is left out when restored).
+ * each hook's `ctx.state` by hook id, a shadow candidate's included (a hook no longer in the stack is left
+ * out when restored).
  */
 export interface RunSnapshot {
   readonly turn: number;

@@ -2,9 +2,11 @@ import type { HookPoint, RunId, TenantId } from "../protocol/index.js";
 import type { HookRecord } from "./decisions.js";
 
 /**
- * One tenant hook call as the decision log receives it: the strings that crossed into the sandbox (built
- * once for the call, never re-serialised for the log) and the call's one `HookRecord`, whose `bundle` says
- * which version decided. `shadow` is a candidate version's record of the same event, when one ran beside it.
+ * One tenant hook call as the decision log receives it: references to the strings that crossed into the
+ * sandbox (built once for the call, never re-serialised or copied for the log) and the call's one
+ * `HookRecord`, whose `bundle` says which version decided. `shadow` is a candidate version's record of the
+ * same event, when one ran beside it. The rest of the `ctx` the hook saw (tenant, run, hook id, bundle,
+ * turn) is in the entry's own fields, so the log keeps only its config and state.
  */
 export interface DecisionEntry {
   /** Clock time of the record (ms). */
@@ -15,10 +17,12 @@ export interface DecisionEntry {
   readonly point: HookPoint;
   /** The event as it crossed (`SandboxCall.eventJson`). */
   readonly eventJson: string;
-  /** The `ctx` as it crossed, with the state the hook saw before the call. */
-  readonly ctxJson: string;
+  /** `ctx.config` as it crossed (one string per bundle, shared by its calls). */
+  readonly configJson: string;
+  /** `ctx.state` as it crossed: the state the hook saw before the call. */
+  readonly stateJson: string;
   readonly record: HookRecord;
-  readonly shadow?: HookRecord;
+  readonly shadow?: HookRecord | undefined;
 }
 
 /**

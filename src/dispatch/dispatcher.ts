@@ -6,7 +6,7 @@ import {
   type RunId,
   type TenantId,
 } from "../protocol/index.js";
-import { Telemetry } from "../telemetry/index.js";
+import { Telemetry, type WorkerEventView } from "../telemetry/index.js";
 import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
 import type { DecisionSink } from "./decision-sink.js";
@@ -165,6 +165,10 @@ class HookDispatcher implements Dispatcher {
       },
       options.resume,
     );
+  }
+
+  observeSandbox(event: WorkerEventView): void {
+    this.#telemetry.observeSandbox(event);
   }
 
   observersSettled(): Promise<void> {

@@ -66,7 +66,7 @@ export class RunScope implements RunDispatcher {
     if (resume !== undefined) {
       this.#turn = resume.turn;
       deps.budget.restore(resume.spent);
-      for (const hook of deps.hooks) {
+      for (const hook of withShadows(deps.hooks)) {
         const state = resume.states[hook.hookId];
         if (state !== undefined) hook.restoreState(state);
       }
@@ -75,7 +75,7 @@ export class RunScope implements RunDispatcher {
 
   snapshot(): RunSnapshot {
     const states: Record<string, ReturnType<StackedHook["saveState"]>> = {};
-    for (const hook of this.#deps.hooks) states[hook.hookId] = hook.saveState();
+    for (const hook of withShadows(this.#deps.hooks)) states[hook.hookId] = hook.saveState();
     return { turn: this.#turn, spent: this.#deps.budget.spent(), states };
   }
 
@@ -212,4 +212,16 @@ function untilDone(promise: Promise<void>, signal: AbortSignal | undefined): Pro
       resolve();
     });
   });
+}
+
+/**
+ * The stack's hooks and the candidates in shadow mode beside them: a candidate's state is kept by its own
+ * hook id (its version), so a resumed run's shadow goes on from where it was, and a different candidate
+ * shadowing the resumed run starts afresh.
+ */
+function* withShadows(hooks: readonly StackedHook[]): Iterable<StackedHook> {
+  for (const hook of hooks) {
+    yield hook;
+    if (hook.shadow !== undefined) yield hook.shadow;
+  }
 }

@@ -61,11 +61,12 @@ export class TenantHook implements StackedHook {
   readonly #sourceMap: SourceMapIndex | undefined;
   readonly #handlers: BundleHandlers;
   readonly #ctxPrefix: string;
+  readonly #configJson: string;
   readonly #deps: TenantHookDeps;
   readonly #state = new HookState();
-  /** The strings of the last call, kept for the decision log (only when it wants this run). */
+  /** The strings of the last call, kept by reference for the decision log (only when it wants this run). */
   #loggedEventJson = "";
-  #loggedCtxJson = "";
+  #loggedStateJson = "";
 
   constructor(
     runId: RunId,
@@ -87,7 +88,8 @@ export class TenantHook implements StackedHook {
       active.sourceMap === undefined ? undefined : deps.sourceMaps.of(active.manifest.hash, active.sourceMap);
     this.#handlers = handlersOf(active.manifest);
     this.#deps = deps;
-    this.#ctxPrefix = ctxPrefixOf(runId, active, this.hookId, this.bundle);
+    this.#configJson = JSON.stringify(active.config);
+    this.#ctxPrefix = ctxPrefixOf(runId, active, this.hookId, this.bundle, this.#configJson);
   }
 
   exports(point: HookPoint): boolean {
@@ -119,7 +121,7 @@ export class TenantHook implements StackedHook {
     if (log !== undefined) {
       // A call that never runs (quarantine, budget) is recorded too, with the event and ctx it would have seen.
       this.#loggedEventJson = eventJson();
-      this.#loggedCtxJson = this.#ctxJson(scope.turn);
+      this.#loggedStateJson = this.#state.json;
     }
     const hash = this.bundle.hash;
     const quarantine = book.status(this.#key, clock());
@@ -134,12 +136,11 @@ export class TenantHook implements StackedHook {
     if (denial !== undefined) return notRun("timeout", denial);
 
     const timeoutMs = budget.timeoutFor(limits.timeoutMs) ?? limits.timeoutMs;
-    const ctxJson = log !== undefined ? this.#loggedCtxJson : this.#ctxJson(scope.turn);
     const call: SandboxCall & { point: P } = {
       tenantId: this.#tenantId,
       point,
       eventJson: eventJson(),
-      ctxJson,
+      ctxJson: this.#ctxJson(scope.turn),
       timeoutMs,
     };
     let invoked: InvokedHook<P>;
@@ -174,9 +175,10 @@ export class TenantHook implements StackedHook {
         turn,
         point: record.point,
         eventJson: this.#loggedEventJson,
-        ctxJson: this.#loggedCtxJson,
+        configJson: this.#configJson,
+        stateJson: this.#loggedStateJson,
         record,
-        ...(shadow === undefined ? {} : { shadow }),
+        shadow,
       });
     } catch {
       // The log is never load-bearing: a sink that throws loses its entry, not the decision.
@@ -189,11 +191,17 @@ export class TenantHook implements StackedHook {
 }
 
 /** The JSON text of a tenant hook's `ctx` up to its turn: the rest is `${turn},"state":${state}}`. */
-export function ctxPrefixOf(runId: RunId, active: ActiveBundle, hookId: HookId, bundle: BundleRef): string {
+export function ctxPrefixOf(
+  runId: RunId,
+  active: ActiveBundle,
+  hookId: HookId,
+  bundle: BundleRef,
+  configJson = JSON.stringify(active.config),
+): string {
   return (
     `{"tenantId":${JSON.stringify(active.tenantId)},"runId":${JSON.stringify(runId)},` +
     `"hookId":${JSON.stringify(hookId)},"bundle":${JSON.stringify(bundle)},` +
-    `"config":${JSON.stringify(active.config)},"turn":`
+    `"config":${configJson},"turn":`
   );
 }
 

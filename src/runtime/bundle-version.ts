@@ -37,6 +37,24 @@ export async function bundleAt(
   return bundle;
 }
 
+/**
+ * The checkpointed run's bundle with the tenant's candidate in shadow mode now, if any: a resumed run is live
+ * traffic and is shadowed like any other (its candidate's `ctx.state` comes back from the checkpoint, by
+ * version). A source that cannot say now (an outage) resumes the run unshadowed: the shadow never decides.
+ */
+export async function withShadowNow(
+  source: BundleSource | undefined,
+  bundle: ActiveBundle,
+  signal: AbortSignal,
+): Promise<ActiveBundle> {
+  const shadow = await source?.active(bundle.tenantId, signal).then(
+    (active) => active?.shadow,
+    () => undefined,
+  );
+  signal.throwIfAborted();
+  return shadow === undefined ? bundle : { ...bundle, shadow };
+}
+
 function isStore(source: BundleSource | undefined): source is BundleStore {
   const s = source as Partial<BundleStore> | undefined;
   return typeof s?.version === "function" && typeof s.bundle === "function";

@@ -1,4 +1,4 @@
-import { createHookExecutor, ExecutorOptionsError } from "../../sandbox/supervisor/index.js";
+import { createHookExecutor, ExecutorOptionsError, type SupervisorEvent } from "../../sandbox/supervisor/index.js";
 import { DecisionLog } from "../decisionlog/index.js";
 import { createDispatcher, type DispatchEvent, type PlatformHooks } from "../dispatch/index.js";
 import type { BundleSource, HookExecutor } from "../protocol/index.js";
@@ -50,6 +50,18 @@ export interface HookRuntime {
    */
   observersSettled(): Promise<void>;
   /**
+   * Takes what your own executor's supervisor reports, when you passed one ready-made (the runtime listens to
+   * the executor it starts itself): worker restarts are then counted (`isohook.worker.restarts`) and a worker's
+   * death marks the span of the call it failed (`isohook.worker.died`). Other events are ignored.
+   *
+   * ```ts
+   * let runtime: HookRuntime | undefined;
+   * const executor = await createHookExecutor({ workers: 4, onEvent: (e) => runtime?.observeSandbox(e) });
+   * runtime = await createHookRuntime({ executor, store });
+   * ```
+   */
+  observeSandbox(event: SupervisorEvent): void;
+  /**
    * Aborts runs in flight, waits for them, cancels observe-only calls not yet started (and lets go of those
    * running), flushes the decision log, then closes what the runtime opened (executor, store).
    */
@@ -85,10 +97,15 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   const store = typeof options.store === "string" ? await openRuntimeStore(options.store, options) : options.store;
   let executor: HookExecutor;
   let sandboxMetrics: SandboxMetrics | undefined;
+  let dispatcherSeen: ((event: SupervisorEvent) => void) | undefined;
+  const observeSandbox = (event: SupervisorEvent) => {
+    sandboxMetrics?.observe(event);
+    dispatcherSeen?.(event);
+  };
   try {
     executor = isExecutor(options.executor)
       ? options.executor
-      : await createHookExecutor(executorOptions(options, (event) => sandboxMetrics?.observe(event)));
+      : await createHookExecutor(executorOptions(options, observeSandbox));
   } catch (error) {
     if (ownsStore) await store?.close();
     if (error instanceof ExecutorOptionsError) throw new RuntimeError("invalid_options", error.message);
@@ -108,6 +125,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     emit,
     ...(decisionLog !== undefined ? { decisionLog } : {}),
   });
+  dispatcherSeen = (event) => dispatcher.observeSandbox(event);
   const bundles: BundleSource | undefined = options.bundles ?? store;
   const sessions = createAgentSessions({ options, dispatcher, bundles, listeners });
 
@@ -119,6 +137,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
     executor,
     decisionLog,
     observersSettled: () => dispatcher.observersSettled(),
+    observeSandbox,
     async close() {
       if (sessions.closed) return;
       await sessions.close();

@@ -15,7 +15,7 @@ import type { DispatchEvent, Dispatcher, PolicyMap, RunDispatcher } from "../dis
 import type { BundleRef, BundleSource, JsonValue, Message, ModelSettings } from "../protocol/index.js";
 import { notify, RunId, TenantId } from "../protocol/index.js";
 import { checkDecisions, RecentIds } from "./approvals.js";
-import { bundleAt } from "./bundle-version.js";
+import { bundleAt, withShadowNow } from "./bundle-version.js";
 import {
   type Checkpoint,
   type CheckpointBody,
@@ -269,11 +269,13 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
     const { tenantId, runId } = body;
     return session(run, tenantId, runId, async (signal, forward) => {
       const ref = body.bundle ?? undefined;
-      const bundle = ref === undefined ? undefined : await bundleAt(bundles, tenantId, ref, signal);
+      const pinned = ref === undefined ? undefined : await bundleAt(bundles, tenantId, ref, signal);
+      const bundle = pinned === undefined ? undefined : await withShadowNow(bundles, pinned, signal);
       // Marked once nothing can refuse it any more (a refused resume may be retried); no await in between.
       if (!resumed.add(body.id)) throw replayed();
       const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: body.policy, resume: body.hooks });
-      forward({ type: "run.started", runId, tenantId, bundle: ref, resumed: true });
+      const shadow = hooks.shadow === undefined ? {} : { shadow: hooks.shadow };
+      forward({ type: "run.started", runId, tenantId, bundle: ref, resumed: true, ...shadow });
       const { maxTurns, parallelToolCalls, settings } = body.options;
       const loop: AgentLoopOptions = {
         input: [],

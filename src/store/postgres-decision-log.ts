@@ -23,6 +23,8 @@ const ROWS_PER_INSERT = 500;
 /** The PostgreSQL store's decision-log statements (inputs checked by the caller; parameters only). */
 export class PostgresDecisionLog {
   readonly #s: string;
+  /** The INSERT text by rows in it: a full batch's chunks share one, so it is built once, not per batch. */
+  readonly #inserts = new Map<number, string>();
 
   constructor(schema: string) {
     this.#s = `"${schema}".`;
@@ -75,11 +77,10 @@ export class PostgresDecisionLog {
     for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
       const chunk = rows.slice(start, start + ROWS_PER_INSERT);
       const params: unknown[] = [];
-      const tuples = chunk.map((r) => {
-        const base = params.length;
+      for (const r of chunk) {
         params.push(
           r.tenantId,
-          new Date(r.at),
+          r.at,
           r.runId,
           r.turn,
           r.point,
@@ -92,15 +93,25 @@ export class PostgresDecisionLog {
           r.record,
           r.shadow,
         );
-        return `(${Array.from({ length: 13 }, (_, i) => `$${base + i + 1}`).join(", ")})`;
-      });
-      await c.query(
-        `INSERT INTO ${this.#s}decisions (tenant_id, at, run_id, turn, point, version, bundle_hash, event, event_chars,
-           truncated, ctx, record, shadow) VALUES ${tuples.join(", ")}`,
-        params,
-      );
+      }
+      await c.query(this.#insertText(chunk.length), params);
     }
     return rows.length;
+  }
+
+  /** `at` goes as ms since the epoch (a number is cheaper to send than a Date the driver formats). */
+  #insertText(rows: number): string {
+    let text = this.#inserts.get(rows);
+    if (text !== undefined) return text;
+    const tuples = Array.from({ length: rows }, (_, row) => {
+      const $ = (column: number) => `$${row * 13 + column}`;
+      const rest = Array.from({ length: 11 }, (_, i) => $(i + 3)).join(", ");
+      return `(${$(1)}, to_timestamp(${$(2)}::bigint / 1000.0), ${rest})`;
+    });
+    text = `INSERT INTO ${this.#s}decisions (tenant_id, at, run_id, turn, point, version, bundle_hash, event, event_chars,
+       truncated, ctx, record, shadow) VALUES ${tuples.join(", ")}`;
+    if (this.#inserts.size < 8) this.#inserts.set(rows, text);
+    return text;
   }
 
   async decisions(db: Db, query: Required<Pick<DecisionQuery, "tenantId" | "limit">> & DecisionQuery) {

@@ -6,6 +6,11 @@
 export type { HookCallView, QuarantineEntry } from "./hook-call.js";
 export { ATTR, EVENT, METRIC, OTHER_TENANT, SCOPE, SPAN } from "./names.js";
 export type { RunEnding } from "./run-trace.js";
-export { SandboxMetrics, type SandboxSource, type WorkerView } from "./sandbox-metrics.js";
+export {
+  SandboxMetrics,
+  type SandboxSource,
+  type WorkerEventView,
+  type WorkerView,
+} from "./sandbox-metrics.js";
 export { type RunTelemetry, Telemetry } from "./telemetry.js";
 export { DEFAULT_MAX_TENANTS } from "./tenant-labels.js";

@@ -11,6 +11,7 @@ import {
 import type { HookPoint } from "../protocol/index.js";
 import { type CallReach, decisionOf, type HookCallView, type QuarantineEntry } from "./hook-call.js";
 import { ATTR, EVENT, SPAN } from "./names.js";
+import type { RecentWorkerDeath } from "./worker-exits.js";
 
 /** How a run ended, as its `run.end` event says. */
 export interface RunEnding {
@@ -44,6 +45,7 @@ export function hrNow(): HrTime {
 export class RunTrace {
   readonly #tracer: Tracer;
   readonly #tenantId: string;
+  readonly #deaths: RecentWorkerDeath;
   readonly #run: Span;
   readonly #runContext: Context;
   #turn: Span | undefined;
@@ -54,8 +56,9 @@ export class RunTrace {
   #hooks = 0;
   #quarantine: (QuarantineEntry & { readonly at: HrTime }) | undefined;
 
-  constructor(tracer: Tracer, run: Span, tenantId: string) {
+  constructor(tracer: Tracer, run: Span, tenantId: string, deaths: RecentWorkerDeath) {
     this.#tracer = tracer;
+    this.#deaths = deaths;
     this.#run = run;
     this.#tenantId = tenantId;
     this.#runContext = trace.setSpan(context.active(), run);
@@ -109,8 +112,21 @@ export class RunTrace {
     const { outcome } = call;
     if (outcome.type === "failed") {
       span.setStatus({ code: SpanStatusCode.ERROR });
-      if (outcome.failure.code === "sandbox_crashed") {
-        span.addEvent(EVENT.workerDied, { [ATTR.bystander]: outcome.failure.bystander === true }, end);
+      const { code } = outcome.failure;
+      const bystander = outcome.failure.bystander === true;
+      const death = this.#deaths.current;
+      if (code === "sandbox_crashed") {
+        const attributes: Attributes = { [ATTR.bystander]: bystander };
+        if (death !== undefined) attributes[ATTR.workerReason] = death;
+        span.addEvent(EVENT.workerDied, attributes, end);
+      } else if (
+        death === "deadline" &&
+        reach === "sandbox" &&
+        !bystander &&
+        (code === "timeout" || code === "memory_limit")
+      ) {
+        // `reach`: a call the budget refused right after the kill fails `timeout` too, and never ran.
+        span.addEvent(EVENT.workerDied, { [ATTR.bystander]: false, [ATTR.workerReason]: death }, end);
       }
     }
     const quarantine = this.#quarantine;

@@ -12,7 +12,9 @@ import type { CallReach, HookCallView, QuarantineEntry } from "./hook-call.js";
 import { HookMetrics } from "./hook-metrics.js";
 import { ATTR, SCOPE, SPAN } from "./names.js";
 import { hrNow, type RunEnding, RunTrace } from "./run-trace.js";
+import type { WorkerEventView } from "./sandbox-metrics.js";
 import { DEFAULT_MAX_TENANTS, TenantLabels } from "./tenant-labels.js";
+import { RecentWorkerDeath } from "./worker-exits.js";
 
 /** What opening a run tells telemetry. */
 export interface RunTelemetryInfo {
@@ -30,10 +32,16 @@ export interface RunTelemetryInfo {
 export class Telemetry {
   readonly #tracer: Tracer = trace.getTracer(SCOPE);
   readonly #labels: TenantLabels;
+  readonly #deaths = new RecentWorkerDeath();
   #metrics: HookMetrics | undefined;
 
   constructor(maxTenants = DEFAULT_MAX_TENANTS) {
     this.#labels = new TenantLabels(maxTenants);
+  }
+
+  /** What the executor's supervisor reported: a worker's death marks the span of the call it failed. */
+  observeSandbox(event: WorkerEventView): void {
+    this.#deaths.observe(event);
   }
 
   /** The run's telemetry, or undefined when there is nothing to report to (no SDK, or the run is sampled out). */
@@ -68,7 +76,7 @@ export class Telemetry {
       context.active(),
     );
     // A run the sampler drops is not traced at all: no turn, dispatch or hook span is started for it.
-    return span.isRecording() ? new RunTrace(this.#tracer, span, info.tenantId) : undefined;
+    return span.isRecording() ? new RunTrace(this.#tracer, span, info.tenantId, this.#deaths) : undefined;
   }
 }
 

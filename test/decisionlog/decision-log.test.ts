@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DecisionLog, runShare, sampledRun } from "../../src/decisionlog/index.js";
+import { DecisionLog, recordOf, runShare, sampledRun, viewOf } from "../../src/decisionlog/index.js";
 import { createDispatcher, type DecisionEntry, type DecisionSink } from "../../src/dispatch/index.js";
 import { RunId, TenantId } from "../../src/protocol/index.js";
 import { type DecisionRow, type LogSettings, MemoryBundleStore } from "../../src/store/index.js";
@@ -37,18 +37,24 @@ describe("the decision log", () => {
   it("records a tenant hook call with the strings that crossed, its record and the deciding version", async () => {
     const store = await storeWith(on());
     const log = await DecisionLog.open(store);
-    const { decision } = await call(dispatcherWith(log), "run-a");
+    const executor = new FakeExecutor(() => returned({ type: "block", reason: "no" }));
+    const { decision, records } = await call(dispatcherWith(log, executor), "run-a");
     expect(decision.type).toBe("block");
     await log.flush();
     const [row] = await store.decisions({ tenantId: TENANT });
     expect(row).toMatchObject({ runId: "run-a", turn: 1, point: "tool.call", version: 3, truncated: false });
     expect(JSON.parse(row?.event ?? "")).toEqual(toolCallEvent());
-    expect(JSON.parse(row?.ctx ?? "")).toMatchObject({ tenantId: "acme", runId: "run-a", turn: 1, state: {} });
-    expect(JSON.parse(row?.record ?? "")).toMatchObject({
-      hookId: "tenant:acme@v3",
-      bundle: { version: 3 },
-      outcome: { type: "decided", result: { type: "block", reason: "no" } },
-    });
+    // Stored: what the row's columns do not already say. Viewed: the whole ctx the hook saw.
+    expect(JSON.parse(row?.ctx ?? "")).toEqual({ config: { limit: 10 }, state: {} });
+    // The same ctx, key for key and in order: `--json` and exports read as the hook's ctx did.
+    expect(JSON.stringify(row === undefined ? undefined : viewOf(row).ctx)).toBe(executor.seen[0]?.call.ctxJson);
+    expect(executor.seen[0]?.ctx).toMatchObject({ tenantId: "acme", runId: "run-a", turn: 1, state: {} });
+    // Likewise the record: stored without point, hook id and bundle; viewed as the HookRecord it was.
+    const stored = JSON.parse(row?.record ?? "");
+    expect(stored).toMatchObject({ outcome: { type: "decided", result: { type: "block", reason: "no" } } });
+    expect(["point", "hookId", "bundle"].filter((key) => key in stored)).toEqual([]);
+    expect(JSON.stringify(row === undefined ? undefined : recordOf(row))).toBe(JSON.stringify(records[0]));
+    expect(records[0]).toMatchObject({ hookId: "tenant:acme@v3", bundle: { version: 3 } });
     expect(log.stats()).toMatchObject({ recorded: 1, written: 1, droppedFull: 0, pending: 0 });
     await log.close();
   });

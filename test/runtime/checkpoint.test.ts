@@ -127,6 +127,51 @@ describe("checkpoints", () => {
     await store.activate({ tenantId: acme, version: 1, by: "test" });
   });
 
+  it("keeps a shadow candidate's ctx.state in the checkpoint: the resumed run's shadow goes on from it", async () => {
+    const candidate = await buildBundle("test/fixtures/shadow/blocks", { executor });
+    const { version } = (await store.upload({ tenantId: acme, ...candidate, by: "test", activate: false })).version;
+    await store.shadow({ tenantId: acme, version, by: "test" });
+    try {
+      const first = await runtime({ key: KEY });
+      const shadowReasons: string[] = [];
+      const reasonsOf = (e: RunEvent) => {
+        if (e.type !== "hook.shadowed") return;
+        const { outcome } = e.shadow;
+        shadowReasons.push(
+          outcome.type === "decided" ? String((outcome.result as { reason?: string }).reason) : "failed",
+        );
+      };
+      const paused = await first.runAgent({
+        tenantId: "acme",
+        input: "ship it",
+        tools: [shell],
+        model: scriptedModel(TURNS),
+        onEvent: reasonsOf,
+      });
+      await first.close();
+      expect(paused.stopReason).toBe("approval");
+      if (paused.checkpoint === undefined) throw new Error("no checkpoint");
+      expect(shadowReasons).toEqual(["candidate blocks call 1", "candidate blocks call 2"]);
+      const sealed = openCheckpoint(paused.checkpoint, KEY);
+      expect(sealed.hooks.states[`tenant:acme@v${version}`]).toEqual({ n: 2 });
+      expect(sealed.hooks.states["tenant:acme@v1"]).toEqual({ asked: 1 });
+
+      const second = await runtime({ key: KEY });
+      await second.resumeAgent(paused.checkpoint, {
+        tenantId: "acme",
+        decisions: { call_1_2: { type: "approve" } },
+        tools: [shell],
+        model: scriptedModel(TURNS, { start: sealed.loop.modelCalls }),
+        onEvent: reasonsOf,
+      });
+      await second.close();
+      // Turn 2's push is the candidate's third call, not a first one from `{}`.
+      expect(shadowReasons.slice(2)).toEqual(["candidate blocks call 3"]);
+    } finally {
+      await store.shadow({ tenantId: acme, version: null, by: "test" });
+    }
+  });
+
   it("answers asks in-process with approve, without a key or checkpoint", async () => {
     const rt = await runtime();
     const asked: string[] = [];

@@ -116,6 +116,17 @@ describe.each(factories)("decision log store contract (%s)", (_name, open) => {
     expect(await rejection(store.decisions({ tenantId: acme, limit: 0 }))).toMatchObject({ code: "invalid_input" });
   });
 
+  it("keeps every field of a batch exact, in order, whatever text a run id or a record holds", async () => {
+    const awkward = [
+      row(acme, 1, { runId: "13:run,\t:-1:", ctx: '{"config":"a:b","state":{"k":"\u00e9\ud83d\ude00"}}' }),
+      row(acme, 2, { shadow: '{"outcome":{"type":"failed"}}', truncated: true, event: '{"a":"12:', eventChars: 4242 }),
+      row(acme, 3, { runId: "-1:", record: "null" }),
+    ];
+    expect(await store.appendDecisions(awkward)).toBe(3);
+    const stored = await store.decisions({ tenantId: acme });
+    expect(stored.map(({ id: _, at, ...rest }) => ({ ...rest, at: Date.parse(at) }))).toEqual(awkward);
+  });
+
   it("prunes a tenant's records by age and by count, newest kept", async () => {
     await store.appendDecisions([1, 2, 3, 4, 5, 6].map((n) => row(acme, n)));
     await store.appendDecisions([row(globex, 1)]);

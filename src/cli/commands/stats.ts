@@ -2,6 +2,7 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { recordOf } from "../../decisionlog/index.js";
 import type { TenantId } from "../../protocol/index.js";
 import {
   CliError,
@@ -82,7 +83,7 @@ async function logStats(
   const tally = new StatsTally(tenantId, since);
   for (const decision of stored) {
     try {
-      tally.addRecord(JSON.parse(decision.record), decision.at, decision.id);
+      tally.addRecord(recordOf(decision), decision.at, decision.id);
     } catch (error) {
       if (!(error instanceof StatsLineError) && !(error instanceof SyntaxError)) throw error;
       throw new CliError(`The decision log of ${tenantId} is damaged: ${error.message}`, "damaged");
