@@ -31,5 +31,15 @@ export const BundleHash = z
   .brand<"BundleHash">();
 export type BundleHash = z.infer<typeof BundleHash>;
 
-export const RunId = z.string().min(1).max(128).brand<"RunId">();
+/** What a run id may be: it lands in store rows (PostgreSQL text cannot hold NUL), log lines and terminals. */
+export const RUN_ID_RULE = "1–128 characters, none of them a control character (NUL, ESC, …) or a lone surrogate";
+/** `\p{Cs}` under the `u` flag matches only lone surrogates. */
+const CONTROL_OR_LONE_SURROGATE = /[\p{Cc}\p{Cs}]/u;
+
+export const RunId = z
+  .string()
+  .min(1)
+  .max(128)
+  .refine((id) => !CONTROL_OR_LONE_SURROGATE.test(id), `Expected a run id of ${RUN_ID_RULE}`)
+  .brand<"RunId">();
 export type RunId = z.infer<typeof RunId>;

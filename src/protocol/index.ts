@@ -42,7 +42,7 @@ export {
   isHookPoint,
 } from "./hook-points.js";
 export { hookSchema } from "./hook-schema.js";
-export { BundleHash, HookId, RunId, TenantId } from "./ids.js";
+export { BundleHash, HookId, RUN_ID_RULE, RunId, TenantId } from "./ids.js";
 export { isJsonValue, JsonObject, type JsonSchema, JsonValue, MAX_JSON_DEPTH, toJsonSchema } from "./json.js";
 export {
   DEFAULT_LIMITS,

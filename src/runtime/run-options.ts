@@ -1,5 +1,5 @@
 import type { AgentLoopOptions } from "../agent/index.js";
-import { RunId, type TenantId } from "../protocol/index.js";
+import { RUN_ID_RULE, RunId, type TenantId } from "../protocol/index.js";
 import { RuntimeError } from "./errors.js";
 import type { RunWarning } from "./events.js";
 import type { RunAgentOptions } from "./session.js";
@@ -21,7 +21,7 @@ export function checkRun(run: Pick<RunAgentOptions, "maxTurns" | "runId" | "tool
     );
   }
   if (runId !== undefined && !RunId.safeParse(runId).success) {
-    throw new RuntimeError("invalid_run", `Expected \`runId\` to be 1–128 characters, got \`${String(runId)}\``);
+    throw new RuntimeError("invalid_run", `Expected \`runId\` to be ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
   }
   const names = new Set<string>();
   for (const tool of tools ?? []) {

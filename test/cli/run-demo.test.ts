@@ -116,6 +116,12 @@ describe("isohook run", () => {
     expect(missing.stderr).toMatch(/nope\.json: no such file/);
 
     expect((await cli(["run"])).code).toBe(2);
+
+    const acme = await roomy("acme-coding-agent.json");
+    const withEscape = await cli(["run", "--scenario", acme, "--run-id", "run\u001b[2J"]);
+    expect(withEscape.code).toBe(2);
+    expect(withEscape.stderr).toContain("Expected --run-id to be 1–128 characters, none of them a control character");
+    expect(withEscape.stderr).toContain('"run\\u001b[2J"');
   });
 
   it("explains how to get a bundle when the scenario has no hook and there is no store", async () => {

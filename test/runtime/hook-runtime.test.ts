@@ -321,6 +321,20 @@ describe("runAgent", () => {
     await expect(
       runtime.runAgent({ tenantId: "acme", input: "go", tools: [shell, shell], model: scriptedModel([]) }),
     ).rejects.toThrow("Two tools are named `shell`");
+    // A run id lands in store rows (PostgreSQL text refuses NUL, losing a whole decision-log batch), log
+    // lines and terminals: control characters and lone surrogates are refused up front.
+    for (const runId of ["run\u0000x", "run\u001b[2J", "run\u009b", "run\ud800", "", "r".repeat(129)]) {
+      await expect(
+        runtime.runAgent({ tenantId: "acme", runId, input: "go", model: scriptedModel([]) }),
+      ).rejects.toMatchObject({ code: "invalid_run", message: expect.stringContaining("control character") });
+    }
+    const fine = await runtime.runAgent({
+      tenantId: "acme",
+      runId: "run 𐀀 é/1",
+      input: "go",
+      model: scriptedModel([{ text: "done" }]),
+    });
+    expect(fine.runId).toBe("run 𐀀 é/1");
     await runtime.close();
     await expect(runtime.runAgent({ tenantId: "acme", input: "go", model: scriptedModel([]) })).rejects.toMatchObject({
       code: "closed",

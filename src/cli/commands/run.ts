@@ -2,7 +2,7 @@ import { access } from "node:fs/promises";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import { declaredTool, type LoadedScenario, scriptedModel, type Tool, ToolSchemaError } from "../../agent/index.js";
 import { BundleError } from "../../bundler/index.js";
-import { type HookExecutor, type LimitsInput, type Message, RunId } from "../../protocol/index.js";
+import { type HookExecutor, type LimitsInput, type Message, RUN_ID_RULE, RunId } from "../../protocol/index.js";
 import {
   bundleFromEntry,
   createHookRuntime,
@@ -106,7 +106,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
       if (runId !== undefined && resume !== undefined)
         throw new UsageError("--run-id names a new run; a resumed run keeps the id it was checkpointed with");
       if (runId !== undefined && !RunId.safeParse(runId).success)
-        throw new UsageError(`Expected --run-id to be 1–128 characters, got \`${runId}\``);
+        throw new UsageError(`Expected --run-id to be ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
       const tools = toolsOf(loaded);
       const storePath = loaded.hookEntry === undefined ? storeLocationOf(args, io) : undefined;
       if (storePath !== undefined && !isPostgres(storePath)) await mustExist(storePath, loaded);
