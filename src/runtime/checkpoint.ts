@@ -36,8 +36,14 @@ export interface Checkpoint {
   readonly mac: string;
 }
 
-/** The checkpoint key: at least 16 bytes (32 random bytes recommended); a string counts as its UTF-8 bytes. */
-export type CheckpointKey = string | Uint8Array;
+/**
+ * The checkpoint key: at least 16 bytes (32 random bytes recommended); a string counts as its UTF-8 bytes.
+ * While rotating, a list of up to 8 keys: the first seals new checkpoints, any of them opens one, so that
+ * runs paused under the old key still resume; drop the old key once those are resumed or expired.
+ */
+export type CheckpointKey = string | Uint8Array | readonly (string | Uint8Array)[];
+
+const MAX_KEYS = 8;
 
 export const CHECKPOINT_VERSION = 1;
 const TYPE = "isohook.checkpoint";
@@ -123,7 +129,8 @@ export function sealCheckpoint(input: SealInput, key: CheckpointKey): Checkpoint
     hooks: input.hooks,
     meta: input.meta,
   });
-  return { type: TYPE, version: CHECKPOINT_VERSION, body, mac: mac(keyBytes(key), CHECKPOINT_VERSION, body) };
+  const [sealing] = checkpointKeys(key);
+  return { type: TYPE, version: CHECKPOINT_VERSION, body, mac: mac(sealing as Buffer, CHECKPOINT_VERSION, body) };
 }
 
 /**
@@ -132,7 +139,7 @@ export function sealCheckpoint(input: SealInput, key: CheckpointKey): Checkpoint
  * `checkpoint_tampered` (changed, truncated, or sealed with another key).
  */
 export function openCheckpoint(checkpoint: unknown, key: CheckpointKey): CheckpointBody {
-  const bytes = keyBytes(key);
+  const keys = checkpointKeys(key);
   if (typeof checkpoint !== "object" || checkpoint === null || Array.isArray(checkpoint))
     throw invalid("Expected a checkpoint object {type, version, body, mac}");
   const { type, version, body, mac: given } = checkpoint as Record<string, unknown>;
@@ -146,9 +153,14 @@ export function openCheckpoint(checkpoint: unknown, key: CheckpointKey): Checkpo
   }
   if (typeof body !== "string" || typeof given !== "string") throw invalid("Expected `body` and `mac` to be strings");
   if (body.length > MAX_CHECKPOINT_CHARS) throw invalid(`The checkpoint is over ${MAX_CHECKPOINT_CHARS} characters`);
-  const expected = Buffer.from(mac(bytes, version, body), "base64url");
   const actual = Buffer.from(given, "base64url");
-  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+  // Every key is tried, each compared in constant time: which key matched is not told by the time taken.
+  let matched = false;
+  for (const bytes of keys) {
+    const expected = Buffer.from(mac(bytes, version, body), "base64url");
+    if (actual.length === expected.length && timingSafeEqual(actual, expected)) matched = true;
+  }
+  if (!matched) {
     throw new RuntimeError(
       "checkpoint_tampered",
       "The checkpoint does not match its MAC: it was changed or truncated, or sealed with another checkpoint key. Nothing in it was used; resume the checkpoint exactly as runAgent returned it, with the key that sealed it",
@@ -170,17 +182,29 @@ export function openCheckpoint(checkpoint: unknown, key: CheckpointKey): Checkpo
   return parsed.data;
 }
 
-/** The key as bytes; throws `RuntimeError` `invalid_options` when it is too short or not a key. */
-export function keyBytes(key: CheckpointKey): Buffer {
-  const bytes =
-    typeof key === "string" ? Buffer.from(key, "utf8") : key instanceof Uint8Array ? Buffer.from(key) : undefined;
-  if (bytes === undefined || bytes.length < MIN_KEY_BYTES) {
+/**
+ * The key, or each key of a list (the sealing one first), as bytes; throws `RuntimeError` `invalid_options`
+ * when a key is too short or not a key, or the list is empty or longer than 8.
+ */
+export function checkpointKeys(key: CheckpointKey): readonly Buffer[] {
+  const keys = typeof key === "string" || key instanceof Uint8Array ? [key] : Array.isArray(key) ? key : undefined;
+  if (keys === undefined || keys.length === 0 || keys.length > MAX_KEYS) {
     throw new RuntimeError(
       "invalid_options",
-      `Expected \`checkpointKey\` to be a string or bytes of at least ${MIN_KEY_BYTES} bytes (32 random bytes recommended), got ${bytes === undefined ? typeof key : `${bytes.length} bytes`}`,
+      `Expected \`checkpointKey\` to be a key (a string or bytes) or a list of 1–${MAX_KEYS} keys while rotating (the first seals), got ${keys === undefined ? typeof key : `a list of ${keys.length}`}`,
     );
   }
-  return bytes;
+  return keys.map((one: unknown) => {
+    const bytes =
+      typeof one === "string" ? Buffer.from(one, "utf8") : one instanceof Uint8Array ? Buffer.from(one) : undefined;
+    if (bytes === undefined || bytes.length < MIN_KEY_BYTES) {
+      throw new RuntimeError(
+        "invalid_options",
+        `Expected \`checkpointKey\` to be a string or bytes of at least ${MIN_KEY_BYTES} bytes (32 random bytes recommended), got ${bytes === undefined ? typeof one : `${bytes.length} bytes`}`,
+      );
+    }
+    return bytes;
+  });
 }
 
 function mac(key: Buffer, version: number, body: string): string {

@@ -17,7 +17,7 @@ import {
   parseLimits,
 } from "../protocol/index.js";
 import type { BundleStore, DecisionLogStore } from "../store/index.js";
-import { type CheckpointKey, keyBytes } from "./checkpoint.js";
+import { type CheckpointKey, checkpointKeys } from "./checkpoint.js";
 import { RuntimeError } from "./errors.js";
 import type { RuntimeEvent } from "./events.js";
 
@@ -168,7 +168,7 @@ export function checkRuntimeOptions(options: HookRuntimeOptions): void {
   if (options.limits !== undefined) parseLimits(options.limits, invalid);
   checkLogOption(options);
 
-  if (options.checkpointKey !== undefined) keyBytes(options.checkpointKey);
+  if (options.checkpointKey !== undefined) checkpointKeys(options.checkpointKey);
   const { executor } = options;
   if (executor !== undefined && !isExecutor(executor)) {
     if ("limits" in executor)

@@ -20,7 +20,7 @@ import {
   type Checkpoint,
   type CheckpointBody,
   type CheckpointKey,
-  keyBytes,
+  checkpointKeys,
   openCheckpoint,
   sealCheckpoint,
 } from "./checkpoint.js";
@@ -206,7 +206,7 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
     }
     const model = modelOf(run);
     checkRun(run);
-    if (run.checkpointKey !== undefined) keyBytes(run.checkpointKey);
+    if (run.checkpointKey !== undefined) checkpointKeys(run.checkpointKey);
     const runId = RunId.parse(run.runId ?? `run_${randomUUID()}`);
     const tenantId = tenant.data;
     return session(run, tenantId, runId, async (signal, forward) => {

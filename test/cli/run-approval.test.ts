@@ -20,7 +20,7 @@ function isohook(args: string[], env: Record<string, string | undefined> = { ISO
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", "src/cli/main.ts", ...args], {
       cwd: REPO,
-      env: { ...process.env, ISOHOOK_CHECKPOINT_KEY: undefined, ...env },
+      env: { ...process.env, ISOHOOK_CHECKPOINT_KEY: undefined, ISOHOOK_CHECKPOINT_PREVIOUS_KEY: undefined, ...env },
     });
     let stdout = "";
     let stderr = "";
@@ -93,6 +93,26 @@ describe("isohook run with approvals, across processes", { timeout: 120_000 }, (
     const keyless = await isohook(["run", "--resume", checkpoint, "--approve", "call_1_2"], {});
     expect(keyless.code).toBe(2);
     expect(keyless.stderr).toMatch(/Set ISOHOOK_CHECKPOINT_KEY/);
+
+    // Rotating keys: a new key with the old one as the previous still resumes what the old one sealed.
+    const NEW = "the next checkpoint key, 32 bytes";
+    const rotated = await isohook(["run", "--resume", checkpoint, "--approve", "call_1_2"], {
+      ISOHOOK_CHECKPOINT_KEY: NEW,
+      ISOHOOK_CHECKPOINT_PREVIOUS_KEY: KEY,
+    });
+    expect(rotated.stderr).toBe("");
+    expect(rotated.code).toBe(0);
+    expect(rotated.stdout).toContain("✓ $ git push origin main");
+    const dropped = await isohook(["run", "--resume", checkpoint, "--approve", "call_1_2"], {
+      ISOHOOK_CHECKPOINT_KEY: NEW,
+    });
+    expect(dropped.code).toBe(1);
+    expect(dropped.stderr).toMatch(/does not match its MAC/);
+    const previousOnly = await isohook(["run", "--resume", checkpoint, "--approve", "call_1_2"], {
+      ISOHOOK_CHECKPOINT_PREVIOUS_KEY: KEY,
+    });
+    expect(previousOnly.code).toBe(2);
+    expect(previousOnly.stderr).toMatch(/set ISOHOOK_CHECKPOINT_KEY too/);
   });
 
   it("makes a run that pauses without ISOHOOK_CHECKPOINT_KEY a usage error, and answers from the scenario's approvals", async () => {

@@ -6,6 +6,7 @@ import { type HookExecutor, TenantId } from "../../src/protocol/index.js";
 import {
   type Checkpoint,
   type CheckpointBody,
+  type CheckpointKey,
   createHookRuntime,
   type HookRuntime,
   openCheckpoint,
@@ -38,7 +39,7 @@ const ROOMY = { limits: { timeoutMs: 250 }, dispatch: { budgets: { turnMs: 5_000
 let executor: HookExecutor;
 let store: MemoryBundleStore;
 
-async function runtime(options: { key?: string } = {}): Promise<HookRuntime> {
+async function runtime(options: { key?: CheckpointKey } = {}): Promise<HookRuntime> {
   return createHookRuntime({
     executor,
     store,
@@ -207,6 +208,31 @@ describe("checkpoints", () => {
     expect(resume.code).toBe("no_checkpoint_key");
     await rt.close();
     expect((await refusal(runtime({ key: "short" }))).code).toBe("invalid_options");
+  });
+
+  it("rotates keys: the first of a list seals, any opens, so runs paused under the old key still resume", async () => {
+    const NEW = "n".repeat(32);
+    const before = await runtime({ key: KEY });
+    const old = await pausedRun(before);
+    await before.close();
+    const rotating = await runtime({ key: [NEW, KEY] });
+    const resumed = await rotating.resumeAgent(old.checkpoint, {
+      tenantId: "acme",
+      decisions: { call_1_2: { type: "approve" } },
+      tools: [shell],
+      model: scriptedModel(TURNS, { start: JSON.parse(old.checkpoint.body).loop.modelCalls }),
+    });
+    // Paused again on turn 2: sealed with the new key only.
+    expect(resumed.stopReason).toBe("approval");
+    const resealed = resumed.checkpoint as Checkpoint;
+    expect(openCheckpoint(resealed, NEW).runId).toBe(old.runId);
+    expect(() => openCheckpoint(resealed, KEY)).toThrow(expect.objectContaining({ code: "checkpoint_tampered" }));
+    // Once the old key is dropped, what it sealed is refused.
+    expect(() => openCheckpoint(old.checkpoint, NEW)).toThrow(expect.objectContaining({ code: "checkpoint_tampered" }));
+    await rotating.close();
+    for (const bad of [[], [NEW, "short"], Array.from({ length: 9 }, () => NEW)] as CheckpointKey[]) {
+      expect((await refusal(runtime({ key: bad }))).code).toBe("invalid_options");
+    }
   });
 
   it("refuses a tampered, truncated, foreign-key, wrong-version or foreign-tenant checkpoint before anything runs", async () => {

@@ -14,6 +14,7 @@ import { type JsonObject, JsonValue } from "../../protocol/index.js";
 import {
   type Checkpoint,
   type CheckpointBody,
+  type CheckpointKey,
   type HookRuntime,
   openCheckpoint,
   type RunAgentOptions,
@@ -26,12 +27,14 @@ import { CliError, type CliIO, type ParsedArgs, stringFlag, UsageError } from ".
 
 /** The environment variable the CLI reads the checkpoint key from. */
 export const CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_KEY";
+/** While rotating keys: the key before it, which still opens checkpoints (never seals one). */
+export const PREVIOUS_CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_PREVIOUS_KEY";
 /** A checkpoint file is refused above this (the runtime caps a body at 32 Mi characters). */
 const MAX_CHECKPOINT_FILE_BYTES = 40 * 1024 * 1024;
 
 /** What a run seals into its checkpoint and how it answers asks. */
 export interface ScenarioApproval {
-  readonly key: string | undefined;
+  readonly key: CheckpointKey | undefined;
   /** `{scenario, sha256}`: the resume reads the same scenario again, and refuses it changed. */
   readonly meta: { readonly scenario: string; readonly sha256: string };
 }
@@ -44,11 +47,22 @@ export interface RunStart {
   readonly approval: ScenarioApproval;
 }
 
+/** The key from the environment: with the previous one after it while rotating (the first seals). */
+function checkpointKeyOf(env: CliIO["env"]): CheckpointKey | undefined {
+  const key = env[CHECKPOINT_KEY_ENV] || undefined;
+  const previous = env[PREVIOUS_CHECKPOINT_KEY_ENV] || undefined;
+  if (previous !== undefined && key === undefined)
+    throw new UsageError(
+      `${PREVIOUS_CHECKPOINT_KEY_ENV} only opens checkpoints beside the key that seals new ones: set ${CHECKPOINT_KEY_ENV} too`,
+    );
+  return key === undefined || previous === undefined ? key : [key, previous];
+}
+
 /** Reads the flags: a fresh run from `--scenario`, or a resume from `--resume` with its decisions. */
 export async function startOf(args: ParsedArgs, io: CliIO): Promise<RunStart> {
   const resumeFile = stringFlag(args, "resume");
   const decisions = decisionFlags(args);
-  const key = io.env[CHECKPOINT_KEY_ENV] || undefined;
+  const key = checkpointKeyOf(io.env);
   if (resumeFile === undefined) {
     if (Object.keys(decisions).length > 0 || args.values.reason !== undefined)
       throw new UsageError("--approve, --reject, --edit and --reason answer a paused run: give them with --resume");

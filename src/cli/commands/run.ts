@@ -66,6 +66,9 @@ ${STORE_HELP}
 Environment:
   ISOHOOK_CHECKPOINT_KEY  The checkpoint key (at least 16 bytes): needed when a run pauses, and to
                           resume; missing then, it is a usage error
+  ISOHOOK_CHECKPOINT_PREVIOUS_KEY
+                          While rotating keys: the key before it, which still opens checkpoints
+                          sealed with it (new ones are sealed with ISOHOOK_CHECKPOINT_KEY)
 
 Exit codes: 0 the session ran (whatever its hooks decided: completed, stopped, failed, maxTurns or
 approval), 1 it could not start or ended in error or aborted, or the checkpoint was refused (changed,
