@@ -24,9 +24,11 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
 import { IsolatePool } from "../sandbox/worker/index.js";
+import { IsolateMaker } from "../sandbox/worker/isolate-maker.js";
 import * as ivm from "../sandbox/worker/isolated-vm.js";
 import { preludeScript } from "../sandbox/worker/prelude-script.js";
-import { prepareIsolateAsync, SPARES_PER_KIND } from "../sandbox/worker/prepared-isolate.js";
+import { type PreparedIsolate, prepareIsolate, prepareIsolateOffThread } from "../sandbox/worker/prepared-isolate.js";
+import { type PrepareSpare, SPARES_PER_KIND, SpareIsolates } from "../sandbox/worker/spare-isolates.js";
 import { bundleHook } from "../src/bundler/index.js";
 import { BundleHash, DEFAULT_LIMITS, type SandboxLimits, TenantId } from "../src/protocol/index.js";
 
@@ -75,6 +77,28 @@ const stats = (xs: number[]) => {
   const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0).toFixed(1);
   return `${at(0.5).padStart(6)} ${at(0.95).padStart(6)} ${(sorted.at(-1) ?? 0).toFixed(1).padStart(6)}`;
 };
+const maker = new IsolateMaker();
+const onThreadCache = new Map<string, ivm.ExternalCopy>();
+/** The spares before the maker: `new ivm.Isolate` on this thread, the rest on isolated-vm's threads. */
+const onThreadPrepare: PrepareSpare = async (prelude, memoryMb) => {
+  const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
+  const context = await isolate.createContext();
+  const cachedData = onThreadCache.get(prelude);
+  const script = await isolate.compileScript(prelude, cachedData ? { cachedData } : { produceCachedData: true });
+  if (script.cachedData !== undefined && cachedData === undefined) onThreadCache.set(prelude, script.cachedData);
+  const entries = await script.run(context, { reference: true, timeout: 5_000 });
+  const [call, collect, adopt, describe] = [0, 1, 2, 3].map((i) => entries.getSync(i, { reference: true }));
+  if (!call || !collect || !adopt || !describe) throw new Error("the prelude returned fewer than four entries");
+  return { isolate, context, call, collect, adopt, describe };
+};
+const spareKinds: [string, PrepareSpare][] = [
+  ["Isolate::New on this thread (before)", onThreadPrepare],
+  [
+    "all on isolated-vm's threads (maker)",
+    (prelude, memoryMb) => prepareIsolateOffThread(maker, prelude, memoryMb, 5_000),
+  ],
+];
+
 /** Section 1: each step of opening an isolate, alone. */
 async function parts(code: string): Promise<void> {
   const prelude = preludeScript(limits);
@@ -119,15 +143,107 @@ async function parts(code: string): Promise<void> {
     at = lap("handler, second call", at);
     isolate.dispose();
     lap("dispose", at);
-    const started = performance.now();
-    const prepared = prepareIsolateAsync(prelude, limits.memoryMb, 5_000);
-    lap("async spare: caller's thread blocked", started);
-    (await prepared).isolate.dispose();
-    lap("async spare: ready after", started);
+    for (const [name, prepare] of spareKinds) {
+      const started = performance.now();
+      const prepared = prepare(prelude, limits.memoryMb);
+      lap(`spare, ${name}: this thread blocked`, started);
+      (await prepared).isolate.dispose();
+      lap(`spare, ${name}: ready after`, started);
+    }
   }
   console.log(`each step of opening an isolate, ${ROUNDS} rounds — ms: median p95 max`);
   for (const [name, xs] of times) console.log(`${name.padEnd(42)}${stats(xs).padStart(22)}`);
   console.log("");
+}
+
+/** A round trip's worth of quiet between a reply and the next call, as in a running worker. */
+const GAP_MS = 0.15;
+
+/**
+ * Section 2: cold calls back to back in this thread, phase by phase, for each way of preparing spares in
+ * alternating rounds. A call "arrives" `GAP_MS` after the one before it ended; whatever ran on this thread
+ * in between (a refill's `setImmediate`) delays it (`queued`), as it delays the next call in a worker.
+ */
+async function backToBack(code: string, calls: number): Promise<void> {
+  const prelude = preludeScript(limits);
+  type Row = Record<"queued" | "take" | "compile" | "run" | "first" | "waits", number[]> & { missed: number };
+  const rows = new Map<string, Row>();
+  const ctxJson = '{"state":{}}';
+  const seenCache = new Map<string, ivm.ExternalCopy>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, prepare] of spareKinds) {
+      for (const seen of [false, true]) {
+        const label = `${seen ? "seen" : "new"} bundle, ${name}`;
+        const row: Row = rows.get(label) ?? {
+          queued: [],
+          take: [],
+          compile: [],
+          run: [],
+          first: [],
+          waits: [],
+          missed: 0,
+        };
+        rows.set(label, row);
+        const spares = new SpareIsolates(SPARES_PER_KIND, prepare);
+        spares.want(prelude, limits.memoryMb);
+        while (spares.size < SPARES_PER_KIND) await new Promise((resolve) => setTimeout(resolve, 1));
+        const used: PreparedIsolate[] = [];
+        let arrival = performance.now();
+        for (let i = 0; i < calls; i++) {
+          while (performance.now() < arrival) await new Promise((resolve) => setImmediate(resolve));
+          let at = performance.now();
+          row.queued.push(at - arrival);
+          let prepared = spares.take(prelude, limits.memoryMb);
+          if (prepared === undefined) row.missed++;
+          prepared ??= prepareIsolate(prelude, limits.memoryMb, 5_000);
+          used.push(prepared);
+          at = lapInto(row.take, at);
+          const source = seen ? `${code}\n;void 0;` : `${code}\n/* ${round} ${i} */;void 0;`;
+          const cachedData = seen ? seenCache.get(source) : undefined;
+          const script = prepared.isolate.compileScriptSync(
+            source,
+            cachedData ? { cachedData } : { produceCachedData: seen },
+          );
+          if (seen && cachedData === undefined && script.cachedData) seenCache.set(source, script.cachedData);
+          at = lapInto(row.compile, at);
+          script.runSync(prepared.context, { timeout: 5_000 });
+          prepared.adopt.applySync(undefined, [], { timeout: 5_000 });
+          at = lapInto(row.run, at);
+          prepared.call.applySync(undefined, ["tool.call", eventJson, ctxJson], { timeout: 5_000 });
+          at = lapInto(row.first, at);
+          row.waits.push(at - arrival);
+          arrival = at + GAP_MS;
+        }
+        spares.dispose();
+        for (const p of used) p.isolate.dispose();
+      }
+    }
+  }
+  console.log(
+    `cold calls back to back in this thread, ${calls} per round, ${ROUNDS} rounds alternating, ${SPARES_PER_KIND} spares, next call ${GAP_MS} ms after a reply — ms: median p95 max`,
+  );
+  const columns = ["queued", "take", "compile", "run", "first", "waits"] as const;
+  const titles = [
+    "queued (refill)",
+    "spare or prepare",
+    "bundle compile",
+    "bundle run+adopt",
+    "first call",
+    "caller waits",
+  ];
+  console.log(`${"".padEnd(50)}${titles.map((t) => t.padStart(22)).join("")}  no spare`);
+  for (const [label, row] of rows) {
+    console.log(
+      `${label.padEnd(50)}${columns.map((c) => stats(row[c]).padStart(22)).join("")}  ${row.missed}/${row.waits.length}`,
+    );
+  }
+  console.log("");
+}
+
+function lapInto(into: number[], since: number): number {
+  const now = performance.now();
+  into.push(now - since);
+  return now;
 }
 
 /** Section 3: back-to-back cold calls in a running process worker, as the caller waits. */
@@ -182,6 +298,7 @@ try {
     console.log(`bundle: ${typical.name} (${Math.round(typical.code.length / 1024)} KB), ${HOGS} CPU hogs\n`);
     await parts(typical.code);
   }
+  if (typical !== undefined) await backToBack(typical.code, 12);
   console.log(`cold call of each bundle, ${ROUNDS} rounds, ${HOGS} CPU hogs — ms: median p95 max`);
   console.log(
     `${"bundle".padEnd(28)}${"load (spare)".padStart(22)}${"load (no spare)".padStart(22)}${"handler".padStart(22)}`,
@@ -218,4 +335,5 @@ try {
   if (typical !== undefined) await inWorker(typical.code);
 } finally {
   for (const hog of hogs) hog.kill();
+  maker.dispose();
 }

@@ -16,7 +16,7 @@ import { disposeQuietly, type LiveIsolate, type LoadedBundle, openIsolate, remai
 import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
-import { SpareIsolates } from "./prepared-isolate.js";
+import { SpareIsolates } from "./spare-isolates.js";
 import { callCpuMs, threadCpuMs } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { wallBackstopFactor } from "../../../sandbox/worker/cpu-stretch.js";
 import { IsolatePool, PoolClosedError, SandboxOptionsError } from "../../../sandbox/worker/index.js";
-import { SPARES_PER_KIND } from "../../../sandbox/worker/prepared-isolate.js";
+import { SPARES_PER_KIND } from "../../../sandbox/worker/spare-isolates.js";
 import { GuestReply, type SandboxResult } from "../../../src/protocol/index.js";
 import { ctxJson, HEALTHY, hooksBundle, POOL_LIMITS, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
 
@@ -250,6 +250,27 @@ describe("IsolatePool", () => {
     await vi.waitFor(() => expect(pool.stats().spares).toBe(SPARES_PER_KIND), { timeout: 10_000, interval: 5 });
     // The counter bundle counts in globalThis: a spare shared or pre-loaded with tenant code would show it.
     for (const name of ["s1", "s2", "s3", "s4"]) expect(count(callCounter(pool, name))).toBe("1");
+  });
+
+  it("hands a tenant in a spare nothing of the isolated-vm library its maker isolate holds", async () => {
+    const probe = hooksBundle(`{ toolCall() {
+      const library = ["ivm", "isolated_vm", "Isolate", "Reference", "ExternalCopy", "Callback", "NativeModule", "Context", "Script"];
+      const names = library.filter((n) => n in globalThis);
+      return { type: "block", reason: [typeof ivm, typeof globalThis.ivm, typeof require, names.join("+")].join(",") };
+    } }`);
+    const pool = poolWith();
+    pool.load(probe.hash, probe.code, LIMITS);
+    await vi.waitFor(() => expect(pool.stats().spares).toBe(SPARES_PER_KIND), { timeout: 10_000, interval: 5 });
+    const tenantId = tenant("spare-probe");
+    const result = pool.call(probe.hash, {
+      tenantId,
+      point: "tool.call",
+      eventJson: "{}",
+      ctxJson: ctxJson(tenantId, probe),
+      timeoutMs: 1_000,
+    });
+    expect(pool.stats().spares).toBe(SPARES_PER_KIND - 1);
+    expect(count(result)).toBe("undefined,undefined,undefined,");
   });
 
   it("tells its phase listener when a cold call loads its bundle and when the handler starts", () => {

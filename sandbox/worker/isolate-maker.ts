@@ -1,0 +1,106 @@
+import * as ivm from "./isolated-vm.js";
+
+/**
+ * What the maker isolate runs: create an isolate (V8's `Isolate::New`, ~1 ms), its context, and the
+ * prelude, all from a task on isolated-vm's thread pool. isolated-vm refuses its synchronous methods on
+ * other isolates from there, hence the async ones. The prelude is compiled from this process's own code
+ * cache when the caller has it; `cachedData` in the result is the cache this compile produced, if asked.
+ */
+const MAKER_SOURCE = `(async function prepare(memoryMb, prelude, filename, cachedData, timeout) {
+  const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
+  try {
+    const context = await isolate.createContext();
+    const options = cachedData === undefined ? { filename, produceCachedData: true } : { filename, cachedData };
+    const script = await isolate.compileScript(prelude, options);
+    const entries = await script.run(context, { reference: true, timeout });
+    const refs = await Promise.all([0, 1, 2, 3].map((i) => entries.get(i, { reference: true })));
+    entries.release();
+    return [isolate, context, script.cachedData, ...refs];
+  } catch (error) {
+    if (!isolate.isDisposed) isolate.dispose();
+    throw error;
+  }
+})`;
+
+/** A handle the maker returned, checked to be of the class it must be. */
+function handle<T>(value: unknown, of: ivm.HandleClass<T>): T {
+  if (value instanceof of) return value;
+  throw new Error(`The isolate maker returned ${typeof value} where an isolated-vm ${of.name} was expected`);
+}
+
+/** The maker's own heap: a few handles per preparation, collected as it goes. */
+const MAKER_MEMORY_MB = 16;
+
+/** The parts of a prepared isolate, as the maker hands them over (entry references not yet checked). */
+export interface MadeIsolate {
+  readonly isolate: ivm.Isolate;
+  readonly context: ivm.Context;
+  /** Code cache of this compile of the prelude, when none was given. */
+  readonly cachedData: ivm.ExternalCopy | undefined;
+  /** The prelude's four entry points: call, collect, adopt, describe. */
+  readonly entries: readonly [ivm.Reference, ivm.Reference, ivm.Reference, ivm.Reference];
+}
+
+/**
+ * A trusted isolate holding isolated-vm's own library, which prepares isolates entirely on isolated-vm's
+ * threads: the worker's main thread only starts the task and takes the handles back (~30 µs), where
+ * `new ivm.Isolate` alone would block it for about a millisecond. No tenant code ever enters the maker, and
+ * the isolates it makes get nothing of the library: they hold the prelude only, entered here asynchronously
+ * before any tenant code is in them (architecture rule 4). Made on first use; a maker that failed is
+ * replaced by the next `prepare`.
+ */
+export class IsolateMaker {
+  #maker: { isolate: ivm.Isolate; prepare: ivm.Reference } | undefined;
+
+  /** Prepares an isolate off this thread; rejects with what isolated-vm threw (nothing is left behind). */
+  async prepare(
+    prelude: string,
+    memoryMb: number,
+    filename: string,
+    cachedData: ivm.ExternalCopy | undefined,
+    timeoutMs: number,
+  ): Promise<MadeIsolate> {
+    const { prepare } = this.#open();
+    const made = await prepare.apply(undefined, [memoryMb, prelude, filename, cachedData, timeoutMs], {
+      result: { reference: true, promise: true },
+    });
+    let isolate: ivm.Isolate | undefined;
+    try {
+      isolate = handle(made.getSync(0), ivm.Isolate);
+      const cachedData = made.getSync(2);
+      const entry = (i: number) => handle(made.getSync(i), ivm.Reference);
+      return {
+        isolate,
+        context: handle(made.getSync(1), ivm.Context),
+        cachedData: cachedData === undefined ? undefined : handle(cachedData, ivm.ExternalCopy),
+        entries: [entry(3), entry(4), entry(5), entry(6)],
+      };
+    } catch (error) {
+      if (isolate !== undefined && !isolate.isDisposed) isolate.dispose();
+      throw error;
+    } finally {
+      made.release();
+    }
+  }
+
+  dispose(): void {
+    const maker = this.#maker;
+    this.#maker = undefined;
+    if (maker !== undefined && !maker.isolate.isDisposed) maker.isolate.dispose();
+  }
+
+  #open(): { isolate: ivm.Isolate; prepare: ivm.Reference } {
+    if (this.#maker !== undefined && !this.#maker.isolate.isDisposed) return this.#maker;
+    const isolate = new ivm.Isolate({ memoryLimit: MAKER_MEMORY_MB });
+    try {
+      const context = isolate.createContextSync();
+      context.global.setSync("ivm", ivm.library);
+      const prepare = context.evalSync(MAKER_SOURCE, { reference: true });
+      this.#maker = { isolate, prepare };
+      return this.#maker;
+    } catch (error) {
+      isolate.dispose();
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import { IsolateMaker } from "./isolate-maker.js";
+import { PREPARE_TIMEOUT_MS, type PreparedIsolate, prepareIsolateOffThread } from "./prepared-isolate.js";
+
+const MAX_KINDS = 4;
+/** Prepared isolates kept ready per kind: back-to-back cold calls each take one while the next is made. */
+export const SPARES_PER_KIND = 3;
+
+/** Prepares one spare asynchronously. */
+export type PrepareSpare = (prelude: string, memoryMb: number) => Promise<PreparedIsolate>;
+
+interface Kind {
+  readonly prelude: string;
+  readonly memoryMb: number;
+  readonly ready: PreparedIsolate[];
+  preparing: number;
+}
+
+/**
+ * Keeps `SPARES_PER_KIND` prepared isolates ready per (prelude, memory limit), so a tenant's first call
+ * skips creating the isolate and installing the prelude (most of a cold start). A kind is wanted once a
+ * bundle with it is loaded; a spare taken is replaced between calls (`setImmediate`: after the answers of
+ * the current batch went out), wholly on isolated-vm's threads (isolate-maker.ts), so a cold call never
+ * waits behind a refill on this thread. One preparation at a time: three at once competed with the calls
+ * for a 2-core machine's CPU. At most `MAX_KINDS` kinds are kept, the least recently wanted dropped first.
+ */
+export class SpareIsolates {
+  readonly #kinds = new Map<string, Kind>();
+  readonly #perKind: number;
+  /** Preparations running on isolated-vm's threads: one at a time, so refills never crowd the calls' CPU. */
+  #preparing = 0;
+  #scheduled = false;
+  #closed = false;
+  readonly #maker = new IsolateMaker();
+  readonly #prepare: PrepareSpare;
+
+  /** `prepare` defaults to the maker's off-thread preparation; probes pass others to compare. */
+  constructor(perKind = SPARES_PER_KIND, prepare?: PrepareSpare) {
+    this.#perKind = perKind;
+    this.#prepare =
+      prepare ?? ((prelude, memoryMb) => prepareIsolateOffThread(this.#maker, prelude, memoryMb, PREPARE_TIMEOUT_MS));
+  }
+
+  /** A spare for this kind if one is ready, else undefined; either way the kind is refilled between calls. */
+  take(prelude: string, memoryMb: number): PreparedIsolate | undefined {
+    const kind = this.#want(prelude, memoryMb);
+    const spare = kind.ready.pop();
+    this.#schedule();
+    return spare;
+  }
+
+  /** Starts keeping spares of this kind (a bundle with it was loaded). */
+  want(prelude: string, memoryMb: number): void {
+    this.#want(prelude, memoryMb);
+    this.#schedule();
+  }
+
+  get size(): number {
+    let size = 0;
+    for (const kind of this.#kinds.values()) size += kind.ready.length;
+    return size;
+  }
+
+  dispose(): void {
+    this.#closed = true;
+    for (const kind of this.#kinds.values()) for (const spare of kind.ready) spare.isolate.dispose();
+    this.#kinds.clear();
+    this.#maker.dispose();
+  }
+
+  #want(prelude: string, memoryMb: number): Kind {
+    const key = `${memoryMb}\u0000${prelude}`;
+    let kind = this.#kinds.get(key);
+    if (kind !== undefined) {
+      this.#kinds.delete(key);
+    } else {
+      kind = { prelude, memoryMb, ready: [], preparing: 0 };
+      if (this.#kinds.size >= MAX_KINDS) this.#dropOldest();
+    }
+    this.#kinds.set(key, kind);
+    return kind;
+  }
+
+  #dropOldest(): void {
+    for (const [key, kind] of this.#kinds) {
+      this.#kinds.delete(key);
+      for (const spare of kind.ready) spare.isolate.dispose();
+      return;
+    }
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#closed) return;
+    this.#scheduled = true;
+    setImmediate(this.#refillOne).unref();
+  }
+
+  #refillOne = (): void => {
+    this.#scheduled = false;
+    if (this.#closed || this.#preparing > 0) return;
+    for (const kind of this.#kinds.values()) {
+      if (kind.ready.length + kind.preparing >= this.#perKind) continue;
+      kind.preparing++;
+      this.#preparing++;
+      this.#prepare(kind.prelude, kind.memoryMb).then(
+        (spare) => {
+          kind.preparing--;
+          this.#preparing--;
+          if (this.#closed || this.#kinds.get(`${kind.memoryMb}\u0000${kind.prelude}`) !== kind) {
+            spare.isolate.dispose();
+          } else {
+            kind.ready.push(spare);
+          }
+          this.#schedule();
+        },
+        () => {
+          // A spare is an optimisation: the next cold call prepares its own isolate and reports any failure.
+          kind.preparing--;
+          this.#preparing--;
+        },
+      );
+      return;
+    }
+  };
+}
