@@ -1,4 +1,4 @@
-import type { IsolateMaker } from "./isolate-maker.js";
+import type { IsolateMaker, WarmUp } from "./isolate-maker.js";
 import * as ivm from "./isolated-vm.js";
 
 /**
@@ -16,23 +16,49 @@ export interface PreparedIsolate {
 }
 
 const PRELUDE_FILE = "isohook:prelude";
-/** Code cache of each prelude script, made by this process's first compile of it (one per limits). */
-const preludeCode = new Map<string, ivm.ExternalCopy>();
+/**
+ * Code cache of each prelude script (one per limits), made by this process: from its first compile, or
+ * `warm` from the maker's warm-up run (isolate-maker.ts), which replaces a cold one.
+ */
+const preludeCode = new Map<string, { readonly data: ivm.ExternalCopy; readonly warm: boolean }>();
 const MAX_PRELUDE_CACHES = 16;
 
 /** Compile options for the prelude: this process's own code cache once it has one, else ask V8 for it. */
 function preludeOptions(prelude: string): ivm.CompileOptions {
-  const cachedData = preludeCode.get(prelude);
+  const cachedData = preludeCode.get(prelude)?.data;
   return cachedData === undefined
     ? { filename: PRELUDE_FILE, produceCachedData: true }
     : { filename: PRELUDE_FILE, cachedData };
 }
 
-function keepPreludeCode(prelude: string, produced: ivm.ExternalCopy | undefined): void {
-  if (produced === undefined || preludeCode.has(prelude)) return;
-  if (preludeCode.size < MAX_PRELUDE_CACHES) preludeCode.set(prelude, produced);
-  else produced.release();
+function keepPreludeCode(prelude: string, produced: ivm.ExternalCopy | undefined, warm: boolean): void {
+  if (produced === undefined) return;
+  const kept = preludeCode.get(prelude);
+  const better = kept === undefined ? preludeCode.size < MAX_PRELUDE_CACHES : warm && !kept.warm;
+  if (!better) {
+    produced.release();
+    return;
+  }
+  kept?.data.release();
+  preludeCode.set(prelude, { data: produced, warm });
 }
+
+/** A trusted hook the maker runs to warm the prelude's code cache: the usual path of a first call. */
+const WARM_UP: WarmUp = {
+  bundle: `var __isohook_bundle = { default: {
+    toolCall(event, ctx) { console.log("warm-up", event.call.name); ctx.state.calls = 1; return { type: "block", reason: "warm-up" }; },
+    toolResult() {},
+  } };`,
+  calls: [
+    [
+      "tool.call",
+      '{"call":{"id":"w","name":"shell","args":{"command":"ls"}},"batch":{"index":0,"size":1}}',
+      '{"state":{}}',
+      false,
+    ],
+    ["tool.result", '{"call":{"id":"w","name":"shell","args":{}},"result":{"output":"ok"}}', '{"state":{}}', false],
+  ],
+};
 
 function entriesOf(isolate: ivm.Isolate, context: ivm.Context, entries: ivm.Reference): PreparedIsolate {
   const prepared: PreparedIsolate = {
@@ -57,7 +83,7 @@ export function prepareIsolate(prelude: string, memoryMb: number, timeoutMs: num
   try {
     const context = isolate.createContextSync();
     const script = isolate.compileScriptSync(prelude, preludeOptions(prelude));
-    keepPreludeCode(prelude, script.cachedData);
+    keepPreludeCode(prelude, script.cachedData, false);
     return entriesOf(isolate, context, script.runSync(context, { reference: true, timeout: timeoutMs }));
   } catch (error) {
     if (!isolate.isDisposed) isolate.dispose();
@@ -78,8 +104,10 @@ export async function prepareIsolateOffThread(
   memoryMb: number,
   timeoutMs: number,
 ): Promise<PreparedIsolate> {
-  const made = await maker.prepare(prelude, memoryMb, PRELUDE_FILE, preludeCode.get(prelude), timeoutMs);
-  if (made.cachedData !== undefined) keepPreludeCode(prelude, made.cachedData);
+  const kept = preludeCode.get(prelude);
+  const cachedData = kept?.warm === true ? kept.data : undefined;
+  const made = await maker.prepare(prelude, memoryMb, PRELUDE_FILE, cachedData, timeoutMs, WARM_UP);
+  keepPreludeCode(prelude, made.cachedData, true);
   const [call, collect, adopt, describe] = made.entries;
   return { isolate: made.isolate, context: made.context, call, collect, adopt, describe };
 }
