@@ -98,6 +98,15 @@ const spareKinds: [string, PrepareSpare][] = [
     (prelude, memoryMb) => prepareIsolateOffThread(maker, prelude, memoryMb, 5_000),
   ],
 ];
+const makerPrepare: PrepareSpare = (prelude, memoryMb) => prepareIsolateOffThread(maker, prelude, memoryMb, 5_000);
+/** Ways of keeping spares compared back to back: how they are made, how many per limits, how many at once. */
+const stocks: [string, ConstructorParameters<typeof SpareIsolates>[0]][] = [
+  ["before: Isolate::New here, 3 spares", { prepare: onThreadPrepare, perKind: 3, inFlight: 1 }],
+  ["maker, 3 spares, 1 at once", { prepare: makerPrepare, perKind: 3, inFlight: 1 }],
+  ["maker, 3 spares, 2 at once", { prepare: makerPrepare, perKind: 3, inFlight: 2 }],
+  ["maker, 6 spares, 1 at once", { prepare: makerPrepare, perKind: 6, inFlight: 1 }],
+  ["maker, 6 spares, 2 at once", { prepare: makerPrepare, perKind: 6, inFlight: 2 }],
+];
 
 /** Section 1: each step of opening an isolate, alone. */
 async function parts(code: string): Promise<void> {
@@ -171,7 +180,7 @@ async function backToBack(code: string, calls: number): Promise<void> {
   const ctxJson = '{"state":{}}';
   const seenCache = new Map<string, ivm.ExternalCopy>();
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, prepare] of spareKinds) {
+    for (const [name, options] of stocks) {
       for (const seen of [false, true]) {
         const label = `${seen ? "seen" : "new"} bundle, ${name}`;
         const row: Row = rows.get(label) ?? {
@@ -184,9 +193,10 @@ async function backToBack(code: string, calls: number): Promise<void> {
           missed: 0,
         };
         rows.set(label, row);
-        const spares = new SpareIsolates(SPARES_PER_KIND, prepare);
+        const spares = new SpareIsolates(options);
         spares.want(prelude, limits.memoryMb);
-        while (spares.size < SPARES_PER_KIND) await new Promise((resolve) => setTimeout(resolve, 1));
+        while (spares.size < (options?.perKind ?? SPARES_PER_KIND))
+          await new Promise((resolve) => setTimeout(resolve, 1));
         const used: PreparedIsolate[] = [];
         let arrival = performance.now();
         for (let i = 0; i < calls; i++) {
@@ -220,7 +230,7 @@ async function backToBack(code: string, calls: number): Promise<void> {
     }
   }
   console.log(
-    `cold calls back to back in this thread, ${calls} per round, ${ROUNDS} rounds alternating, ${SPARES_PER_KIND} spares, next call ${GAP_MS} ms after a reply — ms: median p95 max`,
+    `cold calls back to back in this thread, ${calls} per round, ${ROUNDS} rounds alternating, next call ${GAP_MS} ms after a reply — ms: median p95 max`,
   );
   const columns = ["queued", "take", "compile", "run", "first", "waits"] as const;
   const titles = [
@@ -298,7 +308,7 @@ try {
     console.log(`bundle: ${typical.name} (${Math.round(typical.code.length / 1024)} KB), ${HOGS} CPU hogs\n`);
     await parts(typical.code);
   }
-  if (typical !== undefined) await backToBack(typical.code, 12);
+  if (typical !== undefined) await backToBack(typical.code, 30);
   console.log(`cold call of each bundle, ${ROUNDS} rounds, ${HOGS} CPU hogs — ms: median p95 max`);
   console.log(
     `${"bundle".padEnd(28)}${"load (spare)".padStart(22)}${"load (no spare)".padStart(22)}${"handler".padStart(22)}`,

@@ -4,6 +4,8 @@ import { PREPARE_TIMEOUT_MS, type PreparedIsolate, prepareIsolateOffThread } fro
 const MAX_KINDS = 4;
 /** Prepared isolates kept ready per kind: back-to-back cold calls each take one while the next is made. */
 export const SPARES_PER_KIND = 3;
+/** Preparations running at once on isolated-vm's threads. */
+export const PREPARING_AT_ONCE = 1;
 
 /** Prepares one spare asynchronously. */
 export type PrepareSpare = (prelude: string, memoryMb: number) => Promise<PreparedIsolate>;
@@ -33,9 +35,13 @@ export class SpareIsolates {
   readonly #maker = new IsolateMaker();
   readonly #prepare: PrepareSpare;
 
-  /** `prepare` defaults to the maker's off-thread preparation; probes pass others to compare. */
-  constructor(perKind = SPARES_PER_KIND, prepare?: PrepareSpare) {
+  readonly #inFlight: number;
+
+  /** `prepare` defaults to the maker's; probes pass others, and other depths, to compare. */
+  constructor(options: { perKind?: number; inFlight?: number; prepare?: PrepareSpare } = {}) {
+    const { perKind = SPARES_PER_KIND, inFlight = PREPARING_AT_ONCE, prepare } = options;
     this.#perKind = perKind;
+    this.#inFlight = inFlight;
     this.#prepare =
       prepare ?? ((prelude, memoryMb) => prepareIsolateOffThread(this.#maker, prelude, memoryMb, PREPARE_TIMEOUT_MS));
   }
@@ -96,7 +102,7 @@ export class SpareIsolates {
 
   #refillOne = (): void => {
     this.#scheduled = false;
-    if (this.#closed || this.#preparing > 0) return;
+    if (this.#closed || this.#preparing >= this.#inFlight) return;
     for (const kind of this.#kinds.values()) {
       if (kind.ready.length + kind.preparing >= this.#perKind) continue;
       kind.preparing++;
@@ -118,6 +124,7 @@ export class SpareIsolates {
           this.#preparing--;
         },
       );
+      if (this.#preparing < this.#inFlight) this.#schedule();
       return;
     }
   };
