@@ -2,9 +2,12 @@ import { IsolateMaker } from "./isolate-maker.js";
 import { PREPARE_TIMEOUT_MS, type PreparedIsolate, prepareIsolateOffThread } from "./prepared-isolate.js";
 
 const MAX_KINDS = 4;
-/** Prepared isolates kept ready per kind: back-to-back cold calls each take one while the next is made. */
-export const SPARES_PER_KIND = 3;
-/** Preparations running at once on isolated-vm's threads. */
+/**
+ * Prepared isolates kept ready per kind (~1.1 MB each): a burst of cold calls takes one each while the next
+ * is made (~2 ms of a pool thread's CPU), so the burst a stock covers grows with its depth.
+ */
+export const SPARES_PER_KIND = 6;
+/** Preparations running at once on isolated-vm's threads: more competed with the calls for 2 cores. */
 export const PREPARING_AT_ONCE = 1;
 
 /** Prepares one spare asynchronously. */
@@ -22,19 +25,19 @@ interface Kind {
  * skips creating the isolate and installing the prelude (most of a cold start). A kind is wanted once a
  * bundle with it is loaded; a spare taken is replaced between calls (`setImmediate`: after the answers of
  * the current batch went out), wholly on isolated-vm's threads (isolate-maker.ts), so a cold call never
- * waits behind a refill on this thread. One preparation at a time: three at once competed with the calls
- * for a 2-core machine's CPU. At most `MAX_KINDS` kinds are kept, the least recently wanted dropped first.
+ * waits behind a refill on this thread. `PREPARING_AT_ONCE` at a time (three at once competed with the
+ * calls for a 2-core machine's CPU). At most `MAX_KINDS` kinds are kept, the least recently wanted dropped
+ * first.
  */
 export class SpareIsolates {
   readonly #kinds = new Map<string, Kind>();
   readonly #perKind: number;
-  /** Preparations running on isolated-vm's threads: one at a time, so refills never crowd the calls' CPU. */
+  /** Preparations running on isolated-vm's threads, at most `#inFlight`, so refills never crowd the calls' CPU. */
   #preparing = 0;
   #scheduled = false;
   #closed = false;
   readonly #maker = new IsolateMaker();
   readonly #prepare: PrepareSpare;
-
   readonly #inFlight: number;
 
   /** `prepare` defaults to the maker's; probes pass others, and other depths, to compare. */
