@@ -1,16 +1,20 @@
 /**
- * Probe: what a cold call costs, part by part. Not a test; prints three tables. Run:
+ * Probe: what a cold call costs, part by part. Not a test; prints four tables. Run:
  *
  *   node --no-node-snapshot --import tsx scripts/probe-cold-call.ts [--rounds 20] [--hogs 0]
  *
  * 1. Each step of opening an isolate for a bundle, timed alone: creating the isolate, its context, the
- *    prelude compiled (the first time, then from the worker's own code cache) and run, the bundle compiled
- *    (first, then cached) and run, adopted, and the handler's first and second calls; and how much of a spare
- *    prepared on isolated-vm's threads (`prepareIsolateAsync`) blocks the caller's thread.
- * 2. `loadMs` of a cold call (isolate and bundle evaluation) next to the handler itself (`runMs`), for every
+ *    prelude compiled and run (the first time, then from the worker's own code cache of its first compile
+ *    or a warm one made after a run), the bundle compiled (first, then cached) and run, adopted, and the
+ *    handler's first and second calls; and how long a spare takes, and how much of that blocks this
+ *    thread, made with `new ivm.Isolate` here (before) and wholly on isolated-vm's threads (the maker).
+ * 2. Cold calls back to back in this thread, phase by phase (queued behind a refill, spare taken or isolate
+ *    prepared, bundle compile, run and adopt, first call, what the caller waits), for several stocks of
+ *    spares in alternating rounds: made here (before) or by the maker, 3 or 6 deep, 1 or 2 at once.
+ * 3. `loadMs` of a cold call (isolate and bundle evaluation) next to the handler itself (`runMs`), for every
  *    example hook in hooks/ and a synthetic ~760 KB bundle (under the 1 MB cap), with and without prepared
  *    spare isolates, optionally while `--hogs` busy-looping processes compete for the CPU.
- * 3. In a running process worker, as the caller waits: back-to-back cold calls of new bundles, and of a
+ * 4. In a running process worker, as the caller waits: back-to-back cold calls of new bundles, and of a
  *    bundle the worker has seen (a new tenant each call), split into `loadMs`, `runMs` and `queuedMs`
  *    (transit and the wait behind the refill of a spare).
  *
@@ -119,23 +123,29 @@ async function parts(code: string): Promise<void> {
   };
   const ctxJson = '{"state":{}}';
   let preludeCache: ivm.ExternalCopy | undefined;
+  let warmCache: ivm.ExternalCopy | undefined;
   let bundleCache: ivm.ExternalCopy | undefined;
   for (let i = 0; i < ROUNDS; i++) {
+    // Round 0 compiles the prelude from source; then rounds alternate between its first compile's cache and
+    // a warm one (compiled again after a run, as the maker makes it).
+    const cache = i === 0 ? undefined : i % 2 === 1 || warmCache === undefined ? preludeCache : warmCache;
+    const kind = cache === undefined ? "first" : cache === warmCache ? "warm code cache" : "first compile's cache";
     let at = performance.now();
     const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
     at = lap("new Isolate", at);
     const context = isolate.createContextSync();
     at = lap("createContextSync", at);
+    const options = { filename: "isohook:prelude" };
     const preludeScriptCompiled = isolate.compileScriptSync(
       prelude,
-      preludeCache === undefined ? { produceCachedData: true } : { cachedData: preludeCache },
+      cache === undefined ? { ...options, produceCachedData: true } : { ...options, cachedData: cache },
     );
-    at = lap(preludeCache === undefined ? "prelude compile (first)" : "prelude compile (own code cache)", at);
+    at = lap(`prelude compile (${kind})`, at);
     preludeCache ??= preludeScriptCompiled.cachedData;
     const entries = preludeScriptCompiled.runSync(context, { reference: true, timeout: 5_000 });
     const call = entries.getSync(0, { reference: true });
     const adopt = entries.getSync(2, { reference: true });
-    at = lap("prelude run + entry references", at);
+    at = lap(`prelude run + entry references (${kind})`, at);
     const script = isolate.compileScriptSync(
       `${code}\n;void 0;`,
       bundleCache === undefined ? { produceCachedData: true } : { cachedData: bundleCache },
@@ -147,9 +157,10 @@ async function parts(code: string): Promise<void> {
     adopt.applySync(undefined, [], { timeout: 5_000 });
     at = lap("adopt", at);
     call.applySync(undefined, ["tool.call", eventJson, ctxJson], { timeout: 5_000 });
-    at = lap("handler, first call", at);
+    at = lap(`handler, first call (prelude: ${kind})`, at);
     call.applySync(undefined, ["tool.call", eventJson, ctxJson], { timeout: 5_000 });
     at = lap("handler, second call", at);
+    warmCache ??= isolate.compileScriptSync(prelude, { ...options, produceCachedData: true }).cachedData;
     isolate.dispose();
     lap("dispose", at);
     for (const [name, prepare] of spareKinds) {
@@ -161,7 +172,7 @@ async function parts(code: string): Promise<void> {
     }
   }
   console.log(`each step of opening an isolate, ${ROUNDS} rounds — ms: median p95 max`);
-  for (const [name, xs] of times) console.log(`${name.padEnd(42)}${stats(xs).padStart(22)}`);
+  for (const [name, xs] of times) console.log(`${name.padEnd(66)}${stats(xs).padStart(22)}`);
   console.log("");
 }
 
@@ -256,7 +267,7 @@ function lapInto(into: number[], since: number): number {
   return now;
 }
 
-/** Section 3: back-to-back cold calls in a running process worker, as the caller waits. */
+/** Section 4: back-to-back cold calls in a running process worker, as the caller waits. */
 async function inWorker(code: string): Promise<void> {
   const executor = await startProcessExecutor({ workers: 1, spareWorker: false, limits: { timeoutMs: 1_000 } });
   try {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { wallBackstopFactor } from "../../../sandbox/worker/cpu-stretch.js";
 import { IsolatePool, PoolClosedError, SandboxOptionsError } from "../../../sandbox/worker/index.js";
 import { SPARES_PER_KIND } from "../../../sandbox/worker/spare-isolates.js";
-import { GuestReply, type SandboxResult } from "../../../src/protocol/index.js";
+import { GuestReply, type SandboxBundle, type SandboxResult } from "../../../src/protocol/index.js";
 import { ctxJson, HEALTHY, hooksBundle, POOL_LIMITS, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
 
 const LIMITS = POOL_LIMITS;
@@ -26,15 +26,20 @@ function poolWith(options: ConstructorParameters<typeof IsolatePool>[0] = {}): I
   return pool;
 }
 
-function callCounter(pool: IsolatePool, tenantName: string, event: object = TOOL_CALL_EVENT): SandboxResult {
+/** One `tool.call` of a loaded bundle by a tenant, with a 1 s timeout. */
+function callBundle(pool: IsolatePool, bundle: SandboxBundle, tenantName: string, eventJson = "{}"): SandboxResult {
   const tenantId = tenant(tenantName);
-  return pool.call(COUNTER.hash, {
+  return pool.call(bundle.hash, {
     tenantId,
     point: "tool.call",
-    eventJson: JSON.stringify(event),
-    ctxJson: ctxJson(tenantId, COUNTER),
+    eventJson,
+    ctxJson: ctxJson(tenantId, bundle),
     timeoutMs: 1_000,
   });
+}
+
+function callCounter(pool: IsolatePool, tenantName: string, event: object = TOOL_CALL_EVENT): SandboxResult {
+  return callBundle(pool, COUNTER, tenantName, JSON.stringify(event));
 }
 
 /** The reason the counter bundle returned: how many calls this isolate has seen. */
@@ -68,14 +73,7 @@ describe("IsolatePool", () => {
       return { type: "block", reason: "ok" };
     } }`);
     pool.load(chatty.hash, chatty.code, { ...LIMITS, maxLogLines: 10 });
-    const tenantId = tenant("a");
-    const result = pool.call(chatty.hash, {
-      tenantId,
-      point: "tool.call",
-      eventJson: "{}",
-      ctxJson: ctxJson(tenantId, chatty),
-      timeoutMs: 1_000,
-    });
+    const result = callBundle(pool, chatty, "a");
     expect(result.type === "replied" && JSON.parse(result.reply)).toMatchObject({
       kind: "returned",
       logs: ['{"a":1}', "[1]", "g", "[assert] Assertion failed: broken 2", "[trace] here"],
@@ -261,14 +259,7 @@ describe("IsolatePool", () => {
     const pool = poolWith();
     pool.load(probe.hash, probe.code, LIMITS);
     await vi.waitFor(() => expect(pool.stats().spares).toBe(SPARES_PER_KIND), { timeout: 10_000, interval: 5 });
-    const tenantId = tenant("spare-probe");
-    const result = pool.call(probe.hash, {
-      tenantId,
-      point: "tool.call",
-      eventJson: "{}",
-      ctxJson: ctxJson(tenantId, probe),
-      timeoutMs: 1_000,
-    });
+    const result = callBundle(pool, probe, "spare-probe");
     expect(pool.stats().spares).toBe(SPARES_PER_KIND - 1);
     expect(count(result)).toBe("undefined,undefined,undefined,");
   });
