@@ -64,7 +64,7 @@ function handle<T>(value: unknown, of: ivm.HandleClass<T>): T {
 /** The maker's own heap: a few handles per preparation, collected as it goes. */
 const MAKER_MEMORY_MB = 16;
 
-/** The parts of a prepared isolate, as the maker hands them over (entry references not yet checked). */
+/** The parts of a prepared isolate, as the maker hands them over, each checked to be the handle it must be. */
 export interface MadeIsolate {
   readonly isolate: ivm.Isolate;
   readonly context: ivm.Context;
@@ -76,7 +76,7 @@ export interface MadeIsolate {
 
 /**
  * A trusted isolate holding isolated-vm's own library, which prepares isolates entirely on isolated-vm's
- * threads: the worker's main thread only starts the task and takes the handles back (~30 µs), where
+ * threads: the worker's main thread only starts the task and takes the handles back (≈ 0.05 ms), where
  * `new ivm.Isolate` alone would block it for about a millisecond. No tenant code ever enters the maker, and
  * the isolates it makes get nothing of the library: they hold the prelude only, entered here asynchronously
  * before any tenant code is in them (architecture rule 4). Made on first use; a maker that failed is
