@@ -61,6 +61,27 @@ function handle<T>(value: unknown, of: ivm.HandleClass<T>): T {
   throw new Error(`The isolate maker returned ${typeof value} where an isolated-vm ${of.name} was expected`);
 }
 
+/** The made isolate's handles out of the maker's result array (then released). */
+function takeHandles(made: ivm.Reference): MadeIsolate {
+  let isolate: ivm.Isolate | undefined;
+  try {
+    isolate = handle(made.getSync(0), ivm.Isolate);
+    const cachedData = made.getSync(2);
+    const entry = (i: number) => handle(made.getSync(i), ivm.Reference);
+    return {
+      isolate,
+      context: handle(made.getSync(1), ivm.Context),
+      cachedData: cachedData === undefined ? undefined : handle(cachedData, ivm.ExternalCopy),
+      entries: [entry(3), entry(4), entry(5), entry(6)],
+    };
+  } catch (error) {
+    if (isolate !== undefined && !isolate.isDisposed) isolate.dispose();
+    throw error;
+  } finally {
+    made.release();
+  }
+}
+
 /** The maker's own heap: a few handles per preparation, collected as it goes. */
 const MAKER_MEMORY_MB = 16;
 
@@ -84,6 +105,9 @@ export interface MadeIsolate {
  */
 export class IsolateMaker {
   #maker: { isolate: ivm.Isolate; prepare: ivm.Reference } | undefined;
+  #preparing = 0;
+  #disposed = false;
+  #waiters: (() => void)[] = [];
 
   /** Prepares an isolate off this thread; rejects with what isolated-vm threw (nothing is left behind). */
   async prepare(
@@ -94,34 +118,42 @@ export class IsolateMaker {
     timeoutMs: number,
     warmUp: WarmUp,
   ): Promise<MadeIsolate> {
+    if (this.#disposed) throw new Error("The isolate maker was disposed");
     const { prepare } = this.#open();
-    const args = [memoryMb, prelude, filename, cachedData, timeoutMs, JSON.stringify(warmUp)];
-    const made = await prepare.apply(undefined, args, {
-      result: { reference: true, promise: true },
-    });
-    let isolate: ivm.Isolate | undefined;
+    this.#preparing++;
     try {
-      isolate = handle(made.getSync(0), ivm.Isolate);
-      const cachedData = made.getSync(2);
-      const entry = (i: number) => handle(made.getSync(i), ivm.Reference);
-      return {
-        isolate,
-        context: handle(made.getSync(1), ivm.Context),
-        cachedData: cachedData === undefined ? undefined : handle(cachedData, ivm.ExternalCopy),
-        entries: [entry(3), entry(4), entry(5), entry(6)],
-      };
-    } catch (error) {
-      if (isolate !== undefined && !isolate.isDisposed) isolate.dispose();
-      throw error;
+      const args = [memoryMb, prelude, filename, cachedData, timeoutMs, JSON.stringify(warmUp)];
+      const made = await prepare.apply(undefined, args, { result: { reference: true, promise: true } });
+      return takeHandles(made);
     } finally {
-      made.release();
+      this.#preparing--;
+      if (this.#preparing === 0) this.#settle();
     }
   }
 
+  /** Resolves once no isolate is being made: isolated-vm can crash the process if it exits during one. */
+  settled(): Promise<void> {
+    if (this.#preparing === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /**
+   * Disposes the maker once no preparation is running (disposing it during one crashed the process in a
+   * probe); later `prepare` calls reject.
+   */
   dispose(): void {
-    const maker = this.#maker;
-    this.#maker = undefined;
-    if (maker !== undefined && !maker.isolate.isDisposed) maker.isolate.dispose();
+    this.#disposed = true;
+    if (this.#preparing === 0) this.#settle();
+  }
+
+  #settle(): void {
+    if (this.#disposed && this.#maker !== undefined) {
+      if (!this.#maker.isolate.isDisposed) this.#maker.isolate.dispose();
+      this.#maker = undefined;
+    }
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   #open(): { isolate: ivm.Isolate; prepare: ivm.Reference } {

@@ -215,6 +215,15 @@ export class IsolatePool {
     return { ...this.#cache.stats(), bundles: this.#bundles.size, spares: this.#spares?.size ?? 0 };
   }
 
+  /**
+   * Disposes every isolate, and resolves once no spare is still being made on isolated-vm's threads: a
+   * process must not exit during one (isolated-vm can crash it then). Idempotent.
+   */
+  async close(): Promise<void> {
+    this.dispose();
+    await this.#spares?.settled();
+  }
+
   /** Disposes every isolate; later calls throw `PoolClosedError`. Idempotent. */
   dispose(): void {
     if (this.#closed) return;

@@ -69,6 +69,11 @@ export class SpareIsolates {
     return size;
   }
 
+  /** Resolves once no spare is being made on isolated-vm's threads (the maker's; see `IsolateMaker.settled`). */
+  settled(): Promise<void> {
+    return this.#maker.settled();
+  }
+
   dispose(): void {
     this.#closed = true;
     for (const kind of this.#kinds.values()) for (const spare of kind.ready) spare.isolate.dispose();
