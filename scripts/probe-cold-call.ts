@@ -28,7 +28,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
 import { IsolatePool } from "../sandbox/worker/index.js";
-import { IsolateMaker } from "../sandbox/worker/isolate-maker.js";
+import { isolateMaker as maker } from "../sandbox/worker/isolate-maker.js";
 import * as ivm from "../sandbox/worker/isolated-vm.js";
 import { preludeScript } from "../sandbox/worker/prelude-script.js";
 import { type PreparedIsolate, prepareIsolate, prepareIsolateOffThread } from "../sandbox/worker/prepared-isolate.js";
@@ -81,7 +81,6 @@ const stats = (xs: number[]) => {
   const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0).toFixed(1);
   return `${at(0.5).padStart(6)} ${at(0.95).padStart(6)} ${(sorted.at(-1) ?? 0).toFixed(1).padStart(6)}`;
 };
-const maker = new IsolateMaker();
 const onThreadCache = new Map<string, ivm.ExternalCopy>();
 /** The spares before the maker: `new ivm.Isolate` on this thread, the rest on isolated-vm's threads. */
 const onThreadPrepare: PrepareSpare = async (prelude, memoryMb) => {
@@ -356,5 +355,4 @@ try {
   if (typical !== undefined) await inWorker(typical.code);
 } finally {
   for (const hog of hogs) hog.kill();
-  maker.dispose();
 }

@@ -100,13 +100,13 @@ export interface MadeIsolate {
  * threads: the worker's main thread only starts the task and takes the handles back (≈ 0.05 ms), where
  * `new ivm.Isolate` alone would block it for about a millisecond. No tenant code ever enters the maker, and
  * the isolates it makes get nothing of the library: they hold the prelude only, entered here asynchronously
- * before any tenant code is in them (architecture rule 4). Made on first use; a maker that failed is
- * replaced by the next `prepare`.
+ * before any tenant code is in them (architecture rule 4). One per process (`isolateMaker`), made on first
+ * use and never disposed (architecture rule 11): on isolated-vm 7 an isolate it made that outlives it
+ * crashed the process at exit, and disposing it during a preparation crashed it on 5.0.4.
  */
-export class IsolateMaker {
+class IsolateMaker {
   #maker: { isolate: ivm.Isolate; prepare: ivm.Reference } | undefined;
   #preparing = 0;
-  #disposed = false;
   #waiters: (() => void)[] = [];
 
   /** Prepares an isolate off this thread; rejects with what isolated-vm threw (nothing is left behind). */
@@ -118,7 +118,6 @@ export class IsolateMaker {
     timeoutMs: number,
     warmUp: WarmUp,
   ): Promise<MadeIsolate> {
-    if (this.#disposed) throw new Error("The isolate maker was disposed");
     const { prepare } = this.#open();
     this.#preparing++;
     try {
@@ -127,7 +126,11 @@ export class IsolateMaker {
       return takeHandles(made);
     } finally {
       this.#preparing--;
-      if (this.#preparing === 0) this.#settle();
+      if (this.#preparing === 0) {
+        const waiters = this.#waiters;
+        this.#waiters = [];
+        for (const resolve of waiters) resolve();
+      }
     }
   }
 
@@ -135,25 +138,6 @@ export class IsolateMaker {
   settled(): Promise<void> {
     if (this.#preparing === 0) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.push(resolve));
-  }
-
-  /**
-   * Disposes the maker once no preparation is running (disposing it during one crashed the process in a
-   * probe); later `prepare` calls reject.
-   */
-  dispose(): void {
-    this.#disposed = true;
-    if (this.#preparing === 0) this.#settle();
-  }
-
-  #settle(): void {
-    if (this.#disposed && this.#maker !== undefined) {
-      if (!this.#maker.isolate.isDisposed) this.#maker.isolate.dispose();
-      this.#maker = undefined;
-    }
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const resolve of waiters) resolve();
   }
 
   #open(): { isolate: ivm.Isolate; prepare: ivm.Reference } {
@@ -171,3 +155,7 @@ export class IsolateMaker {
     }
   }
 }
+
+/** The process's one maker. */
+export const isolateMaker = new IsolateMaker();
+export type { IsolateMaker };

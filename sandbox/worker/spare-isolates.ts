@@ -1,4 +1,4 @@
-import { IsolateMaker } from "./isolate-maker.js";
+import { isolateMaker } from "./isolate-maker.js";
 import { PREPARE_TIMEOUT_MS, type PreparedIsolate, prepareIsolateOffThread } from "./prepared-isolate.js";
 
 const MAX_KINDS = 4;
@@ -36,7 +36,6 @@ export class SpareIsolates {
   #preparing = 0;
   #scheduled = false;
   #closed = false;
-  readonly #maker = new IsolateMaker();
   readonly #prepare: PrepareSpare;
   readonly #inFlight: number;
 
@@ -46,7 +45,7 @@ export class SpareIsolates {
     this.#perKind = perKind;
     this.#inFlight = inFlight;
     this.#prepare =
-      prepare ?? ((prelude, memoryMb) => prepareIsolateOffThread(this.#maker, prelude, memoryMb, PREPARE_TIMEOUT_MS));
+      prepare ?? ((prelude, memoryMb) => prepareIsolateOffThread(isolateMaker, prelude, memoryMb, PREPARE_TIMEOUT_MS));
   }
 
   /** A spare for this kind if one is ready, else undefined; either way the kind is refilled between calls. */
@@ -69,16 +68,15 @@ export class SpareIsolates {
     return size;
   }
 
-  /** Resolves once no spare is being made on isolated-vm's threads (the maker's; see `IsolateMaker.settled`). */
+  /** Resolves once no isolate is being made on isolated-vm's threads (by the process's maker). */
   settled(): Promise<void> {
-    return this.#maker.settled();
+    return isolateMaker.settled();
   }
 
   dispose(): void {
     this.#closed = true;
     for (const kind of this.#kinds.values()) for (const spare of kind.ready) spare.isolate.dispose();
     this.#kinds.clear();
-    this.#maker.dispose();
   }
 
   #want(prelude: string, memoryMb: number): Kind {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { wallBackstopFactor } from "../../../sandbox/worker/cpu-stretch.js";
 import { IsolatePool, PoolClosedError, SandboxOptionsError } from "../../../sandbox/worker/index.js";
+import { isolateMaker } from "../../../sandbox/worker/isolate-maker.js";
 import { SPARES_PER_KIND } from "../../../sandbox/worker/spare-isolates.js";
 import { GuestReply, type SandboxBundle, type SandboxResult } from "../../../src/protocol/index.js";
 import { ctxJson, HEALTHY, hooksBundle, POOL_LIMITS, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
@@ -264,16 +265,24 @@ describe("IsolatePool", () => {
     expect(count(result)).toBe("undefined,undefined,undefined,");
   });
 
-  it("closes while spares are being made, waiting for them rather than tearing the maker down mid-way", async () => {
-    // Disposing the maker isolate during a preparation crashed the process (SIGSEGV) within a few rounds.
+  it("closes while spares are being made, resolving only once no isolate is being made", async () => {
+    // A process that exits while isolated-vm makes an isolate on its threads can crash (rule 11).
+    let busy = 0;
     for (let round = 0; round < 20; round++) {
       const pool = new IsolatePool();
       pool.load(COUNTER.hash, COUNTER.code, LIMITS);
       await new Promise((resolve) => setTimeout(resolve, round % 4));
       await pool.close();
+      let idle = false;
+      void isolateMaker.settled().then(() => {
+        idle = true;
+      });
+      await Promise.resolve();
+      if (!idle) busy++;
       expect(pool.stats().spares).toBe(0);
       expect(() => callCounter(pool, "late")).toThrow(PoolClosedError);
     }
+    expect(busy).toBe(0);
   });
 
   it("tells its phase listener when a cold call loads its bundle and when the handler starts", () => {
