@@ -1,16 +1,20 @@
 /**
- * Probe: what a cold call costs, part by part. Not a test; prints three tables. Run:
+ * Probe: what a cold call costs, part by part. Not a test; prints four tables. Run:
  *
  *   node --no-node-snapshot --import tsx scripts/probe-cold-call.ts [--rounds 20] [--hogs 0]
  *
  * 1. Each step of opening an isolate for a bundle, timed alone: creating the isolate, its context, the
- *    prelude compiled (the first time, then from the worker's own code cache) and run, the bundle compiled
- *    (first, then cached) and run, adopted, and the handler's first and second calls; and how much of a spare
- *    prepared on isolated-vm's threads (`prepareIsolateAsync`) blocks the caller's thread.
- * 2. `loadMs` of a cold call (isolate and bundle evaluation) next to the handler itself (`runMs`), for every
+ *    prelude compiled and run (the first time, then from the worker's own code cache of its first compile
+ *    or a warm one made after a run), the bundle compiled (first, then cached) and run, adopted, and the
+ *    handler's first and second calls; and how long a spare takes, and how much of that blocks this
+ *    thread, made with `new ivm.Isolate` here (before) and wholly on isolated-vm's threads (the maker).
+ * 2. Cold calls back to back in this thread, phase by phase (queued behind a refill, spare taken or isolate
+ *    prepared, bundle compile, run and adopt, first call, what the caller waits), for several stocks of
+ *    spares in alternating rounds: made here (before) or by the maker, 3 or 6 deep, 1 or 2 at once.
+ * 3. `loadMs` of a cold call (isolate and bundle evaluation) next to the handler itself (`runMs`), for every
  *    example hook in hooks/ and a synthetic ~760 KB bundle (under the 1 MB cap), with and without prepared
  *    spare isolates, optionally while `--hogs` busy-looping processes compete for the CPU.
- * 3. In a running process worker, as the caller waits: back-to-back cold calls of new bundles, and of a
+ * 4. In a running process worker, as the caller waits: back-to-back cold calls of new bundles, and of a
  *    bundle the worker has seen (a new tenant each call), split into `loadMs`, `runMs` and `queuedMs`
  *    (transit and the wait behind the refill of a spare).
  *
@@ -24,9 +28,11 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
 import { IsolatePool } from "../sandbox/worker/index.js";
+import { isolateMaker as maker } from "../sandbox/worker/isolate-maker.js";
 import * as ivm from "../sandbox/worker/isolated-vm.js";
 import { preludeScript } from "../sandbox/worker/prelude-script.js";
-import { prepareIsolateAsync, SPARES_PER_KIND } from "../sandbox/worker/prepared-isolate.js";
+import { type PreparedIsolate, prepareIsolate, prepareIsolateOffThread } from "../sandbox/worker/prepared-isolate.js";
+import { type PrepareSpare, SPARES_PER_KIND, SpareIsolates } from "../sandbox/worker/spare-isolates.js";
 import { bundleHook } from "../src/bundler/index.js";
 import { BundleHash, DEFAULT_LIMITS, type SandboxLimits, TenantId } from "../src/protocol/index.js";
 
@@ -75,6 +81,36 @@ const stats = (xs: number[]) => {
   const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0).toFixed(1);
   return `${at(0.5).padStart(6)} ${at(0.95).padStart(6)} ${(sorted.at(-1) ?? 0).toFixed(1).padStart(6)}`;
 };
+const onThreadCache = new Map<string, ivm.ExternalCopy>();
+/** The spares before the maker: `new ivm.Isolate` on this thread, the rest on isolated-vm's threads. */
+const onThreadPrepare: PrepareSpare = async (prelude, memoryMb) => {
+  const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
+  const context = await isolate.createContext();
+  const cachedData = onThreadCache.get(prelude);
+  const script = await isolate.compileScript(prelude, cachedData ? { cachedData } : { produceCachedData: true });
+  if (script.cachedData !== undefined && cachedData === undefined) onThreadCache.set(prelude, script.cachedData);
+  const entries = await script.run(context, { reference: true, timeout: 5_000 });
+  const [call, collect, adopt, describe] = [0, 1, 2, 3].map((i) => entries.getSync(i, { reference: true }));
+  if (!call || !collect || !adopt || !describe) throw new Error("the prelude returned fewer than four entries");
+  return { isolate, context, call, collect, adopt, describe };
+};
+const spareKinds: [string, PrepareSpare][] = [
+  ["Isolate::New on this thread (before)", onThreadPrepare],
+  [
+    "all on isolated-vm's threads (maker)",
+    (prelude, memoryMb) => prepareIsolateOffThread(maker, prelude, memoryMb, 5_000),
+  ],
+];
+const makerPrepare: PrepareSpare = (prelude, memoryMb) => prepareIsolateOffThread(maker, prelude, memoryMb, 5_000);
+/** Ways of keeping spares compared back to back: how they are made, how many per limits, how many at once. */
+const stocks: [string, ConstructorParameters<typeof SpareIsolates>[0]][] = [
+  ["before: Isolate::New here, 3 spares", { prepare: onThreadPrepare, perKind: 3, inFlight: 1 }],
+  ["maker, 3 spares, 1 at once", { prepare: makerPrepare, perKind: 3, inFlight: 1 }],
+  ["maker, 3 spares, 2 at once", { prepare: makerPrepare, perKind: 3, inFlight: 2 }],
+  ["maker, 6 spares, 1 at once", { prepare: makerPrepare, perKind: 6, inFlight: 1 }],
+  ["maker, 6 spares, 2 at once", { prepare: makerPrepare, perKind: 6, inFlight: 2 }],
+];
+
 /** Section 1: each step of opening an isolate, alone. */
 async function parts(code: string): Promise<void> {
   const prelude = preludeScript(limits);
@@ -86,23 +122,29 @@ async function parts(code: string): Promise<void> {
   };
   const ctxJson = '{"state":{}}';
   let preludeCache: ivm.ExternalCopy | undefined;
+  let warmCache: ivm.ExternalCopy | undefined;
   let bundleCache: ivm.ExternalCopy | undefined;
   for (let i = 0; i < ROUNDS; i++) {
+    // Round 0 compiles the prelude from source; then rounds alternate between its first compile's cache and
+    // a warm one (compiled again after a run, as the maker makes it).
+    const cache = i === 0 ? undefined : i % 2 === 1 || warmCache === undefined ? preludeCache : warmCache;
+    const kind = cache === undefined ? "first" : cache === warmCache ? "warm code cache" : "first compile's cache";
     let at = performance.now();
     const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
     at = lap("new Isolate", at);
     const context = isolate.createContextSync();
     at = lap("createContextSync", at);
+    const options = { filename: "isohook:prelude" };
     const preludeScriptCompiled = isolate.compileScriptSync(
       prelude,
-      preludeCache === undefined ? { produceCachedData: true } : { cachedData: preludeCache },
+      cache === undefined ? { ...options, produceCachedData: true } : { ...options, cachedData: cache },
     );
-    at = lap(preludeCache === undefined ? "prelude compile (first)" : "prelude compile (own code cache)", at);
+    at = lap(`prelude compile (${kind})`, at);
     preludeCache ??= preludeScriptCompiled.cachedData;
     const entries = preludeScriptCompiled.runSync(context, { reference: true, timeout: 5_000 });
     const call = entries.getSync(0, { reference: true });
     const adopt = entries.getSync(2, { reference: true });
-    at = lap("prelude run + entry references", at);
+    at = lap(`prelude run + entry references (${kind})`, at);
     const script = isolate.compileScriptSync(
       `${code}\n;void 0;`,
       bundleCache === undefined ? { produceCachedData: true } : { cachedData: bundleCache },
@@ -114,23 +156,117 @@ async function parts(code: string): Promise<void> {
     adopt.applySync(undefined, [], { timeout: 5_000 });
     at = lap("adopt", at);
     call.applySync(undefined, ["tool.call", eventJson, ctxJson], { timeout: 5_000 });
-    at = lap("handler, first call", at);
+    at = lap(`handler, first call (prelude: ${kind})`, at);
     call.applySync(undefined, ["tool.call", eventJson, ctxJson], { timeout: 5_000 });
     at = lap("handler, second call", at);
+    warmCache ??= isolate.compileScriptSync(prelude, { ...options, produceCachedData: true }).cachedData;
     isolate.dispose();
     lap("dispose", at);
-    const started = performance.now();
-    const prepared = prepareIsolateAsync(prelude, limits.memoryMb, 5_000);
-    lap("async spare: caller's thread blocked", started);
-    (await prepared).isolate.dispose();
-    lap("async spare: ready after", started);
+    for (const [name, prepare] of spareKinds) {
+      const started = performance.now();
+      const prepared = prepare(prelude, limits.memoryMb);
+      lap(`spare, ${name}: this thread blocked`, started);
+      (await prepared).isolate.dispose();
+      lap(`spare, ${name}: ready after`, started);
+    }
   }
   console.log(`each step of opening an isolate, ${ROUNDS} rounds — ms: median p95 max`);
-  for (const [name, xs] of times) console.log(`${name.padEnd(42)}${stats(xs).padStart(22)}`);
+  for (const [name, xs] of times) console.log(`${name.padEnd(66)}${stats(xs).padStart(22)}`);
   console.log("");
 }
 
-/** Section 3: back-to-back cold calls in a running process worker, as the caller waits. */
+/** A round trip's worth of quiet between a reply and the next call, as in a running worker. */
+const GAP_MS = 0.15;
+
+/**
+ * Section 2: cold calls back to back in this thread, phase by phase, for each way of preparing spares in
+ * alternating rounds. A call "arrives" `GAP_MS` after the one before it ended; whatever ran on this thread
+ * in between (a refill's `setImmediate`) delays it (`queued`), as it delays the next call in a worker.
+ */
+async function backToBack(code: string, calls: number): Promise<void> {
+  const prelude = preludeScript(limits);
+  type Row = Record<"queued" | "take" | "compile" | "run" | "first" | "waits", number[]> & { missed: number };
+  const rows = new Map<string, Row>();
+  const ctxJson = '{"state":{}}';
+  const seenCache = new Map<string, ivm.ExternalCopy>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, options] of stocks) {
+      for (const seen of [false, true]) {
+        const label = `${seen ? "seen" : "new"} bundle, ${name}`;
+        const row: Row = rows.get(label) ?? {
+          queued: [],
+          take: [],
+          compile: [],
+          run: [],
+          first: [],
+          waits: [],
+          missed: 0,
+        };
+        rows.set(label, row);
+        const spares = new SpareIsolates(options);
+        spares.want(prelude, limits.memoryMb);
+        while (spares.size < (options?.perKind ?? SPARES_PER_KIND))
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        const used: PreparedIsolate[] = [];
+        let arrival = performance.now();
+        for (let i = 0; i < calls; i++) {
+          while (performance.now() < arrival) await new Promise((resolve) => setImmediate(resolve));
+          let at = performance.now();
+          row.queued.push(at - arrival);
+          let prepared = spares.take(prelude, limits.memoryMb);
+          if (prepared === undefined) row.missed++;
+          prepared ??= prepareIsolate(prelude, limits.memoryMb, 5_000);
+          used.push(prepared);
+          at = lapInto(row.take, at);
+          const source = seen ? `${code}\n;void 0;` : `${code}\n/* ${round} ${i} */;void 0;`;
+          const cachedData = seen ? seenCache.get(source) : undefined;
+          const script = prepared.isolate.compileScriptSync(
+            source,
+            cachedData ? { cachedData } : { produceCachedData: seen },
+          );
+          if (seen && cachedData === undefined && script.cachedData) seenCache.set(source, script.cachedData);
+          at = lapInto(row.compile, at);
+          script.runSync(prepared.context, { timeout: 5_000 });
+          prepared.adopt.applySync(undefined, [], { timeout: 5_000 });
+          at = lapInto(row.run, at);
+          prepared.call.applySync(undefined, ["tool.call", eventJson, ctxJson], { timeout: 5_000 });
+          at = lapInto(row.first, at);
+          row.waits.push(at - arrival);
+          arrival = at + GAP_MS;
+        }
+        spares.dispose();
+        for (const p of used) p.isolate.dispose();
+      }
+    }
+  }
+  console.log(
+    `cold calls back to back in this thread, ${calls} per round, ${ROUNDS} rounds alternating, next call ${GAP_MS} ms after a reply — ms: median p95 max`,
+  );
+  const columns = ["queued", "take", "compile", "run", "first", "waits"] as const;
+  const titles = [
+    "queued (refill)",
+    "spare or prepare",
+    "bundle compile",
+    "bundle run+adopt",
+    "first call",
+    "caller waits",
+  ];
+  console.log(`${"".padEnd(50)}${titles.map((t) => t.padStart(22)).join("")}  no spare`);
+  for (const [label, row] of rows) {
+    console.log(
+      `${label.padEnd(50)}${columns.map((c) => stats(row[c]).padStart(22)).join("")}  ${row.missed}/${row.waits.length}`,
+    );
+  }
+  console.log("");
+}
+
+function lapInto(into: number[], since: number): number {
+  const now = performance.now();
+  into.push(now - since);
+  return now;
+}
+
+/** Section 4: back-to-back cold calls in a running process worker, as the caller waits. */
 async function inWorker(code: string): Promise<void> {
   const executor = await startProcessExecutor({ workers: 1, spareWorker: false, limits: { timeoutMs: 1_000 } });
   try {
@@ -182,6 +318,7 @@ try {
     console.log(`bundle: ${typical.name} (${Math.round(typical.code.length / 1024)} KB), ${HOGS} CPU hogs\n`);
     await parts(typical.code);
   }
+  if (typical !== undefined) await backToBack(typical.code, 30);
   console.log(`cold call of each bundle, ${ROUNDS} rounds, ${HOGS} CPU hogs — ms: median p95 max`);
   console.log(
     `${"bundle".padEnd(28)}${"load (spare)".padStart(22)}${"load (no spare)".padStart(22)}${"handler".padStart(22)}`,

@@ -89,7 +89,7 @@ export function createInlineExecutor(options: InlineExecutorOptions = {}): HookE
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      pool.dispose();
+      await pool.close();
     },
   };
 }

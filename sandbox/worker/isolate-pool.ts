@@ -16,7 +16,7 @@ import { disposeQuietly, type LiveIsolate, type LoadedBundle, openIsolate, remai
 import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
-import { SpareIsolates } from "./prepared-isolate.js";
+import { SpareIsolates } from "./spare-isolates.js";
 import { callCpuMs, threadCpuMs } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;
@@ -213,6 +213,15 @@ export class IsolatePool {
 
   stats(): PoolStats {
     return { ...this.#cache.stats(), bundles: this.#bundles.size, spares: this.#spares?.size ?? 0 };
+  }
+
+  /**
+   * Disposes every isolate, and resolves once no spare is still being made on isolated-vm's threads: a
+   * process must not exit during one (isolated-vm can crash it then). Idempotent.
+   */
+  async close(): Promise<void> {
+    this.dispose();
+    await this.#spares?.settled();
   }
 
   /** Disposes every isolate; later calls throw `PoolClosedError`. Idempotent. */

@@ -63,6 +63,7 @@ export interface Isolate {
 
 export interface Context {
   readonly global: Reference;
+  evalSync(code: string, options: RunOptions & { readonly reference: true }): Reference;
   evalSync(code: string, options?: RunOptions): unknown;
   release(): void;
 }
@@ -82,19 +83,31 @@ export interface Script {
 /** A handle on a value inside the isolate; arguments and results cross as copies of primitives. */
 export interface Reference {
   applySync(receiver?: undefined, args?: readonly unknown[], options?: RunOptions): unknown;
+  /** With `result: { reference, promise }`: a reference to what the function's promise settled to. */
+  apply(
+    receiver: undefined,
+    args: readonly unknown[],
+    options: RunOptions & { readonly result: { readonly reference: true; readonly promise: true } },
+  ): Promise<Reference>;
   apply(receiver?: undefined, args?: readonly unknown[], options?: RunOptions): Promise<unknown>;
   getSync(key: string | number, options: { readonly reference: true }): Reference;
+  /** The property itself when it is a primitive or one of isolated-vm's transferable handles. */
+  getSync(key: string | number): unknown;
   setSync(key: string | number, value: unknown): boolean;
   release(): void;
 }
 
 export type IsolateConstructor = new (options?: IsolateOptions) => Isolate;
+/** Handle classes, for `instanceof` checks of handles that crossed from another isolate. */
+export type HandleClass<T> = abstract new (...args: never[]) => T;
 /** A host value the guest may call synchronously (probes only: the sandbox hands guests no host reference). */
 export type ReferenceConstructor = new (value: unknown) => Reference;
 
 interface IsolatedVmModule {
   readonly Isolate: IsolateConstructor;
   readonly Reference: ReferenceConstructor;
+  readonly Context: HandleClass<Context>;
+  readonly ExternalCopy: HandleClass<ExternalCopy>;
 }
 
 function load(): IsolatedVmModule {
@@ -111,3 +124,10 @@ const loaded = load();
 /** isolated-vm's `Isolate` class, from the build for the running Node. */
 export const Isolate: IsolateConstructor = loaded.Isolate;
 export const Reference: ReferenceConstructor = loaded.Reference;
+export const Context: HandleClass<Context> = loaded.Context;
+export const ExternalCopy: HandleClass<ExternalCopy> = loaded.ExternalCopy;
+/**
+ * isolated-vm's whole library, which is itself transferable: only ever handed to the worker's own maker
+ * isolate (isolate-maker.ts), never to an isolate that runs tenant code.
+ */
+export const library: unknown = loaded;

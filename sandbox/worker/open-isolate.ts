@@ -2,7 +2,8 @@ import type { BundleHash, SandboxLimits, WorkerFailureCode } from "../../src/pro
 import { type ClassifiedError, classifyIsolateError } from "./isolate-error.js";
 import type { ExternalCopy } from "./isolated-vm.js";
 import { verifyPrelude } from "./prelude-check.js";
-import { PREPARE_TIMEOUT_MS, type PreparedIsolate, prepareIsolate, type SpareIsolates } from "./prepared-isolate.js";
+import { PREPARE_TIMEOUT_MS, type PreparedIsolate, prepareIsolate } from "./prepared-isolate.js";
+import type { SpareIsolates } from "./spare-isolates.js";
 
 /** isolated-vm's types, taken from the prepared isolate so that only the loader names the package. */
 type Isolate = PreparedIsolate["isolate"];

@@ -1,3 +1,4 @@
+import type { IsolateMaker, WarmUp } from "./isolate-maker.js";
 import * as ivm from "./isolated-vm.js";
 
 /**
@@ -15,24 +16,49 @@ export interface PreparedIsolate {
 }
 
 const PRELUDE_FILE = "isohook:prelude";
-/** Code cache of each prelude script, made by this process's first compile of it (one per limits). */
-const preludeCode = new Map<string, ivm.ExternalCopy>();
+/**
+ * Code cache of each prelude script (one per limits), made by this process: from its first compile, or
+ * `warm` from the maker's warm-up run (isolate-maker.ts), which replaces a cold one.
+ */
+const preludeCode = new Map<string, { readonly data: ivm.ExternalCopy; readonly warm: boolean }>();
 const MAX_PRELUDE_CACHES = 16;
 
 /** Compile options for the prelude: this process's own code cache once it has one, else ask V8 for it. */
 function preludeOptions(prelude: string): ivm.CompileOptions {
-  const cachedData = preludeCode.get(prelude);
+  const cachedData = preludeCode.get(prelude)?.data;
   return cachedData === undefined
     ? { filename: PRELUDE_FILE, produceCachedData: true }
     : { filename: PRELUDE_FILE, cachedData };
 }
 
-function keepPreludeCode(prelude: string, script: ivm.Script): void {
-  const produced = script.cachedData;
-  if (produced === undefined || preludeCode.has(prelude)) return;
-  if (preludeCode.size < MAX_PRELUDE_CACHES) preludeCode.set(prelude, produced);
-  else produced.release();
+function keepPreludeCode(prelude: string, produced: ivm.ExternalCopy | undefined, warm: boolean): void {
+  if (produced === undefined) return;
+  const kept = preludeCode.get(prelude);
+  const better = kept === undefined ? preludeCode.size < MAX_PRELUDE_CACHES : warm && !kept.warm;
+  if (!better) {
+    produced.release();
+    return;
+  }
+  kept?.data.release();
+  preludeCode.set(prelude, { data: produced, warm });
 }
+
+/** A trusted hook the maker runs to warm the prelude's code cache: the usual path of a first call. */
+const WARM_UP: WarmUp = {
+  bundle: `var __isohook_bundle = { default: {
+    toolCall(event, ctx) { console.log("warm-up", event.call.name); ctx.state.calls = 1; return { type: "block", reason: "warm-up" }; },
+    toolResult() {},
+  } };`,
+  calls: [
+    [
+      "tool.call",
+      '{"call":{"id":"w","name":"shell","args":{"command":"ls"}},"batch":{"index":0,"size":1}}',
+      '{"state":{}}',
+      false,
+    ],
+    ["tool.result", '{"call":{"id":"w","name":"shell","args":{}},"result":{"output":"ok"}}', '{"state":{}}', false],
+  ],
+};
 
 function entriesOf(isolate: ivm.Isolate, context: ivm.Context, entries: ivm.Reference): PreparedIsolate {
   const prepared: PreparedIsolate = {
@@ -57,7 +83,7 @@ export function prepareIsolate(prelude: string, memoryMb: number, timeoutMs: num
   try {
     const context = isolate.createContextSync();
     const script = isolate.compileScriptSync(prelude, preludeOptions(prelude));
-    keepPreludeCode(prelude, script);
+    keepPreludeCode(prelude, script.cachedData, false);
     return entriesOf(isolate, context, script.runSync(context, { reference: true, timeout: timeoutMs }));
   } catch (error) {
     if (!isolate.isDisposed) isolate.dispose();
@@ -66,136 +92,25 @@ export function prepareIsolate(prelude: string, memoryMb: number, timeoutMs: num
 }
 
 /**
- * Prepares an isolate off the caller's thread, on isolated-vm's thread pool: only creating the isolate
- * itself (~1 ms) blocks. Safe because nothing but the trusted prelude has entered it; once tenant code
- * is in, an isolate is entered only with `applySync` (architecture rule 4: FinalizationRegistry callbacks
- * run when an isolate is entered asynchronously).
+ * Prepares an isolate entirely off the caller's thread, on isolated-vm's thread pool (isolate-maker.ts):
+ * the caller's thread only starts the task and takes the handles back. Safe because nothing but the
+ * trusted prelude has entered the isolate; once tenant code is in, an isolate is entered only with
+ * `applySync` (architecture rule 4: FinalizationRegistry callbacks run when an isolate is entered
+ * asynchronously).
  */
-export async function prepareIsolateAsync(prelude: string, memoryMb: number, timeoutMs: number) {
-  const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
-  try {
-    const context = await isolate.createContext();
-    const script = await isolate.compileScript(prelude, preludeOptions(prelude));
-    keepPreludeCode(prelude, script);
-    return entriesOf(isolate, context, await script.run(context, { reference: true, timeout: timeoutMs }));
-  } catch (error) {
-    if (!isolate.isDisposed) isolate.dispose();
-    throw error;
-  }
+export async function prepareIsolateOffThread(
+  maker: IsolateMaker,
+  prelude: string,
+  memoryMb: number,
+  timeoutMs: number,
+): Promise<PreparedIsolate> {
+  const kept = preludeCode.get(prelude);
+  const cachedData = kept?.warm === true ? kept.data : undefined;
+  const made = await maker.prepare(prelude, memoryMb, PRELUDE_FILE, cachedData, timeoutMs, WARM_UP);
+  keepPreludeCode(prelude, made.cachedData, true);
+  const [call, collect, adopt, describe] = made.entries;
+  return { isolate: made.isolate, context: made.context, call, collect, adopt, describe };
 }
 
-const MAX_KINDS = 4;
-/** Prepared isolates kept ready per kind: back-to-back cold calls each take one while the next is made. */
-export const SPARES_PER_KIND = 3;
 /** Installing the trusted prelude in a new isolate; only a starved machine takes this long. */
 export const PREPARE_TIMEOUT_MS = 5_000;
-
-interface Kind {
-  readonly prelude: string;
-  readonly memoryMb: number;
-  readonly ready: PreparedIsolate[];
-  preparing: number;
-}
-
-/**
- * Keeps `SPARES_PER_KIND` prepared isolates ready per (prelude, memory limit), so a tenant's first call
- * skips creating the isolate and installing the prelude (most of a cold start). A kind is wanted once a
- * bundle with it is loaded; a spare taken is replaced between calls (`setImmediate`: after the answers of
- * the current batch went out), one isolate at a time so a burst of calls never waits behind more than one
- * isolate's creation, and the rest of the preparation runs on isolated-vm's threads (one at a time too:
- * three at once competed with the calls for a 2-core machine's CPU).
- * At most `MAX_KINDS` kinds are kept, the least recently wanted dropped first.
- */
-export class SpareIsolates {
-  readonly #kinds = new Map<string, Kind>();
-  readonly #perKind: number;
-  /** Preparations running on isolated-vm's threads: one at a time, so refills never crowd the calls' CPU. */
-  #preparing = 0;
-  #scheduled = false;
-  #closed = false;
-
-  constructor(perKind = SPARES_PER_KIND) {
-    this.#perKind = perKind;
-  }
-
-  /** A spare for this kind if one is ready, else undefined; either way the kind is refilled between calls. */
-  take(prelude: string, memoryMb: number): PreparedIsolate | undefined {
-    const kind = this.#want(prelude, memoryMb);
-    const spare = kind.ready.pop();
-    this.#schedule();
-    return spare;
-  }
-
-  /** Starts keeping spares of this kind (a bundle with it was loaded). */
-  want(prelude: string, memoryMb: number): void {
-    this.#want(prelude, memoryMb);
-    this.#schedule();
-  }
-
-  get size(): number {
-    let size = 0;
-    for (const kind of this.#kinds.values()) size += kind.ready.length;
-    return size;
-  }
-
-  dispose(): void {
-    this.#closed = true;
-    for (const kind of this.#kinds.values()) for (const spare of kind.ready) spare.isolate.dispose();
-    this.#kinds.clear();
-  }
-
-  #want(prelude: string, memoryMb: number): Kind {
-    const key = `${memoryMb}\u0000${prelude}`;
-    let kind = this.#kinds.get(key);
-    if (kind !== undefined) {
-      this.#kinds.delete(key);
-    } else {
-      kind = { prelude, memoryMb, ready: [], preparing: 0 };
-      if (this.#kinds.size >= MAX_KINDS) this.#dropOldest();
-    }
-    this.#kinds.set(key, kind);
-    return kind;
-  }
-
-  #dropOldest(): void {
-    for (const [key, kind] of this.#kinds) {
-      this.#kinds.delete(key);
-      for (const spare of kind.ready) spare.isolate.dispose();
-      return;
-    }
-  }
-
-  #schedule(): void {
-    if (this.#scheduled || this.#closed) return;
-    this.#scheduled = true;
-    setImmediate(this.#refillOne).unref();
-  }
-
-  #refillOne = (): void => {
-    this.#scheduled = false;
-    if (this.#closed || this.#preparing > 0) return;
-    for (const kind of this.#kinds.values()) {
-      if (kind.ready.length + kind.preparing >= this.#perKind) continue;
-      kind.preparing++;
-      this.#preparing++;
-      prepareIsolateAsync(kind.prelude, kind.memoryMb, PREPARE_TIMEOUT_MS).then(
-        (spare) => {
-          kind.preparing--;
-          this.#preparing--;
-          if (this.#closed || this.#kinds.get(`${kind.memoryMb}\u0000${kind.prelude}`) !== kind) {
-            spare.isolate.dispose();
-          } else {
-            kind.ready.push(spare);
-          }
-          this.#schedule();
-        },
-        () => {
-          // A spare is an optimisation: the next cold call prepares its own isolate and reports any failure.
-          kind.preparing--;
-          this.#preparing--;
-        },
-      );
-      return;
-    }
-  };
-}

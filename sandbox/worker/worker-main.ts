@@ -40,7 +40,7 @@ import {
 import type { IsolatePool } from "./index.js";
 
 /** What the loop needs of an `IsolatePool` (a stand-in implements it in the supervisor's tests). */
-export type WorkerEngine = Pick<IsolatePool, "load" | "unload" | "call" | "describe" | "sweep" | "dispose">;
+export type WorkerEngine = Pick<IsolatePool, "load" | "unload" | "call" | "describe" | "sweep" | "close">;
 
 const SWEEP_EVERY_MS = 10_000;
 /** A batch that has run this long sends its answers so far before starting another call. */
@@ -50,6 +50,8 @@ const ORPHAN_POLL_MS = 250;
 const HOST_FRAME_BYTES = 2 ** 32 - 1;
 /** Exit code of a worker whose channel from the host broke (a frame it cannot read past). */
 const BROKEN_CHANNEL_EXIT = 71;
+/** Longest an exit waits for the engine to close (a spare being made on isolated-vm's threads: ~2 ms). */
+const CLOSE_BEFORE_EXIT_MS = 250;
 
 export function serveWorker(engine: WorkerEngine): void {
   const channel = openChannel(process.env[CHANNEL_FD_ENV]);
@@ -87,17 +89,34 @@ export function serveWorker(engine: WorkerEngine): void {
   // 192 MiB of UTF-8): no cap here beyond the length prefix's own.
   const reader = new FrameReader(handle, HOST_FRAME_BYTES);
 
+  const exit = exitAfterClosing(engine);
   channel.on("data", (chunk: Buffer) => {
     if (outbox.length === 0) windowStart = performance.now();
     // A length prefix out of range: the stream cannot be read on, so this worker ends and its calls settle.
-    if (!reader.push(chunk)) process.exit(BROKEN_CHANNEL_EXIT);
+    if (!reader.push(chunk)) exit(BROKEN_CHANNEL_EXIT);
   });
-  channel.on("error", () => process.exit(BROKEN_CHANNEL_EXIT));
-  channel.on("end", () => process.exit(0));
-  process.on("disconnect", () => process.exit(0));
+  channel.on("error", () => exit(BROKEN_CHANNEL_EXIT));
+  channel.on("end", () => exit(0));
+  process.on("disconnect", () => exit(0));
   setInterval(() => engine.sweep(), SWEEP_EVERY_MS).unref();
   watchForOrphaning();
   queue({ kind: "ready", pid: process.pid });
+}
+
+/**
+ * Exits once the engine closed (or after `CLOSE_BEFORE_EXIT_MS`): isolated-vm can crash a process that
+ * exits while an isolate is being made on its threads, and a crash at exit would read as one to the host.
+ */
+function exitAfterClosing(engine: WorkerEngine): (code: number) => void {
+  let exiting = false;
+  return (code) => {
+    if (exiting) return;
+    exiting = true;
+    const timer = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_BEFORE_EXIT_MS).unref());
+    void Promise.race([engine.close(), timer])
+      .catch(() => {})
+      .finally(() => process.exit(code));
+  };
 }
 
 /** The worker's end of the framed channel; the supervisor forks it with both that and an IPC channel. */

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { wallBackstopFactor } from "../../../sandbox/worker/cpu-stretch.js";
 import { IsolatePool, PoolClosedError, SandboxOptionsError } from "../../../sandbox/worker/index.js";
-import { SPARES_PER_KIND } from "../../../sandbox/worker/prepared-isolate.js";
-import { GuestReply, type SandboxResult } from "../../../src/protocol/index.js";
+import { isolateMaker } from "../../../sandbox/worker/isolate-maker.js";
+import { SPARES_PER_KIND } from "../../../sandbox/worker/spare-isolates.js";
+import { GuestReply, type SandboxBundle, type SandboxResult } from "../../../src/protocol/index.js";
 import { ctxJson, HEALTHY, hooksBundle, POOL_LIMITS, TOOL_CALL_EVENT, tenant } from "../bundle-fixtures.js";
 
 const LIMITS = POOL_LIMITS;
@@ -26,15 +27,20 @@ function poolWith(options: ConstructorParameters<typeof IsolatePool>[0] = {}): I
   return pool;
 }
 
-function callCounter(pool: IsolatePool, tenantName: string, event: object = TOOL_CALL_EVENT): SandboxResult {
+/** One `tool.call` of a loaded bundle by a tenant, with a 1 s timeout. */
+function callBundle(pool: IsolatePool, bundle: SandboxBundle, tenantName: string, eventJson = "{}"): SandboxResult {
   const tenantId = tenant(tenantName);
-  return pool.call(COUNTER.hash, {
+  return pool.call(bundle.hash, {
     tenantId,
     point: "tool.call",
-    eventJson: JSON.stringify(event),
-    ctxJson: ctxJson(tenantId, COUNTER),
+    eventJson,
+    ctxJson: ctxJson(tenantId, bundle),
     timeoutMs: 1_000,
   });
+}
+
+function callCounter(pool: IsolatePool, tenantName: string, event: object = TOOL_CALL_EVENT): SandboxResult {
+  return callBundle(pool, COUNTER, tenantName, JSON.stringify(event));
 }
 
 /** The reason the counter bundle returned: how many calls this isolate has seen. */
@@ -68,14 +74,7 @@ describe("IsolatePool", () => {
       return { type: "block", reason: "ok" };
     } }`);
     pool.load(chatty.hash, chatty.code, { ...LIMITS, maxLogLines: 10 });
-    const tenantId = tenant("a");
-    const result = pool.call(chatty.hash, {
-      tenantId,
-      point: "tool.call",
-      eventJson: "{}",
-      ctxJson: ctxJson(tenantId, chatty),
-      timeoutMs: 1_000,
-    });
+    const result = callBundle(pool, chatty, "a");
     expect(result.type === "replied" && JSON.parse(result.reply)).toMatchObject({
       kind: "returned",
       logs: ['{"a":1}', "[1]", "g", "[assert] Assertion failed: broken 2", "[trace] here"],
@@ -250,6 +249,40 @@ describe("IsolatePool", () => {
     await vi.waitFor(() => expect(pool.stats().spares).toBe(SPARES_PER_KIND), { timeout: 10_000, interval: 5 });
     // The counter bundle counts in globalThis: a spare shared or pre-loaded with tenant code would show it.
     for (const name of ["s1", "s2", "s3", "s4"]) expect(count(callCounter(pool, name))).toBe("1");
+  });
+
+  it("hands a tenant in a spare nothing of the isolated-vm library its maker isolate holds", async () => {
+    const probe = hooksBundle(`{ toolCall() {
+      const library = ["ivm", "isolated_vm", "Isolate", "Reference", "ExternalCopy", "Callback", "NativeModule", "Context", "Script"];
+      const names = library.filter((n) => n in globalThis);
+      return { type: "block", reason: [typeof ivm, typeof globalThis.ivm, typeof require, names.join("+")].join(",") };
+    } }`);
+    const pool = poolWith();
+    pool.load(probe.hash, probe.code, LIMITS);
+    await vi.waitFor(() => expect(pool.stats().spares).toBe(SPARES_PER_KIND), { timeout: 10_000, interval: 5 });
+    const result = callBundle(pool, probe, "spare-probe");
+    expect(pool.stats().spares).toBe(SPARES_PER_KIND - 1);
+    expect(count(result)).toBe("undefined,undefined,undefined,");
+  });
+
+  it("closes while spares are being made, resolving only once no isolate is being made", async () => {
+    // A process that exits while isolated-vm makes an isolate on its threads can crash (rule 11).
+    let busy = 0;
+    for (let round = 0; round < 20; round++) {
+      const pool = new IsolatePool();
+      pool.load(COUNTER.hash, COUNTER.code, LIMITS);
+      await new Promise((resolve) => setTimeout(resolve, round % 4));
+      await pool.close();
+      let idle = false;
+      void isolateMaker.settled().then(() => {
+        idle = true;
+      });
+      await Promise.resolve();
+      if (!idle) busy++;
+      expect(pool.stats().spares).toBe(0);
+      expect(() => callCounter(pool, "late")).toThrow(PoolClosedError);
+    }
+    expect(busy).toBe(0);
   });
 
   it("tells its phase listener when a cold call loads its bundle and when the handler starts", () => {
