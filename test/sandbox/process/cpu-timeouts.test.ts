@@ -9,7 +9,7 @@ import { tenantOn } from "./helpers/processes.js";
 
 /**
  * Timeouts are CPU time, so a busy machine cannot fake one: with every core taken by spinning processes
- * (one per core, on top of whatever else runs here), a hook whose work takes about 1.2 × its timeout by
+ * (two per core, on top of whatever else runs here), a hook whose work takes about 1.2 × its timeout by
  * the clock still decides (but for at most 2 calls of 16 that the machine starved to under a fifth of the
  * share it gave the call before, stopped by the backstop within their CPU time); a spinning hook still
  * ends `timeout`, stopped by the wall-clock backstop, which the worker sizes by the load so that the
@@ -82,7 +82,9 @@ describe("CPU-time timeouts on a machine whose every core is busy", () => {
     }
     expect(perMs).toBeGreaterThan(0);
 
-    hogs = await spinning(availableParallelism());
+    // Two per core: the worker then gets well under a core (a single hog per core left it ~0.8 of one at
+    // times, so no healthy call ran past its timeout by the clock, and the test could not show anything).
+    hogs = await spinning(2 * availableParallelism());
     const spinnerTenant = tenantOn((id) => executor.shardOf(id), 1, "spinner");
     // The spinner keeps spinning on the other worker until the healthy calls are done: steady contention.
     let healthyDone = false;
