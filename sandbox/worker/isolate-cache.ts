@@ -29,6 +29,11 @@ export class IsolateCache {
     this.#maxHeapBytes = maxHeapBytes;
   }
 
+  /** Isolates evicted (count, heap budget or idleness) since the cache was made. */
+  get evicted(): number {
+    return this.#evicted;
+  }
+
   get(key: string): LiveIsolate | undefined {
     return this.#live.get(key);
   }

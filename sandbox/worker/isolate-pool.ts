@@ -106,9 +106,18 @@ export class IsolatePool {
   /**
    * Runs one hook call synchronously. `replied` carries the prelude's `GuestReply` JSON string. Throws
    * `SandboxOptionsError` for a `timeoutMs` that is not a positive number (isolated-vm reads 0 as none).
-   * `onPhase` hears `load` before a cold call loads its bundle and `run` before that call's handler.
+   * `onPhase` hears `load` before a cold call loads its bundle and `run` before that call's handler. The
+   * result counts the isolates evicted to make room for the call (`evicted`), if any.
    */
   call(bundleHash: BundleHash, call: SandboxCall, onPhase?: PhaseListener): PoolResult {
+    const before = this.#cache.evicted;
+    const result = this.#call(bundleHash, call, onPhase);
+    const evicted = this.#cache.evicted - before;
+    if (evicted > 0) result.evicted = evicted;
+    return result;
+  }
+
+  #call(bundleHash: BundleHash, call: SandboxCall, onPhase?: PhaseListener): PoolResult {
     this.#assertOpen();
     assertTimeout(call.timeoutMs);
     const started = performance.now();

@@ -160,6 +160,7 @@ export function hookRecord<P extends HookPoint>(
     queuedMs: cost.queuedMs,
     loadMs: cost.loadMs,
     loadAfterRecycle: cost.loadAfterRecycle,
+    evicted: cost.evicted,
     logs: called.outcome.logs,
   };
 }

@@ -152,6 +152,7 @@ export class TenantObserver {
       queuedMs: cost.queuedMs,
       loadMs: cost.loadMs,
       loadAfterRecycle: cost.loadAfterRecycle,
+      evicted: cost.evicted,
       logs: outcome.logs,
       observe: true,
     };

@@ -54,6 +54,9 @@ export interface SandboxCall {
  *   event or error outside the prelude's control), or the previous load failed on the bundle's code. Budgets
  *   then charge `loadMs` too, and a reload that makes the call outlast its timeout is a quarantine strike
  *   (docs/architecture.md, "Reloads a tenant causes").
+ * - `evicted`: isolates the worker disposed to make room for this call (its count or heap budget, least
+ *   recently used first); absent when none. Idle isolates disposed between calls (`maxIdleMs`) are not
+ *   counted here.
  * - `queuedMs`: wall time the call waited and was not running: behind other calls on its worker, for a
  *   worker to be (re)started, in transit on the channel. Absent in inline mode (nothing queues there).
  *
@@ -64,6 +67,7 @@ export interface SandboxCost {
   runMs: number;
   loadMs?: number | undefined;
   loadAfterRecycle?: true | undefined;
+  evicted?: number | undefined;
   queuedMs?: number | undefined;
 }
 

@@ -7,10 +7,13 @@ import type { WorkerRequest, WorkerResponse } from "./wire.js";
  * a second time (escaping every quote) and parsed them again on the other side.
  *
  * A frame is `u32 length (LE) | u8 kind | body`, `length` counting the kind byte and the body:
- * - `CALL` (host → worker, the hot path): `f64 id | f64 timeoutMs` then five strings, each `u32 byte length |
- *   UTF-8`: bundle hash, tenant id, point, eventJson, ctxJson.
+ * - `CALL` (host → worker, the hot path): `f64 id | f64 timeoutMs | u8 observe (0: a decision call, 1: an
+ *   observe-only call)` then five strings, each `u32 byte length | UTF-8`: bundle hash, tenant id, point,
+ *   eventJson, ctxJson. Any other flag value decodes to the id alone, which the guard refuses: the worker
+ *   answers that call `unavailable`.
  * - `REPLIED` (worker → host, the hot path): `f64 id | f64 cpuMs | f64 runMs | f64 loadMs (NaN: none) |
- *   u8 loadAfterRecycle (0 or 1)` then the reply string.
+ *   u8 loadAfterRecycle (0 or 1) | u32 evicted (0: none)` then the reply string. Any other flag value does
+ *   not decode: the host takes the frame as malformed.
  * - `JSON`: one `WorkerRequest` or `WorkerResponse` as JSON text (load, describe, unload, ready, failures,
  *   a reply that is not well-formed UTF-16, which UTF-8 could not carry exactly, and a call or result with a
  *   field the two binary layouts do not have: a field added to the wire is carried, never dropped).
@@ -34,6 +37,11 @@ const FRAME_REPLIED = 2;
 const FRAME_JSON = 3;
 
 const LENGTH_BYTES = 4;
+/** `f64 id | f64 timeoutMs | u8 observe`. */
+const CALL_FIXED_BYTES = 17;
+/** `f64 id | f64 cpuMs | f64 runMs | f64 loadMs | u8 loadAfterRecycle | u32 evicted`. */
+const REPLIED_FIXED_BYTES = 37;
+const MAX_U32 = 2 ** 32 - 1;
 /** Room for one UTF-16 code unit in UTF-8: at most 3 bytes (a surrogate pair, 2 units, takes 4). */
 const MAX_UTF8_PER_UNIT = 3;
 
@@ -56,9 +64,9 @@ export function encodeFrames(batch: readonly Message[]): Buffer {
         call.point.length +
         call.eventJson.length +
         call.ctxJson.length;
-      bound += LENGTH_BYTES + 1 + 16 + 5 * 4 + chars * MAX_UTF8_PER_UNIT;
+      bound += LENGTH_BYTES + 1 + CALL_FIXED_BYTES + 5 * 4 + chars * MAX_UTF8_PER_UNIT;
     } else if (isPlainReply(message)) {
-      bound += LENGTH_BYTES + 1 + 33 + 4 + message.result.reply.length * MAX_UTF8_PER_UNIT;
+      bound += LENGTH_BYTES + 1 + REPLIED_FIXED_BYTES + 4 + message.result.reply.length * MAX_UTF8_PER_UNIT;
     } else {
       const text = JSON.stringify(message);
       json[i] = text;
@@ -81,7 +89,8 @@ export function encodeFrames(batch: readonly Message[]): Buffer {
       const { call } = message;
       out.writeDoubleLE(message.id, at);
       out.writeDoubleLE(call.timeoutMs, at + 8);
-      at += 16;
+      out[at + 16] = call.priority === "observe" ? 1 : 0;
+      at += CALL_FIXED_BYTES;
       at = writeString(out, at, message.bundleHash);
       at = writeString(out, at, call.tenantId);
       at = writeString(out, at, call.point);
@@ -95,7 +104,8 @@ export function encodeFrames(batch: readonly Message[]): Buffer {
       out.writeDoubleLE(result.runMs, at + 16);
       out.writeDoubleLE(result.loadMs ?? Number.NaN, at + 24);
       out[at + 32] = result.loadAfterRecycle === true ? 1 : 0;
-      at = writeString(out, at + 33, result.reply);
+      out.writeUInt32LE(result.evicted ?? 0, at + 33);
+      at = writeString(out, at + REPLIED_FIXED_BYTES, result.reply);
     }
     out.writeUInt32LE(at - start - LENGTH_BYTES, start);
   }
@@ -103,9 +113,9 @@ export function encodeFrames(batch: readonly Message[]): Buffer {
 }
 
 const CALL_KEYS = new Set(["kind", "id", "bundleHash", "call"]);
-const SANDBOX_CALL_KEYS = new Set(["tenantId", "point", "eventJson", "ctxJson", "timeoutMs"]);
+const SANDBOX_CALL_KEYS = new Set(["tenantId", "point", "eventJson", "ctxJson", "timeoutMs", "priority"]);
 const RESULT_KEYS = new Set(["kind", "id", "result"]);
-const REPLIED_KEYS = new Set(["type", "reply", "cpuMs", "runMs", "loadMs", "loadAfterRecycle"]);
+const REPLIED_KEYS = new Set(["type", "reply", "cpuMs", "runMs", "loadMs", "loadAfterRecycle", "evicted"]);
 
 /** Own keys all in `keys` (a field the binary layout does not know sends the message as JSON: none is dropped). */
 function onlyKeys(value: object, keys: ReadonlySet<string>): boolean {
@@ -115,7 +125,12 @@ function onlyKeys(value: object, keys: ReadonlySet<string>): boolean {
 
 /** A call the `CALL` layout carries whole. */
 function isPlainCall(message: Message): message is Extract<WorkerRequest, { kind: "call" }> {
-  return message.kind === "call" && onlyKeys(message, CALL_KEYS) && onlyKeys(message.call, SANDBOX_CALL_KEYS);
+  return (
+    message.kind === "call" &&
+    (message.call.priority === undefined || message.call.priority === "observe") &&
+    onlyKeys(message, CALL_KEYS) &&
+    onlyKeys(message.call, SANDBOX_CALL_KEYS)
+  );
 }
 
 /**
@@ -125,9 +140,11 @@ function isPlainCall(message: Message): message is Extract<WorkerRequest, { kind
 function isPlainReply(message: Message): message is Extract<WorkerResponse, { kind: "result" }> & {
   result: { type: "replied" };
 } {
+  const evicted = message.kind === "result" ? message.result.evicted : undefined;
   return (
     message.kind === "result" &&
     message.result.type === "replied" &&
+    (evicted === undefined || (Number.isSafeInteger(evicted) && evicted > 0 && evicted <= MAX_U32)) &&
     isWellFormed.call(message.result.reply) &&
     onlyKeys(message, RESULT_KEYS) &&
     onlyKeys(message.result, REPLIED_KEYS)
@@ -240,6 +257,16 @@ class BodyReader {
     return this.#bytes[this.at++] ?? 0;
   }
 
+  u32(): number {
+    if (this.at + 4 > this.#end) {
+      this.ok = false;
+      return 0;
+    }
+    const value = this.#bytes.readUInt32LE(this.at);
+    this.at += 4;
+    return value;
+  }
+
   string(): string {
     if (this.at + 4 > this.#end) {
       this.ok = false;
@@ -269,13 +296,16 @@ export function decodeRequestFrame(bytes: Buffer, start: number, end: number): u
   const body = new BodyReader(bytes, start + 1, end);
   const id = body.double();
   const timeoutMs = body.double();
+  const observe = body.byte();
   const bundleHash = body.string();
   const tenantId = body.string();
   const point = body.string();
   const eventJson = body.string();
   const ctxJson = body.string();
   if (!body.complete) return undefined;
-  return { kind: "call", id, bundleHash, call: { tenantId, point, eventJson, ctxJson, timeoutMs } };
+  if (observe > 1) return { kind: "call", id };
+  const call = { tenantId, point, eventJson, ctxJson, timeoutMs };
+  return { kind: "call", id, bundleHash, call: observe === 1 ? { ...call, priority: "observe" } : call };
 }
 
 /** The message in one frame as the wire objects look (unchecked: pass it to `isWorkerResponse`), or undefined. */
@@ -289,12 +319,14 @@ export function decodeResponseFrame(bytes: Buffer, start: number, end: number): 
   const runMs = body.double();
   const loadMs = body.double();
   const flags = body.byte();
+  const evicted = body.u32();
   const reply = body.string();
   if (!body.complete || flags > 1) return undefined;
   const result: Record<string, unknown> = { type: "replied", reply, cpuMs, runMs };
   // NaN is the frame's "no load"; any other value, finite or not, goes to the guard as sent.
   if (!Number.isNaN(loadMs)) result.loadMs = loadMs;
   if (flags === 1) result.loadAfterRecycle = true;
+  if (evicted > 0) result.evicted = evicted;
   return { kind: "result", id, result };
 }
 

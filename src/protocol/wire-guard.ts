@@ -43,8 +43,8 @@ const DESCRIBE_KEYS = new Set(["kind", "id", "tenantId", "bundleHash"]);
 const UNLOAD_KEYS = new Set(["kind", "bundleHash"]);
 const READY_KEYS = new Set(["kind", "pid"]);
 const RESULT_KEYS = new Set(["kind", "id", "result"]);
-const REPLIED_KEYS = new Set(["type", "reply", "cpuMs", "runMs", "loadMs", "loadAfterRecycle"]);
-const FAILED_KEYS = new Set(["type", "failure", "cpuMs", "runMs", "loadMs", "loadAfterRecycle"]);
+const REPLIED_KEYS = new Set(["type", "reply", "cpuMs", "runMs", "loadMs", "loadAfterRecycle", "evicted"]);
+const FAILED_KEYS = new Set(["type", "failure", "cpuMs", "runMs", "loadMs", "loadAfterRecycle", "evicted"]);
 const FAILURE_KEYS = new Set(["code", "message"]);
 const FAILED_CODES = new Set(["timeout", "memory_limit", "unavailable", "threw"]);
 
@@ -117,6 +117,7 @@ function isSandboxCall(v: unknown): boolean {
 function isWireResult(v: unknown): boolean {
   if (!isRecord(v) || !isFiniteNumber(v.cpuMs) || !isFiniteNumber(v.runMs) || !isOptionalFinite(v.loadMs)) return false;
   if (v.loadAfterRecycle !== undefined && v.loadAfterRecycle !== true) return false;
+  if (v.evicted !== undefined && !isInt(v.evicted, 1)) return false;
   switch (v.type) {
     case "replied":
       return typeof v.reply === "string" && hasOnlyKeys(v, inReplied);

@@ -57,6 +57,7 @@ const cost = {
   runMs: z.number(),
   loadMs: z.number().optional(),
   loadAfterRecycle: z.literal(true).optional(),
+  evicted: z.number().int().positive().optional(),
 };
 
 /** The `SandboxResult` (executor.ts) as a worker sends it: the pool's result, unchanged, under its request id. */

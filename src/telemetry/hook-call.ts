@@ -18,6 +18,7 @@ export interface HookCallView {
   readonly queuedMs?: number | undefined;
   readonly loadMs?: number | undefined;
   readonly loadAfterRecycle?: true | undefined;
+  readonly evicted?: number | undefined;
 }
 
 /**

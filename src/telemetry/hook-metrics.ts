@@ -26,6 +26,8 @@ interface Series {
   budgetDenials: number;
   cacheHits: number;
   cacheMisses: number;
+  /** Isolates the worker evicted to make room for these calls (`SandboxCost.evicted`). */
+  cacheEvictions: number;
   /** Failed calls by code, with the code's attribute set. */
   readonly failures: Map<string, { readonly attributes: Attributes; count: number }>;
 }
@@ -73,6 +75,11 @@ export class HookMetrics {
     );
     const cacheHits = count(METRIC.cacheHits, "Sandbox calls that found their isolate warm");
     const cacheMisses = count(METRIC.cacheMisses, "Sandbox calls that loaded their bundle into a new isolate");
+    const cacheEvictions = meter.createObservableCounter(METRIC.cacheEvictions, {
+      description: "Isolates a sandbox worker evicted (its isolate count or heap budget) to make room for a call",
+      unit: "{isolate}",
+      valueType: ValueType.INT,
+    });
     const observe: BatchObservableCallback = (result) => {
       for (const series of this.#all) {
         if (series.decidedCalls > 0) result.observe(calls, series.decidedCalls, series.decided);
@@ -81,9 +88,11 @@ export class HookMetrics {
         if (series.budgetDenials > 0) result.observe(budgetDenials, series.budgetDenials, series.base);
         if (series.cacheHits > 0) result.observe(cacheHits, series.cacheHits, series.base);
         if (series.cacheMisses > 0) result.observe(cacheMisses, series.cacheMisses, series.base);
+        if (series.cacheEvictions > 0) result.observe(cacheEvictions, series.cacheEvictions, series.base);
       }
     };
-    meter.addBatchObservableCallback(observe, [calls, failures, budgetDenials, cacheHits, cacheMisses]);
+    const observables = [calls, failures, budgetDenials, cacheHits, cacheMisses, cacheEvictions];
+    meter.addBatchObservableCallback(observe, observables);
   }
 
   /** Records one hook call of `tenantId` at its point. */
@@ -110,6 +119,7 @@ export class HookMetrics {
     if (reach === "sandbox") {
       if (call.loadMs === undefined) series.cacheHits++;
       else series.cacheMisses++;
+      series.cacheEvictions += call.evicted ?? 0;
     }
   }
 
@@ -140,6 +150,7 @@ export class HookMetrics {
         budgetDenials: 0,
         cacheHits: 0,
         cacheMisses: 0,
+        cacheEvictions: 0,
         failures: new Map(),
       };
       bySource.set(source, series);

@@ -61,6 +61,7 @@ export const METRIC = {
   budgetDenials: "isohook.budget.denials",
   cacheHits: "isohook.isolate.cache.hits",
   cacheMisses: "isohook.isolate.cache.misses",
+  cacheEvictions: "isohook.isolate.cache.evictions",
   workerRestarts: "isohook.worker.restarts",
   workerRss: "isohook.worker.rss",
   pending: "isohook.sandbox.pending",

@@ -17,13 +17,26 @@ const LIMITS = { memoryMb: 32, maxResultChars: 65_536, maxStateChars: 16_384, ma
 
 const text = fc.string({ unit: "binary", maxLength: 200 });
 const call = fc
-  .record({ id: fc.nat(), eventJson: text, ctxJson: text, timeoutMs: fc.integer({ min: 1, max: 2 ** 31 }) })
+  .record({
+    id: fc.nat(),
+    eventJson: text,
+    ctxJson: text,
+    timeoutMs: fc.integer({ min: 1, max: 2 ** 31 }),
+    observe: fc.boolean(),
+  })
   .map(
-    ({ id, eventJson, ctxJson, timeoutMs }): WorkerRequest => ({
+    ({ id, eventJson, ctxJson, timeoutMs, observe }): WorkerRequest => ({
       kind: "call",
       id,
       bundleHash: HASH as never,
-      call: { tenantId: "t1" as never, point: "tool.call", eventJson, ctxJson, timeoutMs },
+      call: {
+        tenantId: "t1" as never,
+        point: "tool.call",
+        eventJson,
+        ctxJson,
+        timeoutMs,
+        ...(observe ? { priority: "observe" as const } : {}),
+      },
     }),
   );
 const request = fc.oneof(
@@ -45,9 +58,10 @@ const response = fc.oneof(
       ...cost,
       loadMs: fc.option(fc.double({ min: 0, noNaN: true }), { nil: undefined }),
       own: fc.boolean(),
+      evicted: fc.option(fc.integer({ min: 1, max: 2 ** 32 - 1 }), { nil: undefined }),
     })
     .map(
-      ({ id, reply, cpuMs, runMs, loadMs, own }): WorkerResponse => ({
+      ({ id, reply, cpuMs, runMs, loadMs, own, evicted }): WorkerResponse => ({
         kind: "result",
         id,
         result: {
@@ -56,6 +70,7 @@ const response = fc.oneof(
           cpuMs,
           runMs,
           ...(loadMs === undefined ? {} : { loadMs, ...(own ? { loadAfterRecycle: true as const } : {}) }),
+          ...(evicted === undefined ? {} : { evicted }),
         },
       }),
     ),
@@ -123,8 +138,36 @@ describe("frames", () => {
     );
   });
 
+  it("carry observe-only calls and eviction counts in the binary layouts", () => {
+    const call: WorkerRequest = {
+      kind: "call",
+      id: 3,
+      bundleHash: HASH as never,
+      call: { ...CALL, priority: "observe" } as never,
+    };
+    const result: WorkerResponse = {
+      kind: "result",
+      id: 3,
+      result: { type: "replied", reply: "{}", cpuMs: 1, runMs: 2, loadMs: 3, evicted: 7 },
+    };
+    const [callFrame, resultFrame] = [encodeFrames([call]), encodeFrames([result])];
+    expect([callFrame[4], resultFrame[4]]).toEqual([1, 2]);
+    expect(readAll<unknown>([callFrame], decodeRequestFrame).messages).toEqual([call]);
+    expect(readAll<unknown>([resultFrame], decodeResponseFrame).messages).toEqual([result]);
+  });
+
+  it("decode a call frame with an unknown flag value as its id alone, which the guard refuses", () => {
+    const frame = Buffer.from(encodeFrames([{ kind: "call", id: 9, bundleHash: HASH as never, call: CALL as never }]));
+    for (const flag of [2, 0x80, 0xff]) {
+      frame[4 + 1 + 16] = flag;
+      const decoded = decodeRequestFrame(frame, 4, frame.length);
+      expect(decoded).toEqual({ kind: "call", id: 9 });
+      expect(isWorkerRequest(decoded)).toBe(false);
+    }
+  });
+
   it("carry a field the binary layouts do not have, rather than drop it", () => {
-    const call = { kind: "call", id: 3, bundleHash: HASH, call: { ...CALL, priority: "observe" } };
+    const call = { kind: "call", id: 3, bundleHash: HASH, call: { ...CALL, priority: "later" } };
     const result = { kind: "result", id: 3, result: { type: "replied", reply: "{}", cpuMs: 1, runMs: 2, extra: 1 } };
     const requests = readAll<unknown>([encodeFrames([call as never])], decodeRequestFrame);
     const responses = readAll<unknown>([encodeFrames([result as never])], decodeResponseFrame);
@@ -160,7 +203,7 @@ describe("frames", () => {
     );
     const body = (bytes: Buffer) => [bytes, 4, bytes.length] as const;
     const lying = Buffer.from(replied);
-    lying.writeUInt32LE(1_000, 4 + 1 + 33);
+    lying.writeUInt32LE(1_000, 4 + 1 + 37);
     expect(decodeResponseFrame(...body(lying))).toBeUndefined();
     const flagged = Buffer.from(replied);
     flagged[4 + 1 + 32] = 2;

@@ -55,7 +55,11 @@ describe("metrics of a hostile run", () => {
       if (seen.call.tenantId === "mallory") return sandboxFailed("timeout", 50);
       const cold = !loaded.has(seen.call.tenantId);
       loaded.add(seen.call.tenantId);
-      return { ...returned(undefined, { runMs: 40, cpuMs: 30 }), ...(cold ? { loadMs: 5 } : {}), queuedMs: 1 };
+      return {
+        ...returned(undefined, { runMs: 40, cpuMs: 30 }),
+        ...(cold ? { loadMs: 5, evicted: 2 } : {}),
+        queuedMs: 1,
+      };
     });
     const dispatcher = createDispatcher({
       executor,
@@ -118,6 +122,15 @@ describe("metrics of a hostile run", () => {
   it("counts isolate cache hits and misses from the calls' load times", () => {
     expect(total(all, "isohook.isolate.cache.misses", acme)).toBe(1);
     expect(total(all, "isohook.isolate.cache.hits", acme)).toBe(2);
+  });
+
+  it("counts the isolates evicted to make room for the calls, as the worker reports them", () => {
+    // Each tenant's cold call evicted 2 isolates; mallory's calls (all failed, none cold) evicted none.
+    expect(total(all, "isohook.isolate.cache.evictions", acme)).toBe(2);
+    expect(total(all, "isohook.isolate.cache.evictions", { "isohook.tenant.id": "other" })).toBe(6);
+    expect(total(all, "isohook.isolate.cache.evictions", mallory)).toBeUndefined();
+    const evictions = all.find((m) => m.descriptor.name === "isohook.isolate.cache.evictions");
+    expect(evictions?.descriptor.unit).toBe("{isolate}");
   });
 
   it("reports tenants past the cap as other", () => {

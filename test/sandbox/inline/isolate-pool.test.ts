@@ -153,18 +153,25 @@ describe("IsolatePool", () => {
     callCounter(pool, "a");
     callCounter(pool, "b");
     callCounter(pool, "a");
-    callCounter(pool, "c"); // evicts b, the least recently used
+    const evicting = callCounter(pool, "c"); // evicts b, the least recently used
     expect(pool.stats()).toMatchObject({ isolates: 2, evicted: 1 });
-    expect(count(callCounter(pool, "a"))).toBe("3");
+    // The call that made room says so (`evicted`); a warm call evicts nothing and carries no count.
+    expect(evicting).toMatchObject({ type: "replied", evicted: 1 });
+    const warm = callCounter(pool, "a");
+    expect(warm.evicted).toBeUndefined();
+    expect(count(warm)).toBe("3");
     expect(count(callCounter(pool, "b"))).toBe("1");
   });
 
   it("evicts least recently used isolates past the heap budget", () => {
     const pool = poolWith({ maxHeapMb: 8 });
     // 24 isolates hold well over 8 MB on every V8 here (≈ 0.8 MB each on Node 20, ≈ 0.6 MB on Node 24).
-    for (let i = 0; i < 24; i++) callCounter(pool, `t${i}`);
+    let reported = 0;
+    for (let i = 0; i < 24; i++) reported += callCounter(pool, `t${i}`).evicted ?? 0;
     const stats = pool.stats();
     expect(stats.evicted).toBeGreaterThan(0);
+    // Every eviction is reported by the call that caused it, and no other.
+    expect(reported).toBe(stats.evicted);
     expect(stats.isolates).toBeLessThan(24);
     expect(stats.heapBytes).toBeLessThanOrEqual(8 * 1024 * 1024);
   });

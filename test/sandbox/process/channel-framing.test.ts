@@ -1,9 +1,20 @@
+import { fork } from "node:child_process";
+import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProcessExecutor } from "../../../sandbox/supervisor/create-executor.js";
 import type { SupervisorEvent } from "../../../sandbox/supervisor/index.js";
 import type { ProcessExecutor } from "../../../sandbox/supervisor/process-executor.js";
-import type { SandboxResult, TenantId } from "../../../src/protocol/index.js";
-import { STAND_IN_WORKER, standInCall, standInReply, tenantOn } from "./helpers/processes.js";
+import { workerSpawnSpec } from "../../../sandbox/supervisor/spawn-spec.js";
+import {
+  CHANNEL_FD_ENV,
+  decodeResponseFrame,
+  encodeFrames,
+  FrameReader,
+  type SandboxResult,
+  type TenantId,
+  type WorkerRequest,
+} from "../../../src/protocol/index.js";
+import { STAND_IN_BUNDLE, STAND_IN_WORKER, standInCall, standInReply, tenantOn } from "./helpers/processes.js";
 
 /**
  * A worker is less trusted than its host: what it writes on the framed channel may be cut short, absurdly
@@ -44,7 +55,7 @@ describe("the framed channel with a hostile worker", () => {
     return events.find((e) => e.type === "worker_exited" && e.pid === pid);
   }
 
-  for (const op of ["frame-oversized", "frame-garbage", "frame-bad-body"]) {
+  for (const op of ["frame-oversized", "frame-garbage", "frame-bad-body", "frame-bad-flags"]) {
     it(`kills a worker that writes a broken frame (${op}) and blames the call it was running`, async () => {
       const before = await pidOf(a);
       const [hostile, queued] = await attack(op);
@@ -87,3 +98,62 @@ describe("the framed channel with a hostile worker", () => {
     expect(exitOf(before)).toMatchObject({ reason: "crashed", signal: "SIGKILL" });
   });
 });
+
+/**
+ * The worker's end: its host is trusted, but a call frame whose observe flag is neither 0 nor 1 (a host bug,
+ * a corrupted write) must not run as either kind of call. The worker answers it `unavailable` under its id,
+ * as any malformed request with an id, and serves on.
+ */
+describe("the framed channel into a worker", () => {
+  it("answers a call frame with an unknown flag value unavailable and serves the calls around it", async () => {
+    const spec = workerSpawnSpec(STAND_IN_WORKER);
+    const child = fork(spec.entry, [], {
+      execArgv: [...spec.execArgv],
+      cwd: spec.cwd,
+      env: { ...spec.env, [CHANNEL_FD_ENV]: "5" },
+      stdio: ["ignore", "ignore", "ignore", "ipc", "ignore", "pipe"],
+    });
+    const frames = (child.stdio as readonly unknown[])[5] as Socket;
+    const received: unknown[] = [];
+    const reader = new FrameReader((bytes, start, end) => received.push(decodeResponseFrame(bytes, start, end)));
+    frames.on("data", (chunk: Buffer) => reader.push(chunk));
+    try {
+      const call = (id: number, nonce: string, observe: boolean): WorkerRequest => ({
+        kind: "call",
+        id,
+        bundleHash: STAND_IN_BUNDLE.hash,
+        call: {
+          ...standInCall("t1" as TenantId, { nonce })[1],
+          ...(observe ? { priority: "observe" as const } : {}),
+        },
+      });
+      const bad = Buffer.from(encodeFrames([call(2, "bad", false)]));
+      // The flag byte follows the length prefix, the kind byte and two float64s (id, timeoutMs).
+      bad[4 + 1 + 16] = 2;
+      const load: WorkerRequest = { kind: "load", bundleHash: STAND_IN_BUNDLE.hash, code: "x", limits: LIMITS };
+      frames.write(
+        Buffer.concat([encodeFrames([load, call(1, "before", true)]), bad, encodeFrames([call(3, "after", false)])]),
+      );
+      const until = Date.now() + 20_000;
+      while (received.filter((m) => (m as { kind?: string }).kind === "result").length < 3 && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const results = received.filter((m) => (m as { kind?: string }).kind === "result") as {
+        id: number;
+        result: SandboxResult;
+      }[];
+      expect(results.map((r) => r.id)).toEqual([1, 2, 3]);
+      const replyOf = (i: number) => standInReply(results[i]?.result as SandboxResult) as { priority?: string };
+      expect(replyOf(0)).toMatchObject({ nonce: "before", priority: "observe" });
+      expect(results[1]?.result).toMatchObject({ type: "failed", failure: { code: "unavailable" } });
+      expect(replyOf(2)).toMatchObject({ nonce: "after" });
+      expect(replyOf(2).priority).toBeUndefined();
+      expect(child.exitCode).toBeNull();
+    } finally {
+      child.kill("SIGKILL");
+      frames.destroy();
+    }
+  });
+});
+
+const LIMITS = { memoryMb: 32, maxResultChars: 65_536, maxStateChars: 16_384, maxLogLines: 50, maxLogChars: 8_192 };
