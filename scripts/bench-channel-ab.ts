@@ -1,7 +1,9 @@
 /**
  * A/B of the process executor's channel against another checkout of isohook (a base commit), side by side in
- * one run: each round measures A and B (A B, then B A) (pipelined over 2 workers with one tenant each and with 64 tenants,
- * and sequential calls), so load changes hit both alike. Prints the median of each and B/A.
+ * one run: each round measures A and B (A B, then B A), each on fresh workers (pipelined over 2 workers with one tenant each and with 64 tenants,
+ * and sequential calls), so load changes hit both alike. Prints the median of each and B/A: the wall-clock
+ * figure, and the CPU time host and workers spent per call (utime + stime from /proc), which other load on a
+ * shared machine changes far less than it changes the wall clock.
  *
  *   git archive main | tar -x -C /tmp/base && ln -s "$PWD/node_modules" /tmp/base/node_modules
  *   node --no-node-snapshot --import tsx scripts/bench-channel-ab.ts /tmp/base [rounds] [--observe]
@@ -9,6 +11,7 @@
  * `--observe` sends every call as an observe-only call (`priority: "observe"`).
  */
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -18,6 +21,7 @@ import type { SandboxBundle, SandboxCall, SandboxResult } from "../src/protocol/
 interface Executor {
   execute(bundle: SandboxBundle, call: SandboxCall): Promise<SandboxResult>;
   shardOf(tenantId: string): number;
+  workers(): readonly { readonly pid: number }[];
   close(): Promise<void>;
 }
 type Start = (options: { workers: number; spareWorker: boolean }) => Promise<Executor>;
@@ -56,36 +60,59 @@ function callOf(tenant: string): SandboxCall {
   return (observe ? { ...call, priority: "observe" } : call) as SandboxCall;
 }
 
-async function throughput(executor: Executor, calls: SandboxCall[], total: number, window = 256): Promise<number> {
+/** Codes of calls that failed (a busy machine can time one out); printed, not thrown. */
+const failures: string[] = [];
+
+/** CPU ms of this process and the executor's workers so far (the workers' from /proc, in clock ticks). */
+function cpuMsOf(executor: Executor): number {
+  const { user, system } = process.cpuUsage();
+  let ms = (user + system) / 1000;
+  for (const { pid } of executor.workers()) {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ms += (Number(fields[11]) + Number(fields[12])) * 10;
+  }
+  return ms;
+}
+
+interface Measure {
+  /** Calls per second, or µs per call for sequential calls. */
+  readonly wall: number;
+  /** CPU µs per call, host and workers. */
+  readonly cpuUs: number;
+}
+
+async function throughput(executor: Executor, calls: SandboxCall[], total: number, window = 256): Promise<Measure> {
   let issued = 0;
+  const cpu = cpuMsOf(executor);
   const start = performance.now();
   await Promise.all(
     Array.from({ length: window }, async () => {
       while (issued < total) {
         const result = await executor.execute(bundle, calls[issued++ % calls.length] as SandboxCall);
-        if (result.type !== "replied") throw new Error(`call failed: ${JSON.stringify(result)}`);
+        if (result.type !== "replied") failures.push(result.failure.code);
       }
     }),
   );
-  return total / ((performance.now() - start) / 1000);
+  const wall = total / ((performance.now() - start) / 1000);
+  return { wall, cpuUs: ((cpuMsOf(executor) - cpu) * 1000) / total };
 }
 
-async function sequentialUs(executor: Executor, call: SandboxCall, n: number): Promise<number> {
+async function sequential(executor: Executor, call: SandboxCall, n: number): Promise<Measure> {
+  const cpu = cpuMsOf(executor);
   const start = performance.now();
   for (let i = 0; i < n; i++) await executor.execute(bundle, call);
-  return ((performance.now() - start) * 1000) / n;
+  return { wall: ((performance.now() - start) * 1000) / n, cpuUs: ((cpuMsOf(executor) - cpu) * 1000) / n };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
+const KINDS = ["pipelined, 2 tenants", "pipelined, 64 tenants", "sequential"] as const;
+
 async function main(): Promise<void> {
   const baseModule = pathToFileURL(join(baseDir as string, "sandbox/supervisor/create-executor.ts")).href;
   const base = (await import(baseModule)) as { startProcessExecutor: Start };
-  const sides: [string, Start][] = [
-    ["A base", base.startProcessExecutor],
-    ["B this", startProcessExecutor as unknown as Start],
-  ];
-  const executors = await Promise.all(sides.map(([, start]) => start({ workers: 2, spareWorker: false })));
+  const sides = [base.startProcessExecutor, startProcessExecutor as unknown as Start];
   const spreadOf = (executor: Executor) =>
     [0, 1].map((slot) => {
       let i = 0;
@@ -93,34 +120,36 @@ async function main(): Promise<void> {
       return callOf(`spread-${i}`);
     });
   const many = Array.from({ length: 64 }, (_, i) => callOf(`bench-${i}`));
-  const figures = executors.map(() => ({ spread: [] as number[], many: [] as number[], seq: [] as number[] }));
-  for (const executor of executors) await throughput(executor, many, 5_000);
+  const figures = sides.map(() => KINDS.map((): Measure[] => []));
   for (let r = 0; r < rounds; r++) {
-    // A B, then B A: neither side always runs first.
-    const order = r % 2 === 0 ? [0, 1] : [1, 0];
-    for (const k of order) {
-      const executor = executors[k] as Executor;
-      const f = figures[k] as (typeof figures)[number];
-      f.spread.push(await throughput(executor, spreadOf(executor), 20_000));
-      f.many.push(await throughput(executor, many, 20_000));
-      f.seq.push(await sequentialUs(executor, many[0] as SandboxCall, 1_500));
+    // A B, then B A: neither side always runs first. Each side gets fresh workers, alone on the machine.
+    for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) {
+      const executor = await (sides[k] as Start)({ workers: 2, spareWorker: false });
+      const [spread, sixtyFour, seq] = figures[k] as Measure[][];
+      await throughput(executor, many, 10_000);
+      spread?.push(await throughput(executor, spreadOf(executor), 20_000));
+      sixtyFour?.push(await throughput(executor, many, 20_000));
+      seq?.push(await sequential(executor, many[0] as SandboxCall, 1_500));
+      await executor.close();
     }
   }
-  await Promise.all(executors.map((e) => e.close()));
-  const [a, b] = figures.map((f) => ({ spread: median(f.spread), many: median(f.many), seq: median(f.seq) }));
-  if (a === undefined || b === undefined) return;
-  const perSec = (n: number) => `${Math.round(n).toLocaleString("en-US")} calls/s`;
   console.log(
     `channel A/B — Node ${process.version}, ${rounds} alternating rounds${observe ? ", observe-only calls" : ""}, load average ${loadavg()
       .map((x) => x.toFixed(2))
-      .join(" ")} at the end`,
+      .join(" ")} at the end; medians`,
   );
-  console.log(`                       A (base)            B (this)            B/A`);
-  const line = (name: string, x: number, y: number, show: (n: number) => string) =>
-    console.log(`${name.padEnd(22)} ${show(x).padEnd(19)} ${show(y).padEnd(19)} ${(y / x).toFixed(2)}×`);
-  line("pipelined, 2 tenants", a.spread, b.spread, perSec);
-  line("pipelined, 64 tenants", a.many, b.many, perSec);
-  line("sequential", a.seq, b.seq, (n) => `${n.toFixed(1)} µs`);
+  console.log(`${"".padEnd(22)} ${"A (base)".padEnd(17)} ${"B (this)".padEnd(17)} B/A    CPU µs/call A → B`);
+  for (const [i, kind] of KINDS.entries()) {
+    const [a, b] = figures.map((side) => side[i] ?? []);
+    const wall = [a, b].map((m) => median((m ?? []).map((x) => x.wall)));
+    const cpu = [a, b].map((m) => median((m ?? []).map((x) => x.cpuUs)));
+    const show = (n = Number.NaN) =>
+      kind === "sequential" ? `${n.toFixed(1)} µs` : `${Math.round(n).toLocaleString("en-US")} calls/s`;
+    const ratio = ((wall[1] ?? Number.NaN) / (wall[0] ?? Number.NaN)).toFixed(2);
+    const cpuText = `${cpu[0]?.toFixed(1)} → ${cpu[1]?.toFixed(1)} (${((cpu[1] ?? 0) / (cpu[0] ?? 1)).toFixed(2)}×)`;
+    console.log(`${kind.padEnd(22)} ${show(wall[0]).padEnd(17)} ${show(wall[1]).padEnd(17)} ${ratio}×  ${cpuText}`);
+  }
+  if (failures.length > 0) console.log(`failed calls: ${failures.length} (${[...new Set(failures)].join(", ")})`);
 }
 
 await main();

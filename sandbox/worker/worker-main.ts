@@ -5,8 +5,10 @@
  * descriptor `CHANNEL_FD_ENV` names.
  *
  * Protocol (src/protocol/wire.ts): the host sends `WorkerRequest`s as frames, many to a write; the worker
- * answers every `call` and `describe` with one `WorkerResponse` carrying the request's id, in request order.
- * Answers to one read go out as one write, early if the batch runs long. `ready` goes out once, when the
+ * answers every `call` and `describe` with one `WorkerResponse` carrying the request's id. The calls of one
+ * read run grouped by isolate (`inIsolateOrder`): entering another isolate costs more than the call, and 64
+ * tenants taking turns would switch on every call. Answers to one read go out as one write, early if the
+ * batch runs long. `ready` goes out once, when the
  * loop listens. Each request is checked with the allocation-free `isWorkerRequest`: the host is trusted but
  * the channel must not fall over on garbage, so a malformed request with an id gets an `unavailable` answer
  * and one without is dropped.
@@ -74,26 +76,35 @@ export function serveWorker(engine: WorkerEngine): void {
       queueMicrotask(flush);
     }
   };
-  const handle = (bytes: Buffer, start: number, end: number): void => {
+  const handle = (message: unknown): void => {
     // A long batch sends what it has answered before starting another call: the host reads answers as
     // progress, and its deadline for a call counts from the answer before it.
     if (outbox.length > 0 && performance.now() - windowStart >= FLUSH_AFTER_MS) {
       flush();
       windowStart = performance.now();
     }
-    const message = decodeRequestFrame(bytes, start, end);
     const response = isWorkerRequest(message) ? serve(engine, message, marks) : malformed(message);
     if (response !== undefined) queue(response);
   };
+  let read: unknown[] = [];
   // The host is trusted and its frames are bounded by its limits (an event may be 64 Mi characters, up to
   // 192 MiB of UTF-8): no cap here beyond the length prefix's own.
-  const reader = new FrameReader(handle, HOST_FRAME_BYTES);
+  const reader = new FrameReader((bytes, start, end) => {
+    read.push(decodeRequestFrame(bytes, start, end));
+  }, HOST_FRAME_BYTES);
 
   const exit = exitAfterClosing(engine);
   channel.on("data", (chunk: Buffer) => {
     if (outbox.length === 0) windowStart = performance.now();
     // A length prefix out of range: the stream cannot be read on, so this worker ends and its calls settle.
-    if (!reader.push(chunk)) exit(BROKEN_CHANNEL_EXIT);
+    if (!reader.push(chunk)) {
+      exit(BROKEN_CHANNEL_EXIT);
+      return;
+    }
+    const batch = read;
+    read = [];
+    // Without a mark the host takes the oldest unanswered call as the running one: keep the host's order.
+    for (const message of marks.kept ? inIsolateOrder(batch) : batch) handle(message);
   });
   channel.on("error", () => exit(BROKEN_CHANNEL_EXIT));
   channel.on("end", () => exit(0));
@@ -130,10 +141,55 @@ function openChannel(fdText: string | undefined): Socket {
   return new Socket({ fd, readable: true, writable: true });
 }
 
-/** `start` marks a call as running; `phase` re-marks it when it loads its bundle and when its handler starts. */
+/**
+ * `start` marks a call as running; `phase` re-marks it when it loads its bundle and when its handler starts.
+ * `kept`: the host passed a mark file.
+ */
 interface RunningMarks {
+  readonly kept: boolean;
   start(id: number): void;
   readonly phase: (phase: RunningPhase) => void;
+}
+
+/**
+ * The requests of one read in the order to serve them: each run of calls between other requests (loads,
+ * unloads, describes, malformed frames keep their places) regrouped so that the calls for one isolate (tenant,
+ * bundle, decision or observe) run back to back, groups in the order of their first call, observe-only
+ * calls after every decision call of the run (never ahead of one). A tenant's calls keep their order.
+ */
+export function inIsolateOrder(requests: readonly unknown[]): unknown[] {
+  const ordered: unknown[] = [];
+  let run: WorkerRequest[] = [];
+  const endRun = (): void => {
+    if (run.length > 2) regroup(run, ordered);
+    else for (const call of run) ordered.push(call);
+    run = [];
+  };
+  for (const request of requests) {
+    if (isWorkerRequest(request) && request.kind === "call") {
+      run.push(request);
+      continue;
+    }
+    endRun();
+    ordered.push(request);
+  }
+  endRun();
+  return ordered;
+}
+
+function regroup(run: readonly WorkerRequest[], into: unknown[]): void {
+  const groups = new Map<string, WorkerRequest[]>();
+  const observers = new Map<string, WorkerRequest[]>();
+  for (const request of run) {
+    if (request.kind !== "call") continue;
+    const key = `${request.call.tenantId}\u0000${request.bundleHash}`;
+    const into = request.call.priority === "observe" ? observers : groups;
+    const group = into.get(key);
+    if (group === undefined) into.set(key, [request]);
+    else group.push(request);
+  }
+  for (const group of groups.values()) for (const request of group) into.push(request);
+  for (const group of observers.values()) for (const request of group) into.push(request);
 }
 
 function serve(engine: WorkerEngine, request: WorkerRequest, marks: RunningMarks): WorkerResponse | undefined {
@@ -175,7 +231,9 @@ function unavailable(id: number, message: string): WorkerResponse {
 /** Writes the running-call mark to the host's file descriptor; no-ops when the host passed none. */
 function runningMarks(fdText: string | undefined): RunningMarks {
   const fd = Number(fdText);
-  if (fdText === undefined || !Number.isSafeInteger(fd) || fd < 3) return { start: () => {}, phase: () => {} };
+  if (fdText === undefined || !Number.isSafeInteger(fd) || fd < 3) {
+    return { kept: false, start: () => {}, phase: () => {} };
+  }
   const bytes = new Uint8Array(RUNNING_MARK_BYTES);
   const view = new Float64Array(bytes.buffer);
   let running = 0;
@@ -191,6 +249,9 @@ function runningMarks(fdText: string | undefined): RunningMarks {
     }
   };
   return {
+    get kept() {
+      return !broken;
+    },
     start(id) {
       running = id;
       write("run");
