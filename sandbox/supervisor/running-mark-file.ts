@@ -5,6 +5,13 @@ import { join } from "node:path";
 import { RUNNING_MARK_BYTES, type RunningMark, readRunningMark } from "../../src/protocol/index.js";
 
 /**
+ * Where mark files are made: memory-backed `/dev/shm` where the system has it (the worker writes the mark
+ * before every call, and a write there skips the disk filesystem's journal: ~0.5 µs of ~2.5), else the
+ * temp dir.
+ */
+const MARK_DIRS = ["/dev/shm", tmpdir()];
+
+/**
  * The host's end of one worker's running-call mark (src/protocol/running-mark.ts): an anonymous file
  * (created owner-only, unlinked at once) whose descriptor the worker inherits. Reading it is one
  * positional read; the host does that only when a deadline timer fires or the worker has died.
@@ -21,16 +28,18 @@ export class RunningMarkFile {
 
   /** A fresh mark file, or undefined when none can be made (the supervisor then blames the oldest call). */
   static open(): RunningMarkFile | undefined {
-    const path = join(tmpdir(), `isohook-mark-${process.pid}-${randomBytes(8).toString("hex")}`);
-    let fd: number | undefined;
-    try {
-      fd = openSync(path, "wx+", 0o600);
-      unlinkSync(path);
-      return new RunningMarkFile(fd);
-    } catch {
-      if (fd !== undefined) closeSync(fd);
-      return undefined;
+    for (const dir of MARK_DIRS) {
+      const path = join(dir, `isohook-mark-${process.pid}-${randomBytes(8).toString("hex")}`);
+      let fd: number | undefined;
+      try {
+        fd = openSync(path, "wx+", 0o600);
+        unlinkSync(path);
+        return new RunningMarkFile(fd);
+      } catch {
+        if (fd !== undefined) closeSync(fd);
+      }
     }
+    return undefined;
   }
 
   /** The last mark the worker wrote, or undefined if it wrote none (or the file is closed). */

@@ -76,21 +76,22 @@ export function serveWorker(engine: WorkerEngine): void {
       queueMicrotask(flush);
     }
   };
-  const handle = (message: unknown): void => {
+  const handle = (message: WorkerRequest | Malformed): void => {
     // A long batch sends what it has answered before starting another call: the host reads answers as
     // progress, and its deadline for a call counts from the answer before it.
     if (outbox.length > 0 && performance.now() - windowStart >= FLUSH_AFTER_MS) {
       flush();
       windowStart = performance.now();
     }
-    const response = isWorkerRequest(message) ? serve(engine, message, marks) : malformed(message);
+    const response = message instanceof Malformed ? malformed(message.message) : serve(engine, message, marks);
     if (response !== undefined) queue(response);
   };
-  let read: unknown[] = [];
+  let read: (WorkerRequest | Malformed)[] = [];
   // The host is trusted and its frames are bounded by its limits (an event may be 64 Mi characters, up to
   // 192 MiB of UTF-8): no cap here beyond the length prefix's own.
   const reader = new FrameReader((bytes, start, end) => {
-    read.push(decodeRequestFrame(bytes, start, end));
+    const message = decodeRequestFrame(bytes, start, end);
+    read.push(isWorkerRequest(message) ? message : new Malformed(message));
   }, HOST_FRAME_BYTES);
 
   const exit = exitAfterClosing(engine);
@@ -157,8 +158,8 @@ interface RunningMarks {
  * bundle, decision or observe) run back to back, groups in the order of their first call, observe-only
  * calls after every decision call of the run (never ahead of one). A tenant's calls keep their order.
  */
-export function inIsolateOrder(requests: readonly unknown[]): unknown[] {
-  const ordered: unknown[] = [];
+export function inIsolateOrder(requests: readonly (WorkerRequest | Malformed)[]): (WorkerRequest | Malformed)[] {
+  const ordered: (WorkerRequest | Malformed)[] = [];
   let run: WorkerRequest[] = [];
   const endRun = (): void => {
     if (run.length > 2) regroup(run, ordered);
@@ -166,7 +167,7 @@ export function inIsolateOrder(requests: readonly unknown[]): unknown[] {
     run = [];
   };
   for (const request of requests) {
-    if (isWorkerRequest(request) && request.kind === "call") {
+    if (!(request instanceof Malformed) && request.kind === "call") {
       run.push(request);
       continue;
     }
@@ -177,7 +178,7 @@ export function inIsolateOrder(requests: readonly unknown[]): unknown[] {
   return ordered;
 }
 
-function regroup(run: readonly WorkerRequest[], into: unknown[]): void {
+function regroup(run: readonly WorkerRequest[], into: (WorkerRequest | Malformed)[]): void {
   const groups = new Map<string, WorkerRequest[]>();
   const observers = new Map<string, WorkerRequest[]>();
   for (const request of run) {
@@ -258,6 +259,14 @@ function runningMarks(fdText: string | undefined): RunningMarks {
     },
     phase: write,
   };
+}
+
+/** A frame that did not decode to a request the guard accepts (`isWorkerRequest`), as decoded. */
+export class Malformed {
+  readonly message: unknown;
+  constructor(message: unknown) {
+    this.message = message;
+  }
 }
 
 function malformed(message: unknown): WorkerResponse | undefined {

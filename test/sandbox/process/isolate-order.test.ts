@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inIsolateOrder } from "../../../sandbox/worker/worker-main.js";
+import { inIsolateOrder, Malformed } from "../../../sandbox/worker/worker-main.js";
 import type { WorkerRequest } from "../../../src/protocol/index.js";
 
 const A = `sha256-${"a".repeat(64)}`;
@@ -15,7 +15,8 @@ function call(id: number, tenantId: string, bundleHash = A, observe = false): Wo
   } as WorkerRequest;
 }
 
-const ids = (requests: unknown[]) => requests.map((r) => (r as { id?: number; kind: string }).id ?? r);
+const ids = (requests: unknown[]) =>
+  requests.map((r) => (r instanceof Malformed ? r : ((r as { id?: number }).id ?? r)));
 
 describe("the worker's serving order of one read", () => {
   it("runs the calls for one isolate back to back, groups in order of their first call, each tenant's in order", () => {
@@ -36,7 +37,7 @@ describe("the worker's serving order of one read", () => {
       limits: { memoryMb: 8, maxResultChars: 1, maxStateChars: 1, maxLogLines: 0, maxLogChars: 0 },
     };
     const describeB = { kind: "describe", id: 9, tenantId: "t1", bundleHash: B };
-    const garbage = { kind: "call", id: 8 };
+    const garbage = new Malformed({ kind: "call", id: 8 });
     const read = [
       call(0, "t1"),
       call(1, "t2"),
@@ -49,6 +50,6 @@ describe("the worker's serving order of one read", () => {
       call(6, "t2"),
       describeB,
     ];
-    expect(ids(inIsolateOrder(read))).toEqual([0, 2, 1, load, 3, 8, 4, 6, 5, 9]);
+    expect(ids(inIsolateOrder(read as WorkerRequest[]))).toEqual([0, 2, 1, load, 3, garbage, 4, 6, 5, 9]);
   });
 });
