@@ -336,14 +336,14 @@ async function main(): Promise<void> {
     spread >= 80_000,
     perSec(spread),
     ceiling,
-    "measure on a quiet machine; then move the host's per-call promise and pending-map work into batches",
+    "the workers are the bottleneck (a CPU profile finds the host ~75 % idle): applySync is half a worker's time, then the reply write, the running-mark write and the thread-CPU clock read (3–6 % each); 80,000 calls/s on 2 cores needs ≤ 25 µs of CPU per call, host and worker together (scripts/bench-channel-ab.ts prints it)",
   );
   target(
     "pipelined ≥ 50,000 calls/s with 64 tenants",
     manyPerSec >= 50_000,
     perSec(manyPerSec),
-    `switching among 32 isolates per worker costs isolated-vm an isolate entry each call (${ratio(spread, manyPerSec)} slower than one tenant per worker); ${ceiling}`,
-    "order each worker's batch by tenant so consecutive calls share an isolate (the pool keeps order per tenant only)",
+    `a worker runs each read's calls grouped by isolate, but a read holds ~27 calls of ~20 of its 32 tenants, so most calls still enter another isolate (${ratio(spread, manyPerSec)} slower than one tenant per worker); ${ceiling}`,
+    "larger reads per worker (the host holding its outbox while the worker is busy) so that the groups grow",
   );
 
   // Cold first call and memory per warm tenant, in one running worker.
