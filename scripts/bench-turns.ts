@@ -110,6 +110,9 @@ async function oneRun(runtime: HookRuntime): Promise<number> {
   return ms;
 }
 
+/** The tenant bundle's three points (tool.call, tool.result, turn.end) cross into the sandbox each turn. */
+const SANDBOX_CALLS_PER_TURN = 3;
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 async function measure(executor: HookExecutor): Promise<{ bare: number; hooked: number }> {
@@ -156,3 +159,13 @@ const overhead = processFigures.hooked - processFigures.bare;
 console.log(
   `\ntarget: process-mode hook overhead ≤ 1 ms per turn: ${overhead <= 1 ? "met" : "MISSED"} (${overhead.toFixed(3)} ms)`,
 );
+if (overhead > 1) {
+  const inlineOverhead = inlineFigures.hooked - inlineFigures.bare;
+  const perCrossing = (overhead - inlineOverhead) / SANDBOX_CALLS_PER_TURN;
+  console.log(
+    `      why: ${SANDBOX_CALLS_PER_TURN} sandbox calls a turn; the same hooks inline cost ${inlineOverhead.toFixed(3)} ms, so each ` +
+      `crossing to a worker adds ${perCrossing.toFixed(3)} ms (the sequential process call over inline in npm run bench: ` +
+      "the host's call path, the channel and a worker sharing the cores)\n" +
+      "      next: the sequential-call next step (profile the host's warm call path); batch a turn's independent calls",
+  );
+}
