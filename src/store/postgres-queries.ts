@@ -2,14 +2,7 @@ import type { Pool, PoolClient } from "pg";
 import type { BundleHash, TenantId } from "../protocol/index.js";
 import type { ActivationResult, AuditType, VersionRecord } from "./bundle-store.js";
 import { type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
-import {
-  type AuditRow,
-  type BundleRow,
-  type TenantRow,
-  toVersionRecord,
-  type VersionDetailRow,
-  type VersionRow,
-} from "./store-rows.js";
+import { toVersionRecord, type VersionRow } from "./store-rows.js";
 import {
   activeVersionError,
   noPrevious,
@@ -21,11 +14,13 @@ import {
 
 export type Db = Pool | PoolClient;
 
-const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`;
+/** A timestamp column as epoch ms, the form the row types (store-rows.ts) hold times in. */
+export const msOf = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`;
 
 /**
- * The PostgreSQL store's statements for versions (upload, activation, rollback, delete) and its reads;
- * rollouts and shadows are in postgres-candidates.ts, the active-bundle cache's reads in postgres-head.ts.
+ * The PostgreSQL store's statements for versions (upload, activation, rollback, delete); its listing reads
+ * are in postgres-reads.ts, rollouts and shadows in postgres-candidates.ts, the active-bundle cache's reads
+ * in postgres-head.ts.
  * Values go in as parameters only; the one name built into the SQL is the schema, validated as a
  * lowercase identifier (see storeLocation). Writes run in
  * transactions that lock the tenant's row first, so a version number is allocated and an activation
@@ -36,18 +31,24 @@ export class PostgresQueries {
   readonly channel: string;
   /** `"schema".`: what every table name is prefixed with. */
   readonly schemaPrefix: string;
+  /** A version row's columns (store-rows.ts `VersionRow`) and what they are read from, for the reads. */
+  readonly versionSelect: string;
+  readonly versionFrom: string;
   readonly #s: string;
-  readonly #versionSelect: string;
 
   constructor(schema: string) {
     this.#s = `"${schema}".`;
     this.schemaPrefix = this.#s;
     this.channel = `isohook:${schema}`;
-    this.#versionSelect = `
-      SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${ms("v.uploaded_at")} AS uploaded_at, b.manifest,
+    const s = this.#s;
+    this.versionFrom = `FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id
+      LEFT JOIN ${s}rollouts r ON r.tenant_id = v.tenant_id AND r.version = v.version
+      LEFT JOIN ${s}shadows sh ON sh.tenant_id = v.tenant_id AND sh.version = v.version`;
+    this.versionSelect = `
+      SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${msOf("v.uploaded_at")} AS uploaded_at, b.manifest,
              b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active,
              r.basis_points AS rollout_bp, (sh.version IS NOT NULL)::int AS shadow
-      ${this.#versionFrom()}`;
+      ${this.versionFrom}`;
   }
 
   async upload(
@@ -200,73 +201,13 @@ export class PostgresQueries {
     await this.writeAudit(c, at, tenantId, "delete", version, null, hash, by);
   }
 
-  async tenants(db: Db, only: TenantId | undefined): Promise<TenantRow[]> {
-    const s = this.#s;
-    const result = await db.query<TenantRow>(
-      `SELECT t.id, ${ms("t.created_at")} AS created_at, ${ms("t.updated_at")} AS updated_at, t.active_version,
-              v.bundle_hash AS active_hash,
-              (SELECT max(version) FROM ${s}versions WHERE tenant_id = t.id) AS latest,
-              (SELECT count(*) FROM ${s}versions WHERE tenant_id = t.id) AS count,
-              r.version AS rollout_version, rv.bundle_hash AS rollout_hash, r.basis_points AS rollout_bp,
-              ${ms("r.started_at")} AS rollout_at, r.by AS rollout_by, sh.version AS shadow_version,
-              sv.bundle_hash AS shadow_hash, ${ms("sh.started_at")} AS shadow_at, sh.by AS shadow_by
-         FROM ${s}tenants t LEFT JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version
-           LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id
-           LEFT JOIN ${s}versions rv ON rv.tenant_id = t.id AND rv.version = r.version
-           LEFT JOIN ${s}shadows sh ON sh.tenant_id = t.id
-           LEFT JOIN ${s}versions sv ON sv.tenant_id = t.id AND sv.version = sh.version
-         WHERE $1::text IS NULL OR t.id = $1 ORDER BY t.id COLLATE "C"`,
-      [only ?? null],
-    );
-    return result.rows;
-  }
-
-  async versions(db: Db, tenantId: TenantId): Promise<VersionRow[]> {
-    const known = await db.query(`SELECT 1 FROM ${this.#s}tenants WHERE id = $1`, [tenantId]);
-    if (known.rowCount === 0) throw tenantNotFound(tenantId);
-    return (await db.query<VersionRow>(`${this.#versionSelect} WHERE v.tenant_id = $1 ORDER BY v.version`, [tenantId]))
-      .rows;
-  }
-
   async versionRecord(db: Db, tenantId: TenantId, version: number): Promise<VersionRecord | undefined> {
-    const result = await db.query<VersionRow>(`${this.#versionSelect} WHERE v.tenant_id = $1 AND v.version = $2`, [
+    const result = await db.query<VersionRow>(`${this.versionSelect} WHERE v.tenant_id = $1 AND v.version = $2`, [
       tenantId,
       version,
     ]);
     const row = result.rows[0];
     return row && toVersionRecord(row);
-  }
-
-  async versionDetail(db: Db, tenantId: TenantId, version: number | undefined): Promise<VersionDetailRow | undefined> {
-    const result = await db.query<VersionDetailRow>(
-      `SELECT v.tenant_id, v.version, v.bundle_hash, v.uploaded_by, ${ms("v.uploaded_at")} AS uploaded_at, b.manifest,
-              b.bytes, (t.active_version IS NOT DISTINCT FROM v.version)::int AS active,
-              r.basis_points AS rollout_bp, (sh.version IS NOT NULL)::int AS shadow, v.config, v.gate_report,
-              octet_length(b.source_map) AS source_map_bytes
-         ${this.#versionFrom()}
-         WHERE v.tenant_id = $1 AND v.version = coalesce($2::bigint, t.active_version)`,
-      [tenantId, version ?? null],
-    );
-    return result.rows[0];
-  }
-
-  async bundle(db: Db, hash: BundleHash): Promise<BundleRow | undefined> {
-    const result = await db.query<BundleRow>(
-      `SELECT hash, code, source_map, manifest, bytes, uploaded_by, ${ms("uploaded_at")} AS uploaded_at
-         FROM ${this.#s}bundles WHERE hash = $1`,
-      [hash],
-    );
-    return result.rows[0];
-  }
-
-  async audit(db: Db, tenantId: TenantId | undefined, limit: number): Promise<AuditRow[]> {
-    const result = await db.query<AuditRow>(
-      `SELECT * FROM (SELECT id, ${ms("at")} AS at, tenant_id, type, version, from_version, bundle_hash, by, detail
-                        FROM ${this.#s}audit WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY id DESC LIMIT $2) a
-         ORDER BY id`,
-      [tenantId ?? null, limit],
-    );
-    return result.rows;
   }
 
   /** Stores the bundle once per hash; a concurrent delete of the same hash is waited out and retried. */
@@ -366,12 +307,5 @@ export class PostgresQueries {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [at, tenantId, type, version, fromVersion, hash, by, detail ?? null],
     );
-  }
-
-  #versionFrom(): string {
-    const s = this.#s;
-    return `FROM ${s}versions v JOIN ${s}bundles b ON b.hash = v.bundle_hash JOIN ${s}tenants t ON t.id = v.tenant_id
-      LEFT JOIN ${s}rollouts r ON r.tenant_id = v.tenant_id AND r.version = v.version
-      LEFT JOIN ${s}shadows sh ON sh.tenant_id = v.tenant_id AND sh.version = v.version`;
   }
 }

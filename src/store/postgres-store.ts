@@ -50,6 +50,7 @@ import { PostgresDecisionLog } from "./postgres-decision-log.js";
 import { pgStoreError } from "./postgres-errors.js";
 import { PostgresHeadQueries } from "./postgres-head.js";
 import { PostgresQueries } from "./postgres-queries.js";
+import { PostgresReads } from "./postgres-reads.js";
 import { type MigrationResult, prepareSchema } from "./postgres-schema.js";
 import {
   checkAuditLimit,
@@ -119,6 +120,7 @@ export class PostgresBundleStore implements BundleStore {
   readonly #q: PostgresQueries;
   readonly #candidates: PostgresCandidateQueries;
   readonly #heads: PostgresHeadQueries;
+  readonly #reads: PostgresReads;
   readonly #log: PostgresDecisionLog;
   readonly #cache: ActiveBundleCache;
   readonly #feed: PgChangeFeed;
@@ -148,6 +150,7 @@ export class PostgresBundleStore implements BundleStore {
     this.#q = new PostgresQueries(location.schema);
     this.#candidates = new PostgresCandidateQueries(this.#q);
     this.#heads = new PostgresHeadQueries(this.#q);
+    this.#reads = new PostgresReads(this.#q);
     this.#log = new PostgresDecisionLog(location.schema);
     this.#cache = new ActiveBundleCache(
       { head: (tenantId) => this.#head(tenantId), code: (hash) => this.#code(hash) },
@@ -233,37 +236,37 @@ export class PostgresBundleStore implements BundleStore {
   }
 
   async tenants(signal?: AbortSignal): Promise<TenantSummary[]> {
-    return (await this.#read(signal, () => this.#q.tenants(this.#db.pool, undefined))).map(toTenantSummary);
+    return (await this.#read(signal, () => this.#reads.tenants(this.#db.pool, undefined))).map(toTenantSummary);
   }
 
   async tenant(tenantId: TenantId, signal?: AbortSignal): Promise<TenantSummary | undefined> {
     const id = checkTenantId(tenantId);
-    const row = (await this.#read(signal, () => this.#q.tenants(this.#db.pool, id)))[0];
+    const row = (await this.#read(signal, () => this.#reads.tenants(this.#db.pool, id)))[0];
     return row && toTenantSummary(row);
   }
 
   async versions(tenantId: TenantId, signal?: AbortSignal): Promise<VersionRecord[]> {
     const id = checkTenantId(tenantId);
-    return (await this.#read(signal, () => this.#q.versions(this.#db.pool, id))).map(toVersionRecord);
+    return (await this.#read(signal, () => this.#reads.versions(this.#db.pool, id))).map(toVersionRecord);
   }
 
   async version(tenantId: TenantId, version?: number, signal?: AbortSignal): Promise<VersionDetail | undefined> {
     const id = checkTenantId(tenantId);
     const n = version === undefined ? undefined : checkVersion(version);
-    const row = await this.#read(signal, () => this.#q.versionDetail(this.#db.pool, id, n));
+    const row = await this.#read(signal, () => this.#reads.versionDetail(this.#db.pool, id, n));
     return row && toVersionDetail(row);
   }
 
   async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
     const checked = checkHash(hash);
-    const row = await this.#read(signal, () => this.#q.bundle(this.#db.pool, checked));
+    const row = await this.#read(signal, () => this.#reads.bundle(this.#db.pool, checked));
     return row && toStoredBundle(row);
   }
 
   async audit(query?: AuditQuery, signal?: AbortSignal): Promise<AuditEntry[]> {
     const tenantId = query?.tenantId === undefined ? undefined : checkTenantId(query.tenantId);
     const limit = checkAuditLimit(query);
-    return (await this.#read(signal, () => this.#q.audit(this.#db.pool, tenantId, limit))).map(toAuditEntry);
+    return (await this.#read(signal, () => this.#reads.audit(this.#db.pool, tenantId, limit))).map(toAuditEntry);
   }
 
   /** Served from the cache; the first call starts live pick-up (LISTEN) before anything is read. */
