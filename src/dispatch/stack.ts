@@ -142,7 +142,7 @@ export async function runShadow<P extends HookPoint, A>(
 
 /** The provenance record of one call of `hook` at `point`, built once (see `HookRecord`); never `skipped`. */
 export function hookRecord<P extends HookPoint>(
-  hook: StackedHook,
+  hook: Pick<StackedHook, "hookId" | "source" | "bundle" | "policy">,
   point: P,
   called: InvokedHook<P>,
   outcome: CalledOutcome<P>,

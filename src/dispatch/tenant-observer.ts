@@ -1,6 +1,7 @@
 import {
   type ActiveBundle,
   type BundleRef,
+  HOOK_POINTS,
   type HookExecutor,
   HookId,
   type HookPoint,
@@ -19,6 +20,7 @@ import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleHandlers, handlersOf } from "./matchers.js";
 import type { ObserveCalls } from "./observe-calls.js";
 import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
+import { hookRecord } from "./stack.js";
 import type { SourceMapIndex, SourceMaps } from "./stack-map.js";
 import { ctxPrefixOf, notRun } from "./tenant-hook.js";
 
@@ -45,7 +47,10 @@ export interface TenantObserverDeps {
  */
 export class TenantObserver {
   readonly hookId: HookId;
+  readonly source = "tenant";
   readonly bundle: BundleRef;
+  /** An observer's failure never decides anything: its records say `open`. */
+  readonly policy = OBSERVED_POLICY;
   readonly #tenantId: TenantId;
   readonly #runId: RunId;
   readonly #key: BundleKey;
@@ -139,26 +144,15 @@ export class TenantObserver {
   }
 
   #record(point: HookPoint, called: InvokedHook<HookPoint>, turn: number): void {
-    const { outcome, cost } = called;
-    const record: HookRecord = {
-      point,
-      hookId: this.hookId,
-      source: "tenant",
-      bundle: this.bundle,
-      outcome: outcome.type === "failed" ? { type: "failed", failure: outcome.failure } : NOOP,
-      policy: "open",
-      cpuMs: cost.cpuMs,
-      runMs: cost.runMs,
-      queuedMs: cost.queuedMs,
-      loadMs: cost.loadMs,
-      loadAfterRecycle: cost.loadAfterRecycle,
-      evicted: cost.evicted,
-      logs: outcome.logs,
-      observe: true,
-    };
+    const { outcome } = called;
+    const recorded = outcome.type === "failed" ? ({ type: "failed", failure: outcome.failure } as const) : NOOP;
+    const record: HookRecord = { ...hookRecord(this, point, called, recorded), observe: true };
     const { emit, clock } = this.#deps;
     emit?.({ type: "hook.called", at: clock(), tenantId: this.#tenantId, runId: this.#runId, turn, record });
   }
 }
 
 const NOOP = { type: "decided", result: null } as const;
+const OBSERVED_POLICY = Object.fromEntries(Object.keys(HOOK_POINTS).map((point) => [point, "open"])) as Readonly<
+  Record<HookPoint, "open">
+>;
