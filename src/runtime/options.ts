@@ -16,8 +16,8 @@ import {
   notify,
   parseLimits,
 } from "../protocol/index.js";
-import type { BundleStore, DecisionLogStore } from "../store/index.js";
-import { type CheckpointKey, checkpointKeys } from "./checkpoint.js";
+import type { BundleStore, CheckpointLedger, DecisionLogStore } from "../store/index.js";
+import { type CheckpointKey, checkCheckpointTtl, checkpointKeys } from "./checkpoint.js";
 import { RuntimeError } from "./errors.js";
 import type { RuntimeEvent } from "./events.js";
 
@@ -83,6 +83,13 @@ export interface HookRuntimeOptions {
    * run), a run that pauses for approval, or a resume, is a `no_checkpoint_key` error.
    */
   readonly checkpointKey?: CheckpointKey;
+  /** How long a sealed checkpoint can be resumed (`checkpoint_expired` after): default 7 days. */
+  readonly checkpointTtlMs?: number;
+  /**
+   * Where resumed checkpoints are recorded so that each resumes once on every runtime sharing it; default:
+   * the `store`'s ledger (with `bundles` and no store, ids are remembered by this runtime only).
+   */
+  readonly checkpoints?: CheckpointLedger;
 }
 
 const objectWith = (name: string, methods: string[], what: string) =>
@@ -126,6 +133,8 @@ const Schema = z.strictObject({
     })
     .optional(),
   checkpointKey: z.unknown().optional(),
+  checkpointTtlMs: z.unknown().optional(),
+  checkpoints: objectWith("checkpoints", ["claim"], "a CheckpointLedger (an object with `claim`)").optional(),
   signal: z
     .custom<AbortSignal>((v) => v instanceof AbortSignal, {
       error: (issue) => `Expected \`signal\` to be an AbortSignal, got \`${describeValue(issue.input)}\``,
@@ -169,6 +178,7 @@ export function checkRuntimeOptions(options: HookRuntimeOptions): void {
   checkLogOption(options);
 
   if (options.checkpointKey !== undefined) checkpointKeys(options.checkpointKey);
+  if (options.checkpointTtlMs !== undefined) checkCheckpointTtl(options.checkpointTtlMs, "checkpointTtlMs");
   const { executor } = options;
   if (executor !== undefined && !isExecutor(executor)) {
     if ("limits" in executor)

@@ -1,4 +1,5 @@
 import type { BundleHash, BundleManifest, BundleSource, HookPoint, JsonValue, TenantId } from "../protocol/index.js";
+import type { CheckpointLedger } from "./checkpoint-ledger.js";
 import type { DecisionLogStore } from "./decision-log-store.js";
 
 /**
@@ -22,6 +23,8 @@ import type { DecisionLogStore } from "./decision-log-store.js";
  */
 export interface BundleStore extends BundleSource, DecisionLogStore {
   readonly kind: "sqlite" | "postgres" | "memory";
+  /** Which checkpoints were resumed, for every runtime on this store: a paused run goes on once. */
+  readonly checkpoints: CheckpointLedger;
   /**
    * Stores a new version in one transaction: the bundle (kept once per hash; `manifest.hash` must be
    * the SHA-256 of `code`), a new version number allocated inside the transaction, the config (the

@@ -14,6 +14,7 @@ export type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
+export type { CheckpointLedger, ResumeClaim } from "./checkpoint-ledger.js";
 export {
   checkLogSettings,
   DEFAULT_LOG_SETTINGS,

@@ -24,6 +24,7 @@ import type {
   VersionDetail,
   VersionRecord,
 } from "./bundle-store.js";
+import { MemoryCheckpointLedger } from "./checkpoint-ledger.js";
 import type {
   DecisionQuery,
   DecisionRow,
@@ -60,6 +61,7 @@ export interface MemoryStoreOptions extends ActiveCacheOptions {
 /** The in-memory `BundleStore` for tests: the same contract as the SQLite store, nothing persisted. */
 export class MemoryBundleStore implements BundleStore {
   readonly kind = "memory";
+  readonly checkpoints: MemoryCheckpointLedger;
   readonly #tenants = new Map<TenantId, Tenant>();
   readonly #bundles = new Map<BundleHashType, Bundle>();
   readonly #audit = new MemoryAudit();
@@ -78,6 +80,7 @@ export class MemoryBundleStore implements BundleStore {
       2 ** 31,
     );
     this.#clock = options.clock ?? Date.now;
+    this.checkpoints = new MemoryCheckpointLedger(this.#clock);
     this.#cache = new ActiveBundleCache(
       {
         head: (tenantId) => {

@@ -139,6 +139,47 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Fleet-wide run-time state (see schema.ts, migration 4). Times are milliseconds since the epoch, as
+    // the book keeps them; a change of a quarantine NOTIFYs the store's quarantine channel.
+    version: 4,
+    sql: `
+      CREATE TABLE resumed_checkpoints (
+        id text PRIMARY KEY,
+        tenant_id text NOT NULL,
+        run_id text NOT NULL,
+        resumed_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX resumed_checkpoints_by_expiry ON resumed_checkpoints (expires_at);
+
+      CREATE TABLE quarantine_failures (
+        tenant_id text NOT NULL,
+        bundle_hash text NOT NULL,
+        at bigint NOT NULL,
+        host text NOT NULL,
+        code text NOT NULL,
+        weight integer NOT NULL
+      );
+      CREATE INDEX quarantine_failures_by_bundle ON quarantine_failures (tenant_id, bundle_hash, at);
+
+      CREATE TABLE quarantines (
+        tenant_id text NOT NULL,
+        bundle_hash text NOT NULL,
+        strike integer NOT NULL,
+        since bigint NOT NULL,
+        until bigint NOT NULL,
+        failures integer NOT NULL,
+        codes text NOT NULL,
+        hosts text NOT NULL,
+        released_at bigint,
+        released_by text,
+        changed_at bigint NOT NULL,
+        PRIMARY KEY (tenant_id, bundle_hash)
+      );
+      CREATE INDEX quarantines_by_change ON quarantines (changed_at);
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
@@ -155,6 +196,9 @@ const TABLES = [
   "decisions",
   "rollouts",
   "shadows",
+  "resumed_checkpoints",
+  "quarantine_failures",
+  "quarantines",
 ];
 
 /** "ISOH": the first key of the store's advisory lock; the second is the schema name's hash. */

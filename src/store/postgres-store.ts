@@ -45,6 +45,7 @@ import {
 import { StoreError } from "./errors.js";
 import { PostgresCandidateQueries } from "./postgres-candidates.js";
 import { PgChangeFeed } from "./postgres-changes.js";
+import { PostgresCheckpointLedger } from "./postgres-checkpoints.js";
 import { PgConnections } from "./postgres-connections.js";
 import { PostgresDecisionLog } from "./postgres-decision-log.js";
 import { pgStoreError } from "./postgres-errors.js";
@@ -110,6 +111,7 @@ type PgLocation = Extract<StoreLocation, { kind: "postgres" }>;
  */
 export class PostgresBundleStore implements BundleStore {
   readonly kind = "postgres";
+  readonly checkpoints: PostgresCheckpointLedger;
   /** The schema the tables live in. */
   readonly schema: string;
   /** The connection string with any password replaced by `***`. */
@@ -152,6 +154,7 @@ export class PostgresBundleStore implements BundleStore {
     this.#heads = new PostgresHeadQueries(this.#q);
     this.#reads = new PostgresReads(this.#q);
     this.#log = new PostgresDecisionLog(location.schema);
+    this.checkpoints = new PostgresCheckpointLedger(location.schema, db.pool, this.location, (s) => this.#open(s));
     this.#cache = new ActiveBundleCache(
       { head: (tenantId) => this.#head(tenantId), code: (hash) => this.#code(hash) },
       options,

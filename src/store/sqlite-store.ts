@@ -46,6 +46,7 @@ import { StoreError } from "./errors.js";
 import { openDatabase, type SqliteDatabase } from "./open-database.js";
 import { SqliteAppendThread } from "./sqlite-append-thread.js";
 import { SqliteCandidateQueries } from "./sqlite-candidates.js";
+import { SqliteCheckpointLedger } from "./sqlite-checkpoints.js";
 import { SqliteDecisionLog } from "./sqlite-decision-log.js";
 import { toStoreError } from "./sqlite-errors.js";
 import { SqliteHeadQueries } from "./sqlite-head.js";
@@ -89,6 +90,7 @@ export interface SqliteStoreOptions extends ActiveCacheOptions {
  */
 export class SqliteBundleStore implements BundleStore {
   readonly kind = "sqlite";
+  readonly checkpoints: SqliteCheckpointLedger;
   readonly path: string;
   /** The schema versions found and left by `open`. */
   readonly migration: { readonly from: number; readonly to: number };
@@ -128,6 +130,7 @@ export class SqliteBundleStore implements BundleStore {
     this.#candidates = new SqliteCandidateQueries(db, this.#q);
     this.#heads = new SqliteHeadQueries(this.#q);
     this.#log = new SqliteDecisionLog(db);
+    this.checkpoints = new SqliteCheckpointLedger(db, (signal, fn) => this.#read(signal, fn), this.#clock);
     const maxPageCount =
       options.maxSizeBytes === undefined ? null : Number(db.pragma("max_page_count", { simple: true }));
     this.#appender = new SqliteAppendThread(path, busyTimeoutMs, maxPageCount);
