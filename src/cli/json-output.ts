@@ -222,7 +222,7 @@ export const CLI_OUTPUT = {
         id: z.int().positive(),
         at: Iso,
         tenantId: z.string(),
-        type: z.enum(["upload", "activate", "rollback", "delete", "log", "rollout", "shadow", "shadow_off"]),
+        type: z.enum(["upload", "activate", "rollback", "delete", "log", "rollout", "shadow", "shadow_off", "release"]),
         version: Version.nullable().meta({ description: "null for a `log` change" }),
         previousVersion: Version.nullable(),
         hash: Hash.nullable(),

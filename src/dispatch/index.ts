@@ -47,6 +47,13 @@ export type {
 } from "./events.js";
 export { type InvokedHook, invokeHook } from "./invoke-hook.js";
 export { type DispatcherOptionsInput, parseDispatcherOptions } from "./options.js";
+export type {
+  FailureReport,
+  FleetQuarantine,
+  QuarantineLedger,
+  QuarantineSettings,
+  ReportedFailure,
+} from "./quarantine-ledger.js";
 export {
   DEFAULT_POLICY,
   type FailurePolicy,

@@ -11,6 +11,7 @@ import {
 import type { DecisionSink } from "./decision-sink.js";
 import { DispatchError } from "./errors.js";
 import type { Emit } from "./events.js";
+import type { QuarantineLedger } from "./quarantine-ledger.js";
 import type { PolicyMap } from "./registration.js";
 
 const int = (name: string, min: number, max: number, fallback: number) =>
@@ -64,6 +65,21 @@ export const DispatcherOptions = z.strictObject({
         typeof (v as { record?: unknown }).record === "function" &&
         typeof (v as { sampled?: unknown }).sampled === "function",
       { error: "Expected `decisionLog` to be a DecisionSink (an object with `sampled` and `record`)" },
+    )
+    .optional(),
+  /**
+   * Quarantine shared by the hosts of a fleet: failures are reported to `ledger` (the shared store's
+   * `quarantine`) as `host`, and its entries apply here too. Absent: this dispatcher's book is its own.
+   */
+  fleet: z
+    .custom<{ readonly ledger: QuarantineLedger; readonly host: string }>(
+      (v) =>
+        typeof v === "object" &&
+        v !== null &&
+        typeof (v as { host?: unknown }).host === "string" &&
+        (v as { host: string }).host.length > 0 &&
+        typeof (v as { ledger?: { report?: unknown } }).ledger?.report === "function",
+      { error: "Expected `fleet` to be {ledger: a QuarantineLedger (with `report` and `watch`), host: a name}" },
     )
     .optional(),
   /** Milliseconds since some epoch; `Date.now` by default. Quarantine and event times read it. */

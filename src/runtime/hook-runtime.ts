@@ -122,7 +122,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   }
   sandboxMetrics = SandboxMetrics.start(sandboxSource(executor));
   const dispatcher = createDispatcher({
-    ...dispatcherOptions(options, executor),
+    ...dispatcherOptions(options, executor, store),
     emit,
     ...(decisionLog !== undefined ? { decisionLog } : {}),
   });

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { z } from "zod";
 import {
   checkExecutorOptions,
@@ -90,6 +91,14 @@ export interface HookRuntimeOptions {
    * the `store`'s ledger (with `bundles` and no store, ids are remembered by this runtime only).
    */
   readonly checkpoints?: CheckpointLedger;
+  /**
+   * Quarantine shared through the `store` with every host on it (default true when there is a store): a
+   * bundle whose failures on any mix of hosts reach the threshold is quarantined on all of them, and
+   * `isohook quarantine release` lifts it everywhere. False: this runtime's book is its own.
+   */
+  readonly sharedQuarantine?: boolean;
+  /** This host's name in the shared quarantine book (`isohook quarantine list`): default `<hostname>:<pid>`. */
+  readonly host?: string;
 }
 
 const objectWith = (name: string, methods: string[], what: string) =>
@@ -134,6 +143,13 @@ const Schema = z.strictObject({
     .optional(),
   checkpointKey: z.unknown().optional(),
   checkpointTtlMs: z.unknown().optional(),
+  sharedQuarantine: z
+    .boolean({ error: (i) => `Expected \`sharedQuarantine\` to be a boolean, got \`${describeValue(i.input)}\`` })
+    .optional(),
+  host: z
+    .string()
+    .regex(/^[^\p{Cc}]{1,128}$/u, "Expected `host` to be a name of 1–128 printable characters")
+    .optional(),
   checkpoints: objectWith("checkpoints", ["claim"], "a CheckpointLedger (an object with `claim`)").optional(),
   signal: z
     .custom<AbortSignal>((v) => v instanceof AbortSignal, {
@@ -238,8 +254,16 @@ export function executorOptions(
   };
 }
 
-/** The dispatcher's options: its own, the shared limits, and the executor. */
-export function dispatcherOptions(options: HookRuntimeOptions, executor: HookExecutor): DispatcherOptionsInput {
+/** The dispatcher's options: its own, the shared limits, the executor, and the store's shared quarantine. */
+export function dispatcherOptions(
+  options: HookRuntimeOptions,
+  executor: HookExecutor,
+  store?: BundleStore,
+): DispatcherOptionsInput {
   const { limits } = options;
-  return { ...options.dispatch, executor, ...(limits !== undefined ? { limits } : {}) };
+  const shared = store !== undefined && options.sharedQuarantine !== false && options.dispatch?.fleet === undefined;
+  const fleet = shared
+    ? { fleet: { ledger: store.quarantine, host: options.host ?? `${hostname()}:${process.pid}` } }
+    : {};
+  return { ...options.dispatch, executor, ...(limits !== undefined ? { limits } : {}), ...fleet };
 }

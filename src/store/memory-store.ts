@@ -38,6 +38,7 @@ import { StoreError } from "./errors.js";
 import { MemoryAudit } from "./memory-audit.js";
 import { MemoryCandidates } from "./memory-candidates.js";
 import { MemoryDecisionLog } from "./memory-decision-log.js";
+import { MemoryQuarantine } from "./memory-quarantine.js";
 import { type Bundle, headOf, newTenant, summaryOf, type Tenant, versionOf, versionRecordOf } from "./memory-tenant.js";
 import {
   checkAuditLimit,
@@ -62,6 +63,7 @@ export interface MemoryStoreOptions extends ActiveCacheOptions {
 export class MemoryBundleStore implements BundleStore {
   readonly kind = "memory";
   readonly checkpoints: MemoryCheckpointLedger;
+  readonly quarantine: MemoryQuarantine;
   readonly #tenants = new Map<TenantId, Tenant>();
   readonly #bundles = new Map<BundleHashType, Bundle>();
   readonly #audit = new MemoryAudit();
@@ -81,6 +83,11 @@ export class MemoryBundleStore implements BundleStore {
     );
     this.#clock = options.clock ?? Date.now;
     this.checkpoints = new MemoryCheckpointLedger(this.#clock);
+    this.quarantine = new MemoryQuarantine({
+      tenant: (id) => this.#tenants.get(id),
+      audit: this.#audit,
+      clock: this.#clock,
+    });
     this.#cache = new ActiveBundleCache(
       {
         head: (tenantId) => {

@@ -12,6 +12,15 @@ export interface ChangeFeedOptions {
   readonly cache: ActiveBundleCache;
   /** How often the listening connection is checked with a query: a silently dead one is replaced. */
   readonly heartbeatMs: number;
+  /** A second channel on the same connection (quarantine): its notifications, and a re-read after any gap. */
+  readonly also?: SideChannel;
+}
+
+export interface SideChannel {
+  readonly channel: string;
+  notified(payload: string): void;
+  /** Called when listening (re)starts and on every poll while it is down: notifications may have been missed. */
+  resync(): void;
 }
 
 /**
@@ -71,6 +80,7 @@ export class PgChangeFeed {
           this.#o.cache.invalidate();
         }
         this.#o.cache.health.restored();
+        this.#o.also?.resync();
       } catch (error) {
         this.#o.cache.health.lost(reasonOf(error));
       }
@@ -91,10 +101,12 @@ export class PgChangeFeed {
       const self = client;
       client.on("notification", (n) => {
         if (n.channel === this.#o.channel && n.payload) this.#o.cache.refresh(n.payload as TenantId);
+        else if (n.channel === this.#o.also?.channel && n.payload) this.#o.also.notified(n.payload);
       });
       client.on("error", () => this.#lost(self));
       client.on("end", () => this.#lost(self));
       await client.query(`LISTEN "${this.#o.channel}"`);
+      if (this.#o.also) await client.query(`LISTEN "${this.#o.also.channel}"`);
     } catch {
       if (client) void endClient(client);
       return false;
@@ -107,6 +119,7 @@ export class PgChangeFeed {
     this.#generation = undefined;
     this.#o.cache.invalidate();
     this.#o.cache.health.restored();
+    this.#o.also?.resync();
     this.#schedule(() => void this.#heartbeat(), this.#o.heartbeatMs);
     return true;
   }

@@ -1,4 +1,3 @@
-import type { PoolClient } from "pg";
 import {
   type ActiveBundle,
   type BundleHash as BundleHashType,
@@ -43,6 +42,7 @@ import {
   type TenantLogSettings,
 } from "./decision-log-store.js";
 import { StoreError } from "./errors.js";
+import { PgCalls } from "./postgres-calls.js";
 import { PostgresCandidateQueries } from "./postgres-candidates.js";
 import { PgChangeFeed } from "./postgres-changes.js";
 import { PostgresCheckpointLedger } from "./postgres-checkpoints.js";
@@ -50,6 +50,7 @@ import { PgConnections } from "./postgres-connections.js";
 import { PostgresDecisionLog } from "./postgres-decision-log.js";
 import { pgStoreError } from "./postgres-errors.js";
 import { PostgresHeadQueries } from "./postgres-head.js";
+import { PostgresQuarantine } from "./postgres-quarantine.js";
 import { PostgresQueries } from "./postgres-queries.js";
 import { PostgresReads } from "./postgres-reads.js";
 import { type MigrationResult, prepareSchema } from "./postgres-schema.js";
@@ -112,6 +113,7 @@ type PgLocation = Extract<StoreLocation, { kind: "postgres" }>;
 export class PostgresBundleStore implements BundleStore {
   readonly kind = "postgres";
   readonly checkpoints: PostgresCheckpointLedger;
+  readonly quarantine: PostgresQuarantine;
   /** The schema the tables live in. */
   readonly schema: string;
   /** The connection string with any password replaced by `***`. */
@@ -129,7 +131,7 @@ export class PostgresBundleStore implements BundleStore {
   readonly #maxBundleBytes: number;
   readonly #clock: () => number;
   readonly #onUploadStep: PostgresStoreOptions["onUploadStep"];
-  #closed = false;
+  readonly #calls: PgCalls;
 
   private constructor(
     db: PgConnections,
@@ -138,6 +140,7 @@ export class PostgresBundleStore implements BundleStore {
     options: PostgresStoreOptions,
   ) {
     this.#db = db;
+    this.#calls = new PgCalls(db, location.display);
     this.schema = location.schema;
     this.location = location.display;
     this.migration = migration;
@@ -154,12 +157,23 @@ export class PostgresBundleStore implements BundleStore {
     this.#heads = new PostgresHeadQueries(this.#q);
     this.#reads = new PostgresReads(this.#q);
     this.#log = new PostgresDecisionLog(location.schema);
-    this.checkpoints = new PostgresCheckpointLedger(location.schema, db.pool, this.location, (s) => this.#open(s));
+    this.checkpoints = new PostgresCheckpointLedger(location.schema, db.pool, this.location, (s) =>
+      this.#calls.open(s),
+    );
     this.#cache = new ActiveBundleCache(
       { head: (tenantId) => this.#head(tenantId), code: (hash) => this.#code(hash) },
       options,
     );
+    this.quarantine = new PostgresQuarantine({
+      schema: location.schema,
+      q: this.#q,
+      pool: db.pool,
+      calls: this.#calls,
+      listen: () => this.#feed.start(),
+      clock: this.#clock,
+    });
     this.#feed = new PgChangeFeed({
+      also: this.quarantine.side,
       connect: () => db.dedicated(),
       channel: this.#q.channel,
       generation: () => this.#heads.generation(db.pool),
@@ -194,7 +208,7 @@ export class PostgresBundleStore implements BundleStore {
 
   async upload(input: UploadInput, signal?: AbortSignal): Promise<UploadResult> {
     const upload = checkUpload(input, this.#maxBundleBytes);
-    const result = await this.#write(signal, (c) =>
+    const result = await this.#calls.write(signal, (c) =>
       this.#q.upload(c, upload, new Date(this.#clock()), this.#onUploadStep),
     );
     if (result.activated) this.#cache.invalidate(upload.tenantId);
@@ -203,7 +217,7 @@ export class PostgresBundleStore implements BundleStore {
 
   async activate(input: VersionAction, signal?: AbortSignal): Promise<ActivationResult> {
     const { tenantId, version, by } = checkVersionAction(input);
-    const result = await this.#write(signal, (c) =>
+    const result = await this.#calls.write(signal, (c) =>
       this.#q.activate(c, tenantId, version, by, new Date(this.#clock())),
     );
     this.#cache.invalidate(tenantId);
@@ -212,21 +226,23 @@ export class PostgresBundleStore implements BundleStore {
 
   async rollback(input: TenantAction, signal?: AbortSignal): Promise<ActivationResult> {
     const { tenantId, by } = checkTenantAction(input);
-    const result = await this.#write(signal, (c) => this.#q.rollback(c, tenantId, by, new Date(this.#clock())));
+    const result = await this.#calls.write(signal, (c) => this.#q.rollback(c, tenantId, by, new Date(this.#clock())));
     this.#cache.invalidate(tenantId);
     return result;
   }
 
   async rollout(input: RolloutInput, signal?: AbortSignal): Promise<RolloutResult> {
     const rollout = checkRollout(input);
-    const result = await this.#write(signal, (c) => this.#candidates.rollout(c, rollout, new Date(this.#clock())));
+    const result = await this.#calls.write(signal, (c) =>
+      this.#candidates.rollout(c, rollout, new Date(this.#clock())),
+    );
     this.#cache.invalidate(rollout.tenantId);
     return result;
   }
 
   async shadow(input: ShadowInput, signal?: AbortSignal): Promise<ShadowResult> {
     const { tenantId, version, by } = checkShadow(input);
-    const result = await this.#write(signal, (c) =>
+    const result = await this.#calls.write(signal, (c) =>
       this.#candidates.shadow(c, tenantId, version, by, new Date(this.#clock())),
     );
     this.#cache.invalidate(tenantId);
@@ -235,121 +251,90 @@ export class PostgresBundleStore implements BundleStore {
 
   async deleteVersion(input: VersionAction, signal?: AbortSignal): Promise<void> {
     const { tenantId, version, by } = checkVersionAction(input);
-    await this.#write(signal, (c) => this.#q.deleteVersion(c, tenantId, version, by, new Date(this.#clock())));
+    await this.#calls.write(signal, (c) => this.#q.deleteVersion(c, tenantId, version, by, new Date(this.#clock())));
   }
 
   async tenants(signal?: AbortSignal): Promise<TenantSummary[]> {
-    return (await this.#read(signal, () => this.#reads.tenants(this.#db.pool, undefined))).map(toTenantSummary);
+    return (await this.#calls.read(signal, () => this.#reads.tenants(this.#db.pool, undefined))).map(toTenantSummary);
   }
 
   async tenant(tenantId: TenantId, signal?: AbortSignal): Promise<TenantSummary | undefined> {
     const id = checkTenantId(tenantId);
-    const row = (await this.#read(signal, () => this.#reads.tenants(this.#db.pool, id)))[0];
+    const row = (await this.#calls.read(signal, () => this.#reads.tenants(this.#db.pool, id)))[0];
     return row && toTenantSummary(row);
   }
 
   async versions(tenantId: TenantId, signal?: AbortSignal): Promise<VersionRecord[]> {
     const id = checkTenantId(tenantId);
-    return (await this.#read(signal, () => this.#reads.versions(this.#db.pool, id))).map(toVersionRecord);
+    return (await this.#calls.read(signal, () => this.#reads.versions(this.#db.pool, id))).map(toVersionRecord);
   }
 
   async version(tenantId: TenantId, version?: number, signal?: AbortSignal): Promise<VersionDetail | undefined> {
     const id = checkTenantId(tenantId);
     const n = version === undefined ? undefined : checkVersion(version);
-    const row = await this.#read(signal, () => this.#reads.versionDetail(this.#db.pool, id, n));
+    const row = await this.#calls.read(signal, () => this.#reads.versionDetail(this.#db.pool, id, n));
     return row && toVersionDetail(row);
   }
 
   async bundle(hash: BundleHashType, signal?: AbortSignal): Promise<StoredBundle | undefined> {
     const checked = checkHash(hash);
-    const row = await this.#read(signal, () => this.#reads.bundle(this.#db.pool, checked));
+    const row = await this.#calls.read(signal, () => this.#reads.bundle(this.#db.pool, checked));
     return row && toStoredBundle(row);
   }
 
   async audit(query?: AuditQuery, signal?: AbortSignal): Promise<AuditEntry[]> {
     const tenantId = query?.tenantId === undefined ? undefined : checkTenantId(query.tenantId);
     const limit = checkAuditLimit(query);
-    return (await this.#read(signal, () => this.#reads.audit(this.#db.pool, tenantId, limit))).map(toAuditEntry);
+    return (await this.#calls.read(signal, () => this.#reads.audit(this.#db.pool, tenantId, limit))).map(toAuditEntry);
   }
 
   /** Served from the cache; the first call starts live pick-up (LISTEN) before anything is read. */
   async active(tenantId: TenantId, signal?: AbortSignal): Promise<ActiveBundle | undefined> {
     const id = checkTenantId(tenantId);
-    this.#open(signal);
+    this.#calls.open(signal);
     if (!this.#feed.listening) await this.#feed.start();
     return this.#cache.get(id);
   }
 
   async logSettings(tenantId?: TenantId, signal?: AbortSignal): Promise<TenantLogSettings[]> {
     const id = tenantId === undefined ? undefined : checkTenantId(tenantId);
-    return this.#read(signal, () => this.#log.logSettings(this.#db.pool, id));
+    return this.#calls.read(signal, () => this.#log.logSettings(this.#db.pool, id));
   }
 
   async setLogSettings(input: LogSettingsInput, signal?: AbortSignal): Promise<LogSettingsChange> {
     const checked = checkLogSettingsInput(input);
-    return this.#write(signal, (c) => this.#log.setLogSettings(c, checked, new Date(this.#clock())));
+    return this.#calls.write(signal, (c) => this.#log.setLogSettings(c, checked, new Date(this.#clock())));
   }
 
   async appendDecisions(rows: readonly DecisionRow[], signal?: AbortSignal): Promise<number> {
     if (rows.length === 0) return 0;
-    return this.#write(signal, (c) => this.#log.append(c, rows));
+    return this.#calls.write(signal, (c) => this.#log.append(c, rows));
   }
 
   async decisions(query: DecisionQuery, signal?: AbortSignal): Promise<StoredDecision[]> {
     const checked = checkDecisionQuery(query);
-    return this.#read(signal, () => this.#log.decisions(this.#db.pool, checked));
+    return this.#calls.read(signal, () => this.#log.decisions(this.#db.pool, checked));
   }
 
   async pruneDecisions(input: PruneInput, signal?: AbortSignal): Promise<number> {
     const checked = checkPrune(input);
-    return this.#write(signal, (c) => this.#log.prune(c, checked));
+    return this.#calls.write(signal, (c) => this.#log.prune(c, checked));
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#calls.closed) return;
+    this.#calls.close();
     await this.#feed.close();
     await this.#db.end();
   }
 
   async #head(tenantId: TenantId): Promise<ActiveHead | undefined> {
-    const row = await this.#read(undefined, () => this.#heads.head(this.#db.pool, tenantId));
+    const row = await this.#calls.read(undefined, () => this.#heads.head(this.#db.pool, tenantId));
     return row && toActiveHead(row, tenantId);
   }
 
   async #code(hash: BundleHashType): Promise<CachedCode | undefined> {
-    const row = await this.#read(undefined, () => this.#heads.code(this.#db.pool, hash));
+    const row = await this.#calls.read(undefined, () => this.#heads.code(this.#db.pool, hash));
     return row && toCachedCode(row, hash);
-  }
-
-  #open(signal: AbortSignal | undefined): void {
-    signal?.throwIfAborted();
-    if (this.#closed) throw new StoreError("closed", "The store is closed: open it again.");
-  }
-
-  /** One read through the pool, retried once on a dropped connection (a pooled connection may have died idle). */
-  async #read<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
-    this.#open(signal);
-    try {
-      return await fn();
-    } catch (first) {
-      const error = pgStoreError(first, this.location);
-      if (error.code !== "unavailable" || this.#closed) throw error;
-      try {
-        return await fn();
-      } catch (second) {
-        throw pgStoreError(second, this.location);
-      }
-    }
-  }
-
-  /** One transaction on one pooled connection. */
-  async #write<T>(signal: AbortSignal | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-    this.#open(signal);
-    try {
-      return await this.#db.transaction(fn);
-    } catch (error) {
-      throw pgStoreError(error, this.location);
-    }
   }
 }

@@ -46,10 +46,11 @@ import { StoreError } from "./errors.js";
 import { openDatabase, type SqliteDatabase } from "./open-database.js";
 import { SqliteAppendThread } from "./sqlite-append-thread.js";
 import { SqliteCandidateQueries } from "./sqlite-candidates.js";
-import { SqliteCheckpointLedger } from "./sqlite-checkpoints.js";
+import { SqliteCheckpointLedger, type SqliteGuard } from "./sqlite-checkpoints.js";
 import { SqliteDecisionLog } from "./sqlite-decision-log.js";
 import { toStoreError } from "./sqlite-errors.js";
 import { SqliteHeadQueries } from "./sqlite-head.js";
+import { SqliteQuarantine } from "./sqlite-quarantine.js";
 import { SqliteQueries } from "./sqlite-queries.js";
 import {
   checkAuditLimit,
@@ -91,6 +92,7 @@ export interface SqliteStoreOptions extends ActiveCacheOptions {
 export class SqliteBundleStore implements BundleStore {
   readonly kind = "sqlite";
   readonly checkpoints: SqliteCheckpointLedger;
+  readonly quarantine: SqliteQuarantine;
   readonly path: string;
   /** The schema versions found and left by `open`. */
   readonly migration: { readonly from: number; readonly to: number };
@@ -143,6 +145,8 @@ export class SqliteBundleStore implements BundleStore {
       },
       options,
     );
+    const guard: SqliteGuard = (signal, fn) => this.#read(signal, fn);
+    this.quarantine = new SqliteQuarantine(db, this.#q, guard, this.#clock, this.#cache.refreshMs);
   }
 
   /** Opens or creates the store at `path`. Rejects with a StoreError (foreign, corrupt, newer_schema, read_only, …). */
@@ -279,6 +283,7 @@ export class SqliteBundleStore implements BundleStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.quarantine.stop();
     await this.#appender.close();
     this.#db.close();
   }
