@@ -3,6 +3,7 @@ import { BundleManifest, Failure, JsonObject, JsonValue, Message, Usage } from "
 import { ComparisonJson, DecisionsOutput, LogOutput, ReplayOutput } from "./json-output-decisions.js";
 import { RunEventLine, StatsOutput } from "./json-output-events.js";
 import { Count, Hash, Iso, Logs, Point, Version } from "./json-output-fields.js";
+import { QuarantineEntry } from "./json-output-quarantine.js";
 import {
   Activation,
   RolloutOutput,
@@ -234,6 +235,7 @@ export const CLI_OUTPUT = {
       }),
     ),
   }),
+  quarantine: z.union([z.strictObject({ quarantines: z.array(QuarantineEntry) }), QuarantineEntry]),
   log: LogOutput,
   decisions: DecisionsOutput,
   replay: ReplayOutput,

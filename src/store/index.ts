@@ -33,6 +33,7 @@ export { StoreError, type StoreErrorCode } from "./errors.js";
 export { MemoryBundleStore, type MemoryStoreOptions } from "./memory-store.js";
 export { type OpenedStore, type OpenStoreOptions, openStore, type StoreKind } from "./open-store.js";
 export { PostgresBundleStore, type PostgresStoreOptions } from "./postgres-store.js";
+export type { QuarantineQuery, QuarantineRecord, StoreQuarantine } from "./quarantine-rules.js";
 export { APPLICATION_ID, SCHEMA_VERSION } from "./schema.js";
 export { SqliteBundleStore, type SqliteStoreOptions } from "./sqlite-store.js";
 export type { StoreEvent } from "./store-health.js";
