@@ -17,17 +17,20 @@ type Db = Pool | PoolClient;
 
 const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`;
 
-/** Rows per INSERT statement when appending a batch (13 parameters each, well under PostgreSQL's 65,535). */
-const ROWS_PER_INSERT = 500;
-
 /** The PostgreSQL store's decision-log statements (inputs checked by the caller; parameters only). */
 export class PostgresDecisionLog {
   readonly #s: string;
-  /** The INSERT text by rows in it: a full batch's chunks share one, so it is built once, not per batch. */
-  readonly #inserts = new Map<number, string>();
+
+  /** `at` goes as ms since the epoch (a number is cheaper to send than a Date the driver formats). */
+  readonly #append: string;
 
   constructor(schema: string) {
     this.#s = `"${schema}".`;
+    this.#append = `INSERT INTO ${this.#s}decisions (tenant_id, at, run_id, turn, point, version, bundle_hash, event, event_chars,
+       truncated, ctx, record, shadow)
+     SELECT t, to_timestamp(a / 1000.0), r, tu, p, v, h, e, ec, tr, c, rec, sh
+       FROM unnest($1::text[], $2::float8[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::text[],
+                   $9::int[], $10::bool[], $11::text[], $12::text[], $13::text[]) AS u (t, a, r, tu, p, v, h, e, ec, tr, c, rec, sh)`;
   }
 
   async logSettings(db: Db, tenantId: TenantId | undefined): Promise<TenantLogSettings[]> {
@@ -73,45 +76,32 @@ export class PostgresDecisionLog {
     return { tenantId, settings, previous };
   }
 
+  /**
+   * One statement per batch, whatever its size: each column goes as one array parameter and `unnest` turns
+   * them into rows, so the server parses 13 parameters, not 13 per row.
+   */
   async append(c: PoolClient, rows: readonly DecisionRow[]): Promise<number> {
-    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-      const chunk = rows.slice(start, start + ROWS_PER_INSERT);
-      const params: unknown[] = [];
-      for (const r of chunk) {
-        params.push(
-          r.tenantId,
-          r.at,
-          r.runId,
-          r.turn,
-          r.point,
-          r.version,
-          r.hash,
-          r.event,
-          r.eventChars,
-          r.truncated,
-          r.ctx,
-          r.record,
-          r.shadow,
-        );
-      }
-      await c.query(this.#insertText(chunk.length), params);
+    const columns: unknown[][] = Array.from({ length: 13 }, () => new Array(rows.length));
+    for (const [i, r] of rows.entries()) {
+      const values = [
+        r.tenantId,
+        r.at,
+        r.runId,
+        r.turn,
+        r.point,
+        r.version,
+        r.hash,
+        r.event,
+        r.eventChars,
+        r.truncated,
+        r.ctx,
+        r.record,
+        r.shadow,
+      ];
+      for (const [k, value] of values.entries()) (columns[k] as unknown[])[i] = value;
     }
+    await c.query(this.#append, columns);
     return rows.length;
-  }
-
-  /** `at` goes as ms since the epoch (a number is cheaper to send than a Date the driver formats). */
-  #insertText(rows: number): string {
-    let text = this.#inserts.get(rows);
-    if (text !== undefined) return text;
-    const tuples = Array.from({ length: rows }, (_, row) => {
-      const $ = (column: number) => `$${row * 13 + column}`;
-      const rest = Array.from({ length: 11 }, (_, i) => $(i + 3)).join(", ");
-      return `(${$(1)}, to_timestamp(${$(2)}::bigint / 1000.0), ${rest})`;
-    });
-    text = `INSERT INTO ${this.#s}decisions (tenant_id, at, run_id, turn, point, version, bundle_hash, event, event_chars,
-       truncated, ctx, record, shadow) VALUES ${tuples.join(", ")}`;
-    if (this.#inserts.size < 8) this.#inserts.set(rows, text);
-    return text;
   }
 
   async decisions(db: Db, query: Required<Pick<DecisionQuery, "tenantId" | "limit">> & DecisionQuery) {

@@ -120,7 +120,11 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         ? Promise.resolve()
         : new Promise<void>((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error(`fleet: nothing matched within ${ms} ms`)), ms);
-            waiters.push({ match, resolve: () => (clearTimeout(timer), resolve()) });
+            const done = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+            waiters.push({ match, resolve: done });
           });
     for (const host of names) await until((m) => m.type === "ready" && m.host === host, 60_000);
     log(`${names.length} hosts ready after ${Date.now() - started} ms`);
