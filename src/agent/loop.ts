@@ -15,7 +15,7 @@ import type { Model } from "./model.js";
 import { modelTurn } from "./model-turn.js";
 import {
   addMessage,
-  decided,
+  decide,
   type Ending,
   messageOf,
   type RunContext,
@@ -131,7 +131,7 @@ async function loop(
     try {
       // Observers see aborted runs too: run.end is bounded by the hook timeouts, not by the run's signal.
       const event = { stopReason: ending.stopReason as RunEndStopReason, turns: tally.turns, usage: tally.usage };
-      decided(run, "run.end", await run.hooks.runEnd(event));
+      await decide(run, "run.end", event, {});
     } catch {
       // run.end is observe-only; the run's outcome stands.
     }
@@ -167,9 +167,7 @@ async function loop(
 }
 
 async function drive(run: RunContext, options: AgentLoopOptions, tally: Tally): Promise<Ending> {
-  const { hooks, signal } = run;
-  const opts = { signal };
-  const start = decided(run, "run.start", await hooks.runStart({ input: initialInput(options) }, opts));
+  const { decision: start } = await decide(run, "run.start", { input: initialInput(options) });
   if (start.type === "stop") return stopped(start);
   let lastDrop: DecidedBy | undefined;
   for (const message of start.input) {
@@ -199,7 +197,6 @@ async function turns(
   resumed: { readonly batch: PausedBatch; readonly decisions: ApprovalDecisions } | undefined,
 ): Promise<Ending> {
   const { hooks, signal } = run;
-  const opts = { signal };
   const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
   const tools = options.tools ?? [];
   const byName = new Map(tools.map((t) => [t.spec.name, t]));
@@ -274,7 +271,7 @@ async function turns(
         };
     }
 
-    const turnEnd = decided(run, "turn.end", await hooks.turnEnd({ turn: run.turn, message, toolResults }, opts));
+    const { decision: turnEnd } = await decide(run, "turn.end", { turn: run.turn, message, toolResults });
     switch (turnEnd.type) {
       case "stop":
         return stopped(turnEnd);
@@ -297,7 +294,7 @@ async function turns(
       }
     }
 
-    const verdict = decided(run, "output.validate", await hooks.outputValidate({ output: tally.output }, opts));
+    const { decision: verdict } = await decide(run, "output.validate", { output: tally.output });
     switch (verdict.type) {
       case "accept":
         return { stopReason: "completed", reason: ended?.reason, decidedBy: ended?.by };
