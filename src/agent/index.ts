@@ -15,6 +15,7 @@ export { type AgentLoopOptions, DEFAULT_MAX_TURNS, resumeAgentLoop, runAgentLoop
 export type { FinishReason, Model, ModelReply, ModelRequest } from "./model.js";
 export { ModelError, type ModelErrorCode } from "./model-error.js";
 export { type OpenAIModelOptions, openAIModel } from "./openai-model.js";
+export { dispatchReported } from "./run-context.js";
 export {
   type LoadedScenario,
   loadScenario,
