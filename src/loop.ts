@@ -7,7 +7,7 @@
 export {
   type AgentEvent,
   type AgentLoopOptions,
-  type AgentRunResult,
+  type AgentLoopResult,
   type ApprovalDecisions,
   DEFAULT_MAX_TURNS,
   type HooksDecidedEvent,

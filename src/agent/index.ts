@@ -2,7 +2,7 @@
  * The agent loop and what it drives: models (scripted, OpenAI-compatible), tools (zod or declared in
  * data) and scenario files. The loop calls every hook point through a dispatcher run scope.
  */
-export type { AgentEvent, AgentRunResult, HooksDecidedEvent, StopReason } from "./agent-events.js";
+export type { AgentEvent, AgentLoopResult, HooksDecidedEvent, StopReason } from "./agent-events.js";
 export {
   ApprovalDecision,
   type ApprovalDecisions,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   type AgentLoopOptions,
-  type AgentRunResult,
+  type AgentLoopResult,
   type ApprovalDecisions,
   DEFAULT_MAX_TURNS,
   type Model,
@@ -76,7 +76,7 @@ export interface ResumeAgentOptions
   readonly decisions: ApprovalDecisions;
 }
 
-export interface RunAgentResult extends Omit<AgentRunResult, "paused"> {
+export interface RunAgentResult extends Omit<AgentLoopResult, "paused"> {
   readonly runId: RunId;
   readonly tenantId: TenantId;
   /**
@@ -321,5 +321,5 @@ interface Session {
   readonly policy: Readonly<Record<string, "closed" | "open">>;
   readonly options: CheckpointBody["options"];
   readonly loop: AgentLoopOptions;
-  readonly result: Promise<AgentRunResult>;
+  readonly result: Promise<AgentLoopResult>;
 }
