@@ -95,7 +95,7 @@ async function round(executor: HookExecutor, tenantId: TenantId, calls: number):
   const start = performance.now();
   for (let done = 0; done < calls; done += 100) {
     const run = dispatcher.openRun({ tenantId, runId: RunId.parse(`run_${runs++}`), bundle });
-    for (let n = 0; n < 100; n++) await run.toolCall(event);
+    for (let n = 0; n < 100; n++) await run.dispatch("tool.call", event);
     // A run of 100 calls, then the event loop turns (a host's runs wait on models and tools): the canned
     // and inline executors answer in microtasks, and without this the writer could not run in the span.
     await new Promise((resolve) => setImmediate(resolve));

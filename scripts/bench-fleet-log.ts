@@ -119,7 +119,7 @@ async function child(url: string, host: string, seconds: number): Promise<ChildR
     const run = dispatcher.openRun({ tenantId, runId: RunId.parse(`run_${host}_${r}`), bundle });
     run.beginTurn(0);
     for (let i = 0; i < 100; i++) {
-      await run.toolCall({
+      await run.dispatch("tool.call", {
         call: { id: `c${i}`, name: "shell", args: { command: `ls /tmp/${i}` } },
         batch: { index: 0, size: 1 },
       });

@@ -52,7 +52,7 @@ async function perCall(served: ActiveBundle, fresh: boolean): Promise<number> {
   for (let i = 0; i < CALLS; i++) {
     if (i % 20 === 0) run = dispatcher.openRun({ tenantId, runId: RunId.parse(`run_${runs++}`), bundle: served });
     const start = performance.now();
-    await run.toolCall(event(i));
+    await run.dispatch("tool.call", event(i));
     times.push((performance.now() - start) * 1000);
   }
   return median(times);
@@ -64,7 +64,7 @@ async function perRun(served: ActiveBundle, fresh: boolean): Promise<number> {
   const run = dispatcher.openRun({ tenantId, runId: RunId.parse(`run_${runs++}`), bundle: served });
   run.beginTurn(1);
   const start = performance.now();
-  for (let i = 0; i < RUN_CALLS; i++) await run.toolCall(event(i));
+  for (let i = 0; i < RUN_CALLS; i++) await run.dispatch("tool.call", event(i));
   return performance.now() - start;
 }
 

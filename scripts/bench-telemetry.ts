@@ -89,9 +89,13 @@ async function round(executor: HookExecutor, calls: number): Promise<{ wall: num
   const start = performance.now();
   for (let i = 0; i < calls; i++) {
     if (i % 10 === 0) run.beginTurn(i / 10 + 1);
-    await run.toolCall(EVENT);
+    await run.dispatch("tool.call", EVENT);
   }
-  await run.runEnd({ stopReason: "completed", turns: calls / 10, usage: { inputTokens: 0, outputTokens: 0 } });
+  await run.dispatch("run.end", {
+    stopReason: "completed",
+    turns: calls / 10,
+    usage: { inputTokens: 0, outputTokens: 0 },
+  });
   const wall = ((performance.now() - start) * 1000) / calls;
   const used = process.cpuUsage(cpu);
   return { wall, cpu: (used.user + used.system) / calls };

@@ -32,7 +32,7 @@ const run = createDispatcher({ executor, limits: { timeoutMs: 1_000 } }).openRun
   bundle,
 });
 const event = { call: { id: "c1", name: "shell", args: { command: "ls" } }, batch: { index: 0, size: 1 } };
-for (let i = 0; i < 50; i++) await run.toolCall(event);
+for (let i = 0; i < 50; i++) await run.dispatch("tool.call", event);
 
 const session = new Session();
 session.connect();
@@ -43,7 +43,7 @@ const post = (method: string, params?: object) =>
 await post("Profiler.enable");
 await post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
 await post("Profiler.takePreciseCoverage");
-const decided = await run.toolCall(event);
+const decided = await run.dispatch("tool.call", event);
 const { result } = (await post("Profiler.takePreciseCoverage")) as Profiler.TakePreciseCoverageReturnType;
 await post("Profiler.stopPreciseCoverage");
 session.disconnect();

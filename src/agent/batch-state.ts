@@ -1,7 +1,7 @@
 import type { DecidedBy, StopDecision } from "../dispatch/index.js";
 import type { ToolCall, ToolMessage, ToolResult } from "../protocol/index.js";
 import type { PausedBatch, PendingApproval } from "./approval.js";
-import { addMessage, decided, type RunContext } from "./run-context.js";
+import { addMessage, decide, type RunContext } from "./run-context.js";
 import type { Tool } from "./tool.js";
 
 export interface BatchOutcome {
@@ -78,8 +78,8 @@ export class BatchState {
   async finish(index: number, prepared: Settled, result: ToolResult, started: number): Promise<void> {
     const run = this.#run;
     const executed = prepared.kind === "run";
-    const dispatched = await run.hooks.toolResult({ call: prepared.call, executed, result }, { signal: run.signal });
-    const checked = decided(run, "tool.result", dispatched);
+    const dispatched = await decide(run, "tool.result", { call: prepared.call, executed, result });
+    const checked = dispatched.decision;
     const how = prepared.kind === "run" ? "executed" : prepared.how;
     if (checked.type === "stop") {
       this.stop = checked;

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { DecidedBy, StopDecision } from "../dispatch/index.js";
 import type { events, Message } from "../protocol/index.js";
-import { addMessage, decided, type RunContext } from "./run-context.js";
+import { addMessage, decide, type RunContext } from "./run-context.js";
 
 export type InboundSource = z.infer<typeof events.InboundSource>;
 
@@ -16,11 +16,7 @@ export type Delivery =
  * through `input.inbound`; a delivered message (rewritten or not) joins the transcript, a dropped one never does.
  */
 export async function deliver(run: RunContext, source: InboundSource, message: Message): Promise<Delivery> {
-  const decision = decided(
-    run,
-    "input.inbound",
-    await run.hooks.inputInbound({ source, message }, { signal: run.signal }),
-  );
+  const { decision } = await decide(run, "input.inbound", { source, message });
   switch (decision.type) {
     case "deliver":
       addMessage(run, decision.message);

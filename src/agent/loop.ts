@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { DecidedBy, RunDispatcher, StopDecision } from "../dispatch/index.js";
 import type { AssistantMessage, events, Message, ModelSettings, ToolMessage } from "../protocol/index.js";
-import type { AgentEvent, AgentRunResult } from "./agent-events.js";
+import type { AgentEvent, AgentLoopResult } from "./agent-events.js";
 import {
   type ApprovalDecisions,
   decisionsProblem,
@@ -15,7 +15,7 @@ import type { Model } from "./model.js";
 import { modelTurn } from "./model-turn.js";
 import {
   addMessage,
-  decided,
+  decide,
   type Ending,
   messageOf,
   type RunContext,
@@ -73,7 +73,7 @@ export interface AgentLoopOptions {
  * const result = await runAgentLoop({ hooks: dispatcher.openRun({ tenantId, runId }), model, tools, input: "Hi" });
  * ```
  */
-export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRunResult> {
+export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
   const tally: Tally = { turns: 0, usage: { inputTokens: 0, outputTokens: 0 }, output: "", modelCalls: 0 };
   return loop(options, [], 0, tally, (run) => drive(run, options, tally));
 }
@@ -88,7 +88,7 @@ export async function resumeAgentLoop(
   options: AgentLoopOptions,
   paused: PausedRun,
   decisions: ApprovalDecisions,
-): Promise<AgentRunResult> {
+): Promise<AgentLoopResult> {
   const problem = decisionsProblem(paused.batch.pending, decisions);
   if (problem !== undefined) throw new TypeError(problem);
   const tally: Tally = {
@@ -108,7 +108,7 @@ async function loop(
   turn: number,
   tally: Tally,
   body: (run: RunContext) => Promise<Ending>,
-): Promise<AgentRunResult> {
+): Promise<AgentLoopResult> {
   const signal = options.signal ?? new AbortController().signal;
   const run: RunContext = {
     hooks: options.hooks,
@@ -131,7 +131,7 @@ async function loop(
     try {
       // Observers see aborted runs too: run.end is bounded by the hook timeouts, not by the run's signal.
       const event = { stopReason: ending.stopReason as RunEndStopReason, turns: tally.turns, usage: tally.usage };
-      decided(run, "run.end", await run.hooks.runEnd(event));
+      await decide(run, "run.end", event, {});
     } catch {
       // run.end is observe-only; the run's outcome stands.
     }
@@ -143,7 +143,7 @@ async function loop(
     turns: tally.turns,
     usage: tally.usage,
   });
-  const result: AgentRunResult = {
+  const result: AgentLoopResult = {
     stopReason: ending.stopReason,
     reason: ending.reason,
     decidedBy: ending.decidedBy,
@@ -167,9 +167,7 @@ async function loop(
 }
 
 async function drive(run: RunContext, options: AgentLoopOptions, tally: Tally): Promise<Ending> {
-  const { hooks, signal } = run;
-  const opts = { signal };
-  const start = decided(run, "run.start", await hooks.runStart({ input: initialInput(options) }, opts));
+  const { decision: start } = await decide(run, "run.start", { input: initialInput(options) });
   if (start.type === "stop") return stopped(start);
   let lastDrop: DecidedBy | undefined;
   for (const message of start.input) {
@@ -199,7 +197,6 @@ async function turns(
   resumed: { readonly batch: PausedBatch; readonly decisions: ApprovalDecisions } | undefined,
 ): Promise<Ending> {
   const { hooks, signal } = run;
-  const opts = { signal };
   const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
   const tools = options.tools ?? [];
   const byName = new Map(tools.map((t) => [t.spec.name, t]));
@@ -274,7 +271,7 @@ async function turns(
         };
     }
 
-    const turnEnd = decided(run, "turn.end", await hooks.turnEnd({ turn: run.turn, message, toolResults }, opts));
+    const { decision: turnEnd } = await decide(run, "turn.end", { turn: run.turn, message, toolResults });
     switch (turnEnd.type) {
       case "stop":
         return stopped(turnEnd);
@@ -297,7 +294,7 @@ async function turns(
       }
     }
 
-    const verdict = decided(run, "output.validate", await hooks.outputValidate({ output: tally.output }, opts));
+    const { decision: verdict } = await decide(run, "output.validate", { output: tally.output });
     switch (verdict.type) {
       case "accept":
         return { stopReason: "completed", reason: ended?.reason, decidedBy: ended?.by };

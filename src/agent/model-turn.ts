@@ -3,7 +3,7 @@ import type { AssistantMessage, Message, ModelSettings, ToolSpec } from "../prot
 import { raceAbort } from "./abort.js";
 import type { Model, ModelReply } from "./model.js";
 import { ModelError } from "./model-error.js";
-import { addMessage, decided, type Ending, messageOf, type RunContext, stopped, type Tally } from "./run-context.js";
+import { addMessage, decide, type Ending, messageOf, type RunContext, stopped, type Tally } from "./run-context.js";
 
 /** How the request side of one turn ended. */
 export type ModelTurn =
@@ -27,32 +27,23 @@ export async function modelTurn(
   setup: { readonly model: Model; readonly settings: ModelSettings; readonly specs: readonly ToolSpec[] },
   tally: Tally,
 ): Promise<ModelTurn> {
-  const { hooks, signal } = run;
-  const opts = { signal };
+  const { signal } = run;
   const ended = (ending: Ending): ModelTurn => ({ kind: "ended", ending });
 
-  const durable = decided(
-    run,
-    "context.prepare",
-    await hooks.contextPrepare({ messages: run.transcript, scope: "durable" }, opts),
-  );
+  const { decision: durable } = await decide(run, "context.prepare", { messages: run.transcript, scope: "durable" });
   if (durable.type === "stop") return ended(stopped(durable));
   if (durable.replaced) run.transcript.splice(0, run.transcript.length, ...durable.messages);
-  const provider = decided(
-    run,
-    "context.prepare",
-    await hooks.contextPrepare({ messages: run.transcript, scope: "request" }, opts),
-  );
+  const { decision: provider } = await decide(run, "context.prepare", { messages: run.transcript, scope: "request" });
   if (provider.type === "stop") return ended(stopped(provider));
   let messages: readonly Message[] = provider.replaced ? provider.messages : run.transcript;
 
-  const offered = decided(run, "tools.prepare", await hooks.toolsPrepare({ tools: [...setup.specs] }, opts));
+  const { decision: offered } = await decide(run, "tools.prepare", { tools: [...setup.specs] });
   if (offered.type === "stop") return ended(stopped(offered));
   let active = offered.tools.map((t) => t.name);
 
   const { model, settings } = setup;
   const event = { turn: run.turn, model: model.id, settings, messageCount: messages.length };
-  const request = decided(run, "model.request", await hooks.modelRequest(event, opts));
+  const { decision: request } = await decide(run, "model.request", event);
   if (request.type === "stop") return ended(stopped(request));
   const { patch } = request;
   const allowed = patch.activeTools;
@@ -97,7 +88,7 @@ export async function modelTurn(
 
   const hasToolCalls = (reply.message.toolCalls?.length ?? 0) > 0;
   const responseEvent = { message: reply.message, usage: reply.usage, finishReason: reply.finishReason, hasToolCalls };
-  const response = decided(run, "model.response", await hooks.modelResponse(responseEvent, opts));
+  const { decision: response } = await decide(run, "model.response", responseEvent);
   switch (response.type) {
     case "stop":
       return ended(stopped(response));

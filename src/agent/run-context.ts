@@ -1,6 +1,6 @@
-import type { DecidedBy, Dispatched, PointDecision, RunDispatcher, StopDecision } from "../dispatch/index.js";
-import { type HookPoint, type Message, notifier, type Usage } from "../protocol/index.js";
-import type { AgentEvent, AgentRunResult, StopReason } from "./agent-events.js";
+import type { DecidedBy, Dispatched, DispatchOptions, RunDispatcher, StopDecision } from "../dispatch/index.js";
+import { type HookEvent, type HookPoint, type Message, notifier, type Usage } from "../protocol/index.js";
+import type { AgentEvent, AgentLoopResult, StopReason } from "./agent-events.js";
 import type { PausedBatch } from "./approval.js";
 
 /** What every stage of one run shares: its hooks, its signal, its clock and its transcript. */
@@ -14,19 +14,39 @@ export interface RunContext {
   turn: number;
 }
 
-/** Reports a point's decision when at least one hook ran, and returns it. */
-export function decided<P extends HookPoint>(run: RunContext, point: P, dispatched: Dispatched<P>): PointDecision<P> {
+/**
+ * Dispatches `point` on the run's hooks (with the run's signal unless `options` say otherwise) and reports
+ * the decision as `hooks.decided` when at least one hook ran: the one way the loop reaches a hook point.
+ */
+export function decide<P extends HookPoint>(
+  run: RunContext,
+  point: P,
+  event: HookEvent<P>,
+  options: DispatchOptions = { signal: run.signal },
+): Promise<Dispatched<P>> {
+  return dispatchReported(run.hooks, point, event, options, run);
+}
+
+/** `run.dispatch`, then `hooks.decided` to `emit` when a hook ran (the loop's and a `HookRun`'s report). */
+export async function dispatchReported<P extends HookPoint>(
+  hooks: RunDispatcher,
+  point: P,
+  event: HookEvent<P>,
+  options: DispatchOptions | undefined,
+  report: { readonly turn: number; readonly emit: (event: AgentEvent) => void },
+): Promise<Dispatched<P>> {
+  const dispatched = await hooks.dispatch(point, event, options);
   if (dispatched.records.length > 0) {
     // The mapped union cannot be narrowed by a generic P; each member pairs point, decision and records.
-    run.emit({
+    report.emit({
       type: "hooks.decided",
-      turn: run.turn,
+      turn: report.turn,
       point,
       decision: dispatched.decision,
       records: dispatched.records,
     } as AgentEvent);
   }
-  return dispatched.decision;
+  return dispatched;
 }
 
 export function addMessage(run: RunContext, message: Message): void {
@@ -44,7 +64,7 @@ export interface Ending {
   readonly stopReason: StopReason;
   readonly reason?: string | undefined;
   readonly decidedBy?: DecidedBy | undefined;
-  readonly error?: AgentRunResult["error"];
+  readonly error?: AgentLoopResult["error"];
   /** Set when the run pauses for approval (stop reason `approval`). */
   readonly paused?: PausedBatch;
 }

@@ -2,7 +2,7 @@ import type { JsonObject, ToolCall, ToolResult } from "../protocol/index.js";
 import { raceAbort } from "./abort.js";
 import { type ApprovalDecisions, type PausedBatch, pendingCall } from "./approval.js";
 import { type BatchOutcome, BatchState, type How, type Prepared, type Settled } from "./batch-state.js";
-import { decided, type RunContext } from "./run-context.js";
+import { decide, type RunContext } from "./run-context.js";
 import type { Tool } from "./tool.js";
 
 /** The tools of one turn: every tool the run knows, and the names the model may call this turn. */
@@ -160,7 +160,7 @@ async function prepare(
   let problem = invalidity(call, tools, malformedArgs?.[call.id]);
   if (problem) {
     const event = { call, reason: problem.reason, available: [...tools.active] };
-    const decision = decided(run, "tool.invalid", await run.hooks.toolInvalid(event, { signal: run.signal }));
+    const { decision } = await decide(run, "tool.invalid", event);
     switch (decision.type) {
       case "stop":
         return { kind: "stop", stop: decision };
@@ -199,10 +199,11 @@ async function decideCall(
   edited: boolean,
 ): Promise<Prepared> {
   const validateArgs = (args: JsonObject) => argsProblem(tool, args);
-  const decision = decided(
+  const { decision } = await decide(
     run,
     "tool.call",
-    await run.hooks.toolCall({ call, batch: { index, size } }, { signal: run.signal, validateArgs }),
+    { call, batch: { index, size } },
+    { signal: run.signal, validateArgs },
   );
   switch (decision.type) {
     case "stop":

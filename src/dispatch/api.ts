@@ -1,4 +1,13 @@
-import type { ActiveBundle, BundleHash, BundleRef, HookEvent, JsonObject, RunId, TenantId } from "../protocol/index.js";
+import type {
+  ActiveBundle,
+  BundleHash,
+  BundleRef,
+  HookEvent,
+  HookPoint,
+  JsonObject,
+  RunId,
+  TenantId,
+} from "../protocol/index.js";
 import type { WorkerEventView } from "../telemetry/index.js";
 import type { Dispatched } from "./decisions.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
@@ -65,12 +74,10 @@ export interface RunSnapshot {
 
 export interface DispatchOptions {
   readonly signal?: AbortSignal | undefined;
-}
-
-export interface ToolCallDispatchOptions extends DispatchOptions {
   /**
-   * Re-validates rewritten args against the tool's own schema: returns a message when they do not fit.
-   * An invalid rewrite is the failure `invalid_result` of the hook that made it (its policy applies).
+   * `tool.call` only: re-validates rewritten args against the tool's own schema and returns a message when
+   * they do not fit. An invalid rewrite is the failure `invalid_result` of the hook that made it (its policy
+   * applies).
    */
   readonly validateArgs?: ((args: JsonObject) => string | undefined) | undefined;
 }
@@ -79,6 +86,13 @@ export interface ToolCallDispatchOptions extends DispatchOptions {
  * One run's hook stack: platform `first` hooks, the tenant bundle, platform `last` hooks. Owns the run's
  * hook state (per hook), the turn number for `ctx.turn` and the turn and run hook-time budgets. Calls of one
  * run are serialised (parallel tool calls queue at the hooks) so each hook's state stays coherent.
+ *
+ * ```ts
+ * const run = dispatcher.openRun({ tenantId, runId, bundle });
+ * run.beginTurn(1);
+ * const { decision, records } = await run.dispatch("tool.call", { call, batch: { index: 0, size: 1 } });
+ * if (decision.type === "execute") await tool.execute(decision.args);
+ * ```
  */
 export interface RunDispatcher {
   readonly tenantId: TenantId;
@@ -93,25 +107,11 @@ export interface RunDispatcher {
   spent(): { readonly turnMs: number; readonly runMs: number };
   /** Resolves once this run's observe-only calls queued so far have ended (the run itself never waits). */
   observed(): Promise<void>;
-
-  /** The scope's turn, budgets spent and hook states, for `OpenRunOptions.resume` (a checkpoint). */
+  /** The run's turn, budgets spent and hook states, for `OpenRunOptions.resume` (a checkpoint). */
   snapshot(): RunSnapshot;
-  runStart(event: HookEvent<"run.start">, options?: DispatchOptions): Promise<Dispatched<"run.start">>;
-  inputInbound(event: HookEvent<"input.inbound">, options?: DispatchOptions): Promise<Dispatched<"input.inbound">>;
-  contextPrepare(
-    event: HookEvent<"context.prepare">,
-    options?: DispatchOptions,
-  ): Promise<Dispatched<"context.prepare">>;
-  toolsPrepare(event: HookEvent<"tools.prepare">, options?: DispatchOptions): Promise<Dispatched<"tools.prepare">>;
-  modelRequest(event: HookEvent<"model.request">, options?: DispatchOptions): Promise<Dispatched<"model.request">>;
-  modelResponse(event: HookEvent<"model.response">, options?: DispatchOptions): Promise<Dispatched<"model.response">>;
-  toolInvalid(event: HookEvent<"tool.invalid">, options?: DispatchOptions): Promise<Dispatched<"tool.invalid">>;
-  toolCall(event: HookEvent<"tool.call">, options?: ToolCallDispatchOptions): Promise<Dispatched<"tool.call">>;
-  toolResult(event: HookEvent<"tool.result">, options?: DispatchOptions): Promise<Dispatched<"tool.result">>;
-  turnEnd(event: HookEvent<"turn.end">, options?: DispatchOptions): Promise<Dispatched<"turn.end">>;
-  outputValidate(
-    event: HookEvent<"output.validate">,
-    options?: DispatchOptions,
-  ): Promise<Dispatched<"output.validate">>;
-  runEnd(event: HookEvent<"run.end">, options?: DispatchOptions): Promise<Dispatched<"run.end">>;
+  /**
+   * Runs the stack at `point` and combines the hooks' results by the point's row in `RULES`: the decision,
+   * and the provenance record of every hook call that led to it. `run.end` also ends the run's trace.
+   */
+  dispatch<P extends HookPoint>(point: P, event: HookEvent<P>, options?: DispatchOptions): Promise<Dispatched<P>>;
 }

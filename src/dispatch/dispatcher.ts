@@ -25,7 +25,7 @@ import { effectivePolicy } from "./policy.js";
 import { bundleKey, LocalQuarantineBook, type QuarantineBook } from "./quarantine.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 import { decidingBundle } from "./rollout-pick.js";
-import { RunScope } from "./run-dispatcher.js";
+import { openRunDispatcher } from "./run-dispatcher.js";
 import { SourceMaps } from "./stack-map.js";
 import type { StackedHook } from "./stacked-hook.js";
 import { TenantHook } from "./tenant-hook.js";
@@ -164,7 +164,7 @@ class HookDispatcher implements Dispatcher {
     hooks.push(...platform("last"));
     const budgetsOfRun = shadowBudget === undefined ? [budget] : [budget, shadowBudget];
     const telemetry = this.#telemetry.openRun({ tenantId, runId, bundle: tenantRef });
-    return new RunScope(
+    return openRunDispatcher(
       {
         tenantId,
         runId,

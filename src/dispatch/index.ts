@@ -10,7 +10,6 @@ export type {
   OpenRunOptions,
   RunDispatcher,
   RunSnapshot,
-  ToolCallDispatchOptions,
 } from "./api.js";
 export type { DecisionEntry, DecisionSink } from "./decision-sink.js";
 export type {
@@ -54,16 +53,17 @@ export type {
   QuarantineSettings,
   ReportedFailure,
 } from "./quarantine-ledger.js";
-export {
-  DEFAULT_POLICY,
-  type FailurePolicy,
-  type HookSource,
-  type PlatformHandler,
-  type PlatformHandlers,
-  type PlatformHookContext,
-  type PlatformHooks,
-  type PlatformReturn,
-  type PolicyMap,
+export type {
+  FailurePolicy,
+  HookSource,
+  PlatformHandler,
+  PlatformHandlers,
+  PlatformHookContext,
+  PlatformHooks,
+  PlatformReturn,
+  PolicyMap,
 } from "./registration.js";
 export { decidingBundle, ROLLOUT_BUCKETS, rolloutBucket } from "./rollout-pick.js";
+export type { PointRule } from "./rule.js";
+export { DEFAULT_POLICY, RULES } from "./rules.js";
 export { mapStack, SourceMapIndex, withSourceStack } from "./stack-map.js";

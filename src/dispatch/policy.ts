@@ -1,5 +1,6 @@
 import { HOOK_POINT_NAMES, type HookPoint } from "../protocol/index.js";
-import { DEFAULT_POLICY, type FailurePolicy, type PolicyMap } from "./registration.js";
+import type { FailurePolicy, PolicyMap } from "./registration.js";
+import { DEFAULT_POLICY } from "./rules.js";
 
 /**
  * The policy a registration runs under at every point: what it asked for (else `DEFAULT_POLICY`), raised

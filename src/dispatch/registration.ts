@@ -17,24 +17,8 @@ import type {
  */
 export type FailurePolicy = "closed" | "open";
 
-/** A policy per hook point; points left out take `DEFAULT_POLICY`. */
+/** A policy per hook point; points left out take `DEFAULT_POLICY` (each point's row in `RULES`). */
 export type PolicyMap = Partial<Record<HookPoint, FailurePolicy>>;
-
-/** DESIGN §4: `tool.call`, `input.inbound` and `run.start` fail closed, the rest open. */
-export const DEFAULT_POLICY: Readonly<Record<HookPoint, FailurePolicy>> = {
-  "run.start": "closed",
-  "input.inbound": "closed",
-  "context.prepare": "open",
-  "tools.prepare": "open",
-  "model.request": "open",
-  "model.response": "open",
-  "tool.invalid": "open",
-  "tool.call": "closed",
-  "tool.result": "open",
-  "turn.end": "open",
-  "output.validate": "open",
-  "run.end": "open",
-};
 
 export type HookSource = "platform" | "tenant";
 

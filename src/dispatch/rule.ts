@@ -1,18 +1,26 @@
 import type { Failure, HookEvent, HookPoint, HookResult } from "../protocol/index.js";
+import type { DispatchOptions } from "./api.js";
 import type { DecidedBy, PointDecision, StopDecision } from "./decisions.js";
+import type { FailurePolicy } from "./registration.js";
 
 /**
- * One hook point's stacking rule (DESIGN §3) as a pure fold over the hooks' results in stack order. The
- * dispatcher owns the loop, the policy and the records; a rule only combines. `A` is the rule's
- * accumulator; functions return a new one and never mutate their input.
+ * One hook point's row in the dispatch table (`RULES`): its default failure policy and its stacking rule
+ * (DESIGN §3) as a pure fold over the hooks' results in stack order. The dispatcher owns the loop, the
+ * policy and the records; a rule only combines. `A` is the rule's accumulator; functions return a new one
+ * and never mutate their input.
  */
-export interface PointRule<P extends HookPoint, A> {
+export interface PointRule<P extends HookPoint, A = unknown> {
   readonly point: P;
+  /** The policy a registration runs under at this point unless it asks otherwise (`DEFAULT_POLICY`). */
+  readonly policy: FailurePolicy;
   start(event: HookEvent<P>): A;
   /** The event the next hook sees: the same object as long as nothing rewrote it (its JSON is reused). */
   event(acc: A): HookEvent<P>;
-  /** Checks a result before it is applied; a message makes it the hook's `invalid_result` failure. */
-  check(acc: A, result: HookResult<P>): string | undefined;
+  /**
+   * Checks a result before it is applied; a message makes it the hook's `invalid_result` failure. `options`
+   * are the dispatch's (`validateArgs` re-validates a `tool.call` rewrite).
+   */
+  check(acc: A, result: HookResult<P>, options: DispatchOptions | undefined): string | undefined;
   apply(acc: A, result: HookResult<P>, by: DecidedBy): A;
   /** Applies the point's safe decision for a failure under a `closed` policy. */
   safe(acc: A, failure: Failure, by: DecidedBy): A;
@@ -47,4 +55,12 @@ export function stopOf(reason: string, by: DecidedBy): StopDecision {
 /** No rule but `tool.call` checks its results beyond their schema. */
 export function noCheck(): undefined {
   return undefined;
+}
+
+/**
+ * A rule as the table holds it: the dispatcher hands a rule's accumulator back to the same rule only, so
+ * the accumulator's type is the rule's own business (an existential the type system cannot spell).
+ */
+export function row<P extends HookPoint, A>(rule: PointRule<P, A>): PointRule<P> {
+  return rule as unknown as PointRule<P>;
 }

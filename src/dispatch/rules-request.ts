@@ -15,6 +15,7 @@ import { type Chain, chainStart, finished, noCheck, type PointRule, rewritten, s
 type RunStartAcc = Chain<"run.start", RunStartDecision>;
 export const runStartRule: PointRule<"run.start", RunStartAcc> = {
   point: "run.start",
+  policy: "closed",
   start: chainStart,
   event: (acc) => acc.event,
   check: noCheck,
@@ -28,6 +29,7 @@ export const runStartRule: PointRule<"run.start", RunStartAcc> = {
 type InboundAcc = Chain<"input.inbound", InputInboundDecision>;
 export const inputInboundRule: PointRule<"input.inbound", InboundAcc> = {
   point: "input.inbound",
+  policy: "closed",
   start: chainStart,
   event: (acc) => acc.event,
   check: noCheck,
@@ -53,6 +55,7 @@ export const inputInboundRule: PointRule<"input.inbound", InboundAcc> = {
 type ContextAcc = Chain<"context.prepare", ContextPrepareDecision>;
 export const contextPrepareRule: PointRule<"context.prepare", ContextAcc> = {
   point: "context.prepare",
+  policy: "open",
   start: chainStart,
   event: (acc) => acc.event,
   check: noCheck,
@@ -65,6 +68,7 @@ export const contextPrepareRule: PointRule<"context.prepare", ContextAcc> = {
 type ToolsAcc = Chain<"tools.prepare", ToolsPrepareDecision>;
 export const toolsPrepareRule: PointRule<"tools.prepare", ToolsAcc> = {
   point: "tools.prepare",
+  policy: "open",
   start: chainStart,
   event: (acc) => acc.event,
   check: noCheck,
@@ -87,6 +91,7 @@ type RequestPatch = Extract<HookResult<"model.request">, { type: "patch" }>;
 
 export const modelRequestRule: PointRule<"model.request", ModelRequestAcc> = {
   point: "model.request",
+  policy: "open",
   start: (event) => ({ ...chainStart<"model.request", ModelRequestDecision>(event), patch: {}, patched: false }),
   event: (acc) => acc.event,
   check: noCheck,
@@ -145,6 +150,7 @@ function patchedEvent(event: HookEvent<"model.request">, patch: RequestPatch): H
 type ModelResponseAcc = Chain<"model.response", ModelResponseDecision>;
 export const modelResponseRule: PointRule<"model.response", ModelResponseAcc> = {
   point: "model.response",
+  policy: "open",
   start: chainStart,
   event: (acc) => acc.event,
   check: (acc, result) =>

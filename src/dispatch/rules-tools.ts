@@ -1,4 +1,4 @@
-import type { HookEvent, JsonObject } from "../protocol/index.js";
+import type { HookEvent } from "../protocol/index.js";
 import type {
   DecidedBy,
   OutputValidateDecision,
@@ -15,6 +15,7 @@ import { type Chain, chainStart, finished, noCheck, type PointRule, rewritten, s
 type ToolInvalidAcc = Chain<"tool.invalid", ToolInvalidDecision>;
 export const toolInvalidRule: PointRule<"tool.invalid", ToolInvalidAcc> = {
   point: "tool.invalid",
+  policy: "open",
   start: chainStart,
   event: (acc) => acc.event,
   check: noCheck,
@@ -53,49 +54,47 @@ interface ToolCallAcc extends Chain<"tool.call", ToolCallDecision> {
     | undefined;
 }
 
-/** `tool.call` re-validates each rewrite against the tool's own schema (`validateArgs`). */
-export function toolCallRule(
-  validateArgs: ((args: JsonObject) => string | undefined) | undefined,
-): PointRule<"tool.call", ToolCallAcc> {
-  return {
-    point: "tool.call",
-    start: (event) => ({ event, changed: false, final: undefined, asked: undefined }),
-    event: (acc) => acc.event,
-    check(_acc, result) {
-      if (result.type !== "rewrite" || validateArgs === undefined) return undefined;
-      const problem = validateArgs(result.args);
-      return problem === undefined ? undefined : `The rewritten arguments do not fit the tool's schema: ${problem}`;
-    },
-    apply(acc, result, by) {
-      switch (result.type) {
-        case "rewrite":
-          return withAsk(rewritten(acc, { ...acc.event, call: { ...acc.event.call, args: result.args } }), acc.asked);
-        case "block":
-          return withAsk(finished(acc, block(acc, result.reason, result.terminate ?? false, by)), acc.asked);
-        case "ask":
-          return acc.asked ? acc : withAsk(acc, { reason: result.reason, question: result.question, by });
-        case "stop":
-          return withAsk(finished(acc, stopOf(result.reason, by)), acc.asked);
-        default: {
-          const never: never = result;
-          return never;
-        }
+/** `tool.call` re-validates each rewrite against the tool's own schema (the dispatch's `validateArgs`). */
+export const toolCallRule: PointRule<"tool.call", ToolCallAcc> = {
+  point: "tool.call",
+  policy: "closed",
+  start: (event) => ({ event, changed: false, final: undefined, asked: undefined }),
+  event: (acc) => acc.event,
+  check(_acc, result, options) {
+    const validateArgs = options?.validateArgs;
+    if (result.type !== "rewrite" || validateArgs === undefined) return undefined;
+    const problem = validateArgs(result.args);
+    return problem === undefined ? undefined : `The rewritten arguments do not fit the tool's schema: ${problem}`;
+  },
+  apply(acc, result, by) {
+    switch (result.type) {
+      case "rewrite":
+        return withAsk(rewritten(acc, { ...acc.event, call: { ...acc.event.call, args: result.args } }), acc.asked);
+      case "block":
+        return withAsk(finished(acc, block(acc, result.reason, result.terminate ?? false, by)), acc.asked);
+      case "ask":
+        return acc.asked ? acc : withAsk(acc, { reason: result.reason, question: result.question, by });
+      case "stop":
+        return withAsk(finished(acc, stopOf(result.reason, by)), acc.asked);
+      default: {
+        const never: never = result;
+        return never;
       }
-    },
-    // A failure is never an ask: closed stays block.
-    safe: (acc, failure, by) => withAsk(finished(acc, block(acc, failure.code, false, by)), acc.asked),
-    done: (acc) => acc.final !== undefined,
-    decide(acc) {
-      if (acc.final !== undefined) return acc.final;
-      const args = acc.event.call.args;
-      if (acc.asked === undefined) return { type: "execute", args, rewritten: acc.changed };
-      const { reason, question, by } = acc.asked;
-      return question === undefined
-        ? { type: "ask", reason, args, rewritten: acc.changed, by }
-        : { type: "ask", reason, question, args, rewritten: acc.changed, by };
-    },
-  };
-}
+    }
+  },
+  // A failure is never an ask: closed stays block.
+  safe: (acc, failure, by) => withAsk(finished(acc, block(acc, failure.code, false, by)), acc.asked),
+  done: (acc) => acc.final !== undefined,
+  decide(acc) {
+    if (acc.final !== undefined) return acc.final;
+    const args = acc.event.call.args;
+    if (acc.asked === undefined) return { type: "execute", args, rewritten: acc.changed };
+    const { reason, question, by } = acc.asked;
+    return question === undefined
+      ? { type: "ask", reason, args, rewritten: acc.changed, by }
+      : { type: "ask", reason, question, args, rewritten: acc.changed, by };
+  },
+};
 
 /** The chain plus the ask, as one literal (object spread here cost microseconds per call). */
 function withAsk(chain: Chain<"tool.call", ToolCallDecision>, asked: ToolCallAcc["asked"]): ToolCallAcc {
@@ -112,6 +111,7 @@ interface ToolResultAcc extends Chain<"tool.result", ToolResultDecision> {
 }
 export const toolResultRule: PointRule<"tool.result", ToolResultAcc> = {
   point: "tool.result",
+  policy: "open",
   start: (event) => ({ event, changed: false, final: undefined, terminatedBy: undefined }),
   event: (acc) => acc.event,
   check: noCheck,
@@ -152,6 +152,7 @@ function strongest(acc: TurnEndAcc, next: TurnEndDecision): TurnEndAcc {
 
 export const turnEndRule: PointRule<"turn.end", TurnEndAcc> = {
   point: "turn.end",
+  policy: "open",
   start: (event) => ({ event, best: { type: "default" } }),
   event: (acc) => acc.event,
   check: noCheck,
@@ -183,6 +184,7 @@ export const turnEndRule: PointRule<"turn.end", TurnEndAcc> = {
 type OutputAcc = Chain<"output.validate", OutputValidateDecision>;
 export const outputValidateRule: PointRule<"output.validate", OutputAcc> = {
   point: "output.validate",
+  policy: "open",
   start: chainStart,
   event: (acc) => acc.event,
   check: noCheck,
@@ -211,6 +213,7 @@ const OBSERVED: RunEndDecision = { type: "observed" };
 /** Observe-only: every hook runs and nothing a hook returns or a failure does changes the run. */
 export const runEndRule: PointRule<"run.end", RunEndAcc> = {
   point: "run.end",
+  policy: "open",
   start: chainStart,
   event: (acc) => acc.event,
   check: noCheck,

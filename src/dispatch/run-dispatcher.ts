@@ -1,31 +1,16 @@
 import type { BundleRef, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
 import type { RunTelemetry } from "../telemetry/index.js";
-import type { DispatchOptions, RunDispatcher, RunSnapshot, ToolCallDispatchOptions } from "./api.js";
+import type { DispatchOptions, RunDispatcher, RunSnapshot } from "./api.js";
 import type { HookBudget } from "./budget.js";
 import type { Dispatched } from "./decisions.js";
 import type { Emit } from "./events.js";
 import type { PointRule } from "./rule.js";
-import {
-  contextPrepareRule,
-  inputInboundRule,
-  modelRequestRule,
-  modelResponseRule,
-  runStartRule,
-  toolsPrepareRule,
-} from "./rules-request.js";
-import {
-  outputValidateRule,
-  runEndRule,
-  toolCallRule,
-  toolInvalidRule,
-  toolResultRule,
-  turnEndRule,
-} from "./rules-tools.js";
+import { RULES } from "./rules.js";
 import { runStack, type StackScope } from "./stack.js";
 import type { StackedHook } from "./stacked-hook.js";
 import type { TenantObserver } from "./tenant-observer.js";
 
-export interface RunScopeDeps {
+export interface RunDispatcherDeps {
   readonly tenantId: TenantId;
   readonly runId: RunId;
   readonly hooks: readonly StackedHook[];
@@ -42,22 +27,24 @@ export interface RunScopeDeps {
   readonly telemetry: RunTelemetry | undefined;
 }
 
-const UNCHECKED_TOOL_CALL = toolCallRule(undefined);
-
 /**
- * One run's hook stack and its lifecycle state: the turn for `ctx.turn`, the budgets, and a queue that
- * serialises the run's dispatches so each hook's state is handed from one call to the next.
+ * Opens one run's hook stack with its lifecycle state: the turn for `ctx.turn`, the budgets, and a queue
+ * that serialises the run's dispatches so each hook's state is handed from one call to the next.
  */
-export class RunScope implements RunDispatcher {
+export function openRunDispatcher(deps: RunDispatcherDeps, resume?: RunSnapshot): RunDispatcher {
+  return new StackRun(deps, resume);
+}
+
+class StackRun implements RunDispatcher {
   readonly tenantId: TenantId;
   readonly runId: RunId;
   readonly bundle: BundleRef | undefined;
   readonly shadow: BundleRef | undefined;
-  readonly #deps: RunScopeDeps;
+  readonly #deps: RunDispatcherDeps;
   #turn = 0;
   #tail: Promise<void> = Promise.resolve();
 
-  constructor(deps: RunScopeDeps, resume?: RunSnapshot) {
+  constructor(deps: RunDispatcherDeps, resume?: RunSnapshot) {
     this.tenantId = deps.tenantId;
     this.runId = deps.runId;
     this.bundle = deps.bundle;
@@ -95,57 +82,17 @@ export class RunScope implements RunDispatcher {
     return this.#deps.observer?.observed() ?? Promise.resolve();
   }
 
-  runStart(event: HookEvent<"run.start">, options?: DispatchOptions): Promise<Dispatched<"run.start">> {
-    return this.#dispatch(runStartRule, event, options);
-  }
-  inputInbound(event: HookEvent<"input.inbound">, options?: DispatchOptions): Promise<Dispatched<"input.inbound">> {
-    return this.#dispatch(inputInboundRule, event, options);
-  }
-  contextPrepare(
-    event: HookEvent<"context.prepare">,
-    options?: DispatchOptions,
-  ): Promise<Dispatched<"context.prepare">> {
-    return this.#dispatch(contextPrepareRule, event, options);
-  }
-  toolsPrepare(event: HookEvent<"tools.prepare">, options?: DispatchOptions): Promise<Dispatched<"tools.prepare">> {
-    return this.#dispatch(toolsPrepareRule, event, options);
-  }
-  modelRequest(event: HookEvent<"model.request">, options?: DispatchOptions): Promise<Dispatched<"model.request">> {
-    return this.#dispatch(modelRequestRule, event, options);
-  }
-  modelResponse(event: HookEvent<"model.response">, options?: DispatchOptions): Promise<Dispatched<"model.response">> {
-    return this.#dispatch(modelResponseRule, event, options);
-  }
-  toolInvalid(event: HookEvent<"tool.invalid">, options?: DispatchOptions): Promise<Dispatched<"tool.invalid">> {
-    return this.#dispatch(toolInvalidRule, event, options);
-  }
-  toolCall(event: HookEvent<"tool.call">, options?: ToolCallDispatchOptions): Promise<Dispatched<"tool.call">> {
-    const rule = options?.validateArgs === undefined ? UNCHECKED_TOOL_CALL : toolCallRule(options.validateArgs);
-    return this.#dispatch(rule, event, options);
-  }
-  toolResult(event: HookEvent<"tool.result">, options?: DispatchOptions): Promise<Dispatched<"tool.result">> {
-    return this.#dispatch(toolResultRule, event, options);
-  }
-  turnEnd(event: HookEvent<"turn.end">, options?: DispatchOptions): Promise<Dispatched<"turn.end">> {
-    return this.#dispatch(turnEndRule, event, options);
-  }
-  outputValidate(
-    event: HookEvent<"output.validate">,
-    options?: DispatchOptions,
-  ): Promise<Dispatched<"output.validate">> {
-    return this.#dispatch(outputValidateRule, event, options);
-  }
-  async runEnd(event: HookEvent<"run.end">, options?: DispatchOptions): Promise<Dispatched<"run.end">> {
+  dispatch<P extends HookPoint>(point: P, event: HookEvent<P>, options?: DispatchOptions): Promise<Dispatched<P>> {
+    const dispatched = this.#dispatch(RULES[point], event, options);
     const { telemetry } = this.#deps;
-    try {
-      return await this.#dispatch(runEndRule, event, options);
-    } finally {
-      telemetry?.end(event);
-    }
+    if (point !== "run.end" || telemetry === undefined) return dispatched;
+    const ended = () => telemetry.end(event as HookEvent<"run.end">);
+    dispatched.then(ended, ended);
+    return dispatched;
   }
 
-  async #dispatch<P extends HookPoint, A>(
-    rule: PointRule<P, A>,
+  async #dispatch<P extends HookPoint>(
+    rule: PointRule<P>,
     event: HookEvent<P>,
     options: DispatchOptions | undefined,
   ): Promise<Dispatched<P>> {
@@ -155,7 +102,7 @@ export class RunScope implements RunDispatcher {
     const observing = observer?.observesPoint(rule.point) === true;
     // Most points in most runs have no hook at all: answer without queueing.
     if (!hooks.some((hook) => hook.exports(rule.point) || hook.shadow?.exports(rule.point) === true)) {
-      if (observing) observer?.observe(rule.point, event, JSON.stringify(event), this.#turn);
+      if (observing) observer?.queue(rule.point, event, JSON.stringify(event), this.#turn);
       return { decision: rule.decide(rule.start(event)), records: [] };
     }
     const previous = this.#tail;
@@ -167,13 +114,13 @@ export class RunScope implements RunDispatcher {
       await untilDone(previous, signal);
       signal?.throwIfAborted();
       const turn = this.#turn;
-      const scope = { tenantId, runId, turn, signal, emit, clock, telemetry };
+      const scope = { tenantId, runId, turn, signal, emit, clock, telemetry, options };
       const dispatched =
         telemetry === undefined
           ? await runStack(rule, hooks, event, scope)
           : await tracedStack(rule, hooks, event, scope, telemetry);
       // After the decision, off the run's path: queued, never awaited (tenant-observer.ts).
-      if (observing) observer?.observe(rule.point, event, JSON.stringify(event), turn);
+      if (observing) observer?.queue(rule.point, event, JSON.stringify(event), turn);
       return dispatched;
     } finally {
       // Release only after the previous dispatch ended, so the queue order holds even when this one aborted early.
@@ -183,8 +130,8 @@ export class RunScope implements RunDispatcher {
 }
 
 /** `runStack` inside the point's dispatch span. */
-async function tracedStack<P extends HookPoint, A>(
-  rule: PointRule<P, A>,
+async function tracedStack<P extends HookPoint>(
+  rule: PointRule<P>,
   hooks: readonly StackedHook[],
   event: HookEvent<P>,
   scope: StackScope,

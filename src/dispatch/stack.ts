@@ -8,15 +8,18 @@ import {
   type TenantId,
   toolNameOf,
 } from "../protocol/index.js";
+import type { DispatchOptions } from "./api.js";
 import type { DecidedBy, Dispatched, HookRecord, RecordedOutcome } from "./decisions.js";
 import type { Emit } from "./events.js";
 import type { InvokedHook } from "./invoke-hook.js";
 import type { PointRule } from "./rule.js";
 import type { CallScope, StackedHook } from "./stacked-hook.js";
-import { NOT_RUN } from "./tenant-hook.js";
+import { NOT_RUN } from "./tenant-call.js";
 
 /** What `runStack` needs of its run besides the hooks. */
 export interface StackScope extends CallScope {
+  /** The dispatch's options, for the rule's checks. */
+  readonly options: DispatchOptions | undefined;
   readonly tenantId: TenantId;
   readonly runId: RunId;
   readonly emit: Emit | undefined;
@@ -70,7 +73,7 @@ export async function runStack<P extends HookPoint, A>(
     const called = await hook.call(point, current, eventJson, scope);
     let outcome = recorded(called.outcome);
     if (outcome.type === "decided" && outcome.result !== null) {
-      const problem = rule.check(acc, outcome.result);
+      const problem = rule.check(acc, outcome.result, scope.options);
       if (problem !== undefined) outcome = { type: "failed", failure: { code: "invalid_result", message: problem } };
     }
     const policy = hook.policy[point];
@@ -130,7 +133,7 @@ export async function runShadow<P extends HookPoint, A>(
   const called = await shadow.call(point, event, eventJson, scope);
   let outcome = recorded(called.outcome);
   if (outcome.type === "decided" && outcome.result !== null) {
-    const problem = rule.check(acc, outcome.result);
+    const problem = rule.check(acc, outcome.result, scope.options);
     if (problem !== undefined) outcome = { type: "failed", failure: { code: "invalid_result", message: problem } };
   }
   const { tenantId, runId, turn, emit } = scope;

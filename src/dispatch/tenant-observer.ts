@@ -2,34 +2,22 @@ import {
   type ActiveBundle,
   type BundleRef,
   HOOK_POINTS,
-  type HookExecutor,
   HookId,
   type HookPoint,
   isToolPoint,
-  type Limits,
   type RunId,
-  type SandboxBundle,
-  type SandboxCall,
   type TenantId,
   toolNameOf,
 } from "../protocol/index.js";
 import type { HookRecord } from "./decisions.js";
 import type { Emit } from "./events.js";
-import { HookState } from "./hook-state.js";
-import { type InvokedHook, invokeHook } from "./invoke-hook.js";
+import type { InvokedHook } from "./invoke-hook.js";
 import { type BundleHandlers, handlersOf } from "./matchers.js";
 import type { ObserveCalls } from "./observe-calls.js";
-import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import { hookRecord } from "./stack.js";
-import type { SourceMapIndex, SourceMaps } from "./stack-map.js";
-import { ctxPrefixOf, notRun } from "./tenant-hook.js";
+import { type TenantCallDeps, TenantCaller } from "./tenant-call.js";
 
-export interface TenantObserverDeps {
-  readonly executor: HookExecutor;
-  readonly limits: Limits;
-  readonly book: QuarantineBook;
-  readonly clock: () => number;
-  readonly sourceMaps: SourceMaps;
+export interface TenantObserverDeps extends TenantCallDeps {
   readonly emit: Emit | undefined;
   readonly calls: ObserveCalls;
 }
@@ -53,26 +41,19 @@ export class TenantObserver {
   readonly policy = OBSERVED_POLICY;
   readonly #tenantId: TenantId;
   readonly #runId: RunId;
-  readonly #key: BundleKey;
-  readonly #sandboxBundle: SandboxBundle;
-  readonly #sourceMap: SourceMapIndex | undefined;
   readonly #handlers: BundleHandlers;
-  readonly #ctxPrefix: string;
+  readonly #caller: TenantCaller;
   readonly #deps: TenantObserverDeps;
-  readonly #state = new HookState();
   #tail: Promise<void> = Promise.resolve();
 
   constructor(runId: RunId, active: ActiveBundle, deps: TenantObserverDeps) {
     this.#tenantId = active.tenantId;
     this.#runId = runId;
-    this.#key = bundleKey(active.tenantId, active.manifest.hash);
     this.hookId = HookId.parse(`tenant:${active.tenantId}@v${active.version}`);
     this.bundle = { version: active.version, hash: active.manifest.hash };
-    this.#sandboxBundle = { hash: active.manifest.hash, code: active.code };
-    this.#sourceMap =
-      active.sourceMap === undefined ? undefined : deps.sourceMaps.of(active.manifest.hash, active.sourceMap);
     this.#handlers = handlersOf(active.manifest);
-    this.#ctxPrefix = ctxPrefixOf(runId, active, this.hookId, this.bundle);
+    const identity = { hookId: this.hookId, bundle: this.bundle, configJson: JSON.stringify(active.config) };
+    this.#caller = new TenantCaller(runId, active, identity, deps, { what: "observe hook" });
     this.#deps = deps;
   }
 
@@ -90,7 +71,7 @@ export class TenantObserver {
    * Queues the observe call of `point` for `event` if a handler selects it (at a tool point, its matcher must
    * select the tool: a call no observe matcher selects leaves no record). Returns at once; never throws.
    */
-  observe(point: HookPoint, event: unknown, eventJson: string, turn: number): void {
+  queue(point: HookPoint, event: unknown, eventJson: string, turn: number): void {
     if (!this.#handlers.observes.has(point)) return;
     if (isToolPoint(point) && !this.#handlers.selects(point, true, toolNameOf(event as { call: { name: string } })))
       return;
@@ -100,47 +81,15 @@ export class TenantObserver {
   }
 
   async #run(point: HookPoint, eventJson: string, turn: number): Promise<void> {
-    const { calls } = this.#deps;
-    if (calls.signal.aborted) return;
+    const { signal } = this.#deps.calls;
+    if (signal.aborted) return;
     try {
-      const called = await this.#call(point, eventJson, turn);
-      if (called === undefined) return;
+      const called = await this.#caller.call(point, eventJson, { turn, signal, priority: "observe" });
       this.#record(point, called, turn);
     } catch {
-      // Unreachable for anything the hook does (invokeHook never throws for it); an emit that throws is
-      // guarded by the dispatcher. Nothing of an observer may reach the run.
+      // Cancelled by close() (nothing to record), or an emit that throws (guarded by the dispatcher). Nothing
+      // of an observer may reach the run.
     }
-  }
-
-  async #call(point: HookPoint, eventJson: string, turn: number): Promise<InvokedHook<HookPoint> | undefined> {
-    const { executor, limits, book, clock, calls } = this.#deps;
-    const quarantine = book.status(this.#key, clock());
-    if (quarantine !== undefined) {
-      const until = new Date(quarantine.until).toISOString();
-      return notRun(
-        "quarantined",
-        `Bundle ${this.bundle.hash} of tenant ${this.#tenantId} is in quarantine until ${until} (strike ${quarantine.strike}); the observe hook was not called`,
-      );
-    }
-    const call: SandboxCall & { point: HookPoint } = {
-      tenantId: this.#tenantId,
-      point,
-      eventJson,
-      ctxJson: `${this.#ctxPrefix}${turn},"state":${this.#state.json}}`,
-      timeoutMs: limits.timeoutMs,
-      priority: "observe",
-    };
-    let invoked: InvokedHook<HookPoint>;
-    try {
-      invoked = await invokeHook(executor, this.#sandboxBundle, call, limits, calls.signal);
-    } catch {
-      // Cancelled by close(), or the executor closed under it: nothing to record.
-      return undefined;
-    }
-    const { outcome, cost } = invoked;
-    const strike = strikeOf(outcome.type === "failed" ? outcome.failure : undefined, cost, limits.timeoutMs);
-    if (strike !== undefined) book.strike(this.#key, strike, clock(), strikeWeight(cost, limits.timeoutMs));
-    return this.#state.settle(invoked, this.#sourceMap, limits.maxStateChars);
   }
 
   #record(point: HookPoint, called: InvokedHook<HookPoint>, turn: number): void {

@@ -1,16 +1,18 @@
 import { raceAbort } from "../../src/agent/abort.js";
-import type {
-  DispatchOptions,
-  HookRecord,
-  PointDecision,
-  RunDispatcher,
-  ToolCallDispatchOptions,
+import {
+  type Dispatched,
+  type DispatchOptions,
+  type HookRecord,
+  type PointDecision,
+  type PointRule,
+  RULES,
+  type RunDispatcher,
 } from "../../src/dispatch/index.js";
 import { type HookEvent, HookId, type HookPoint, RunId, TenantId } from "../../src/protocol/index.js";
 
 type Override<P extends HookPoint> = (
   event: HookEvent<P>,
-  options: P extends "tool.call" ? ToolCallDispatchOptions : DispatchOptions,
+  options: DispatchOptions,
 ) => PointDecision<P> | Promise<PointDecision<P>>;
 
 export type Overrides = { [P in HookPoint]?: Override<P> };
@@ -32,16 +34,17 @@ export function fakeHooks(overrides: Overrides = {}): FakeHooks {
     event: HookEvent<P>,
     options: DispatchOptions | undefined,
     fallback: PointDecision<P>,
-  ) => {
+  ): Promise<Dispatched<P>> => {
     options?.signal?.throwIfAborted();
     calls.push({ point, turn, event: structuredClone(event) });
     const override = overrides[point] as Override<P> | undefined;
-    if (!override) return { decision: fallback, records: [] };
-    const pending = Promise.resolve(override(event, (options ?? {}) as never));
+    if (!override) return { decision: fallback, records: [] as HookRecord<P>[] };
+    const pending = new Promise<PointDecision<P>>((resolve) => resolve(override(event, (options ?? {}) as never)));
     // Like the real dispatcher: a point's promise rejects as soon as its signal aborts.
     const signal = options?.signal;
-    const decision = signal ? await raceAbort(pending, signal) : await pending;
-    return { decision, records: [record(point)] };
+    const decision = await (signal ? raceAbort(pending, signal) : pending);
+    const records: HookRecord<P>[] = [record(point)];
+    return { decision, records };
   };
   return {
     calls,
@@ -55,20 +58,11 @@ export function fakeHooks(overrides: Overrides = {}): FakeHooks {
     observed: () => Promise.resolve(),
 
     snapshot: () => ({ turn, spent: { turnMs: 0, runMs: 0 }, states: {} }),
-    runStart: (e, o) => call("run.start", e, o, { type: "proceed", input: e.input, rewritten: false }),
-    inputInbound: (e, o) => call("input.inbound", e, o, { type: "deliver", message: e.message, rewritten: false }),
-    contextPrepare: (e, o) =>
-      call("context.prepare", e, o, { type: "messages", messages: e.messages, replaced: false }),
-    toolsPrepare: (e, o) => call("tools.prepare", e, o, { type: "tools", tools: e.tools, restricted: false }),
-    modelRequest: (e, o) => call("model.request", e, o, { type: "request", patch: {}, patched: false }),
-    modelResponse: (e, o) => call("model.response", e, o, { type: "accept", message: e.message, replaced: false }),
-    toolInvalid: (e, o) => call("tool.invalid", e, o, { type: "fail" }),
-    toolCall: (e, o) => call("tool.call", e, o, { type: "execute", args: e.call.args, rewritten: false }),
-    toolResult: (e, o) =>
-      call("tool.result", e, o, { type: "result", result: e.result, terminate: false, patched: false }),
-    turnEnd: (e, o) => call("turn.end", e, o, { type: "default" }),
-    outputValidate: (e, o) => call("output.validate", e, o, { type: "accept" }),
-    runEnd: (e, o) => call("run.end", e, o, { type: "observed" }),
+    // With no override a point decides what the stack decides when no hook runs: its row's no-op.
+    dispatch<P extends HookPoint>(point: P, event: HookEvent<P>, options?: DispatchOptions) {
+      const rule: PointRule<P> = RULES[point];
+      return call(point, event, options, rule.decide(rule.start(event)));
+    },
   };
 }
 

@@ -30,7 +30,7 @@ function dispatcherWith(
 async function call(dispatcher: ReturnType<typeof createDispatcher>, runId: string, args = { path: "/tmp/x" }) {
   const run = dispatcher.openRun({ tenantId: TENANT, runId: RunId.parse(runId), bundle: bundleOf(["tool.call"]) });
   run.beginTurn(1);
-  return run.toolCall(toolCallEvent(args));
+  return run.dispatch("tool.call", toolCallEvent(args));
 }
 
 describe("the decision log", () => {
@@ -72,7 +72,7 @@ describe("the decision log", () => {
     };
     const dispatcher = dispatcherWith(counting);
     const run = dispatcher.openRun({ tenantId: TENANT, runId: RunId.parse("r"), bundle: bundleOf(["tool.call"]) });
-    for (let i = 0; i < 5; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 5; i++) await run.dispatch("tool.call", toolCallEvent());
     expect(asked).toBe(1);
     await log.close();
     expect(await store.decisions({ tenantId: TENANT })).toEqual([]);
@@ -110,7 +110,10 @@ describe("the decision log", () => {
       runId: RunId.parse("run-m"),
       bundle: bundleOf(["tool.call"], { config: { apiKey: SECRET, limit: 1 } }),
     });
-    const { decision } = await run.toolCall(toolCallEvent({ path: "/x", password: SECRET, token: SECRET }));
+    const { decision } = await run.dispatch(
+      "tool.call",
+      toolCallEvent({ path: "/x", password: SECRET, token: SECRET }),
+    );
     expect(decision).toMatchObject({ type: "block", reason: `leaked ${SECRET}` });
     expect(executor.seen[0]?.event).toMatchObject({ call: { args: { password: SECRET } } });
     await log.close();

@@ -74,7 +74,8 @@ async function recordedStore(): Promise<MemoryBundleStore> {
   const dispatcher = createDispatcher({ executor, decisionLog: log, limits: { ...DEFAULT_LIMITS, timeoutMs: 250 } });
   const run = dispatcher.openRun({ tenantId: acme, runId: RunId.parse("run-1"), bundle: await store.active(acme) });
   const decided = [];
-  for (const command of ["ls", HOSTILE, "ls"]) decided.push((await run.toolCall(call(command))).decision.type);
+  for (const command of ["ls", HOSTILE, "ls"])
+    decided.push((await run.dispatch("tool.call", call(command))).decision.type);
   expect(decided).toEqual(["execute", "execute", "block"]);
   await log.close();
   return store;

@@ -7,7 +7,9 @@ describe("abort", () => {
     const { run, executor } = setup({ points: ["tool.call"] });
     const controller = new AbortController();
     controller.abort(new Error("user cancelled"));
-    await expect(run.toolCall(toolCallEvent(), { signal: controller.signal })).rejects.toThrow("user cancelled");
+    await expect(run.dispatch("tool.call", toolCallEvent(), { signal: controller.signal })).rejects.toThrow(
+      "user cancelled",
+    );
     expect(executor.seen).toHaveLength(0);
   });
 
@@ -29,7 +31,7 @@ describe("abort", () => {
         },
       ],
     });
-    await expect(run.toolCall(toolCallEvent(), { signal: controller.signal })).rejects.toThrow("stop now");
+    await expect(run.dispatch("tool.call", toolCallEvent(), { signal: controller.signal })).rejects.toThrow("stop now");
     expect(lastCalled).toBe(false);
   });
 
@@ -51,7 +53,8 @@ describe("abort", () => {
         },
       ],
     });
-    const pending = run.turnEnd(
+    const pending = run.dispatch(
+      "turn.end",
       { turn: 0, message: { role: "assistant", content: "" }, toolResults: [] },
       { signal: controller.signal },
     );
@@ -70,16 +73,19 @@ describe("abort", () => {
           release = () => resolve(returned(undefined));
         }),
     });
-    const first = run.toolCall(toolCallEvent());
+    const first = run.dispatch("tool.call", toolCallEvent());
     const controller = new AbortController();
-    const queued = run.toolCall(toolCallEvent(), { signal: controller.signal });
+    const queued = run.dispatch("tool.call", toolCallEvent(), { signal: controller.signal });
     controller.abort(new Error("queued abort"));
     await expect(queued).rejects.toThrow("queued abort");
     await Promise.resolve();
     release();
     expect((await first).decision.type).toBe("execute");
     executor.respondWith(() => returned({ type: "block", reason: "third" }));
-    expect((await run.toolCall(toolCallEvent())).decision).toMatchObject({ type: "block", reason: "third" });
+    expect((await run.dispatch("tool.call", toolCallEvent())).decision).toMatchObject({
+      type: "block",
+      reason: "third",
+    });
   });
 
   it("serialises dispatches of one run so state passes from call to call", async () => {
@@ -90,7 +96,11 @@ describe("abort", () => {
         return returned(undefined, { state: { n: Number(seen.ctx.state.n ?? 0) + 1 } });
       },
     });
-    await Promise.all([run.toolCall(toolCallEvent()), run.toolCall(toolCallEvent()), run.toolCall(toolCallEvent())]);
+    await Promise.all([
+      run.dispatch("tool.call", toolCallEvent()),
+      run.dispatch("tool.call", toolCallEvent()),
+      run.dispatch("tool.call", toolCallEvent()),
+    ]);
     expect(executor.seen.map((s) => s.ctx.state)).toEqual([{}, { n: 1 }, { n: 2 }]);
   });
 });

@@ -46,9 +46,9 @@ const cases: [string, () => Promise<unknown>][] = [
     "invokeHook alone (stringify event + parse reply)",
     () => invokeHook(executor, sandboxBundle, { ...call, eventJson: JSON.stringify(event) }, DEFAULT_LIMITS),
   ],
-  ["dispatcher, tenant bundle", () => tenantRun.toolCall(event)],
-  ["dispatcher, one platform hook, no bundle", () => platformRun.toolCall(event)],
-  ["dispatcher, point not exported", () => skipRun.toolCall(event)],
+  ["dispatcher, tenant bundle", () => tenantRun.dispatch("tool.call", event)],
+  ["dispatcher, one platform hook, no bundle", () => platformRun.dispatch("tool.call", event)],
+  ["dispatcher, point not exported", () => skipRun.dispatch("tool.call", event)],
 ];
 
 const samples = cases.map((): number[] => []);

@@ -10,9 +10,9 @@ describe("hook time budgets", () => {
       options: { budgets: { turnMs: 100, runMs: 10_000 } },
     });
     run.beginTurn(1);
-    expect((await run.toolCall(toolCallEvent())).decision.type).toBe("execute");
-    expect((await run.toolCall(toolCallEvent())).decision.type).toBe("execute");
-    const denied = await run.toolCall(toolCallEvent());
+    expect((await run.dispatch("tool.call", toolCallEvent())).decision.type).toBe("execute");
+    expect((await run.dispatch("tool.call", toolCallEvent())).decision.type).toBe("execute");
+    const denied = await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen).toHaveLength(2);
     expect(denied.decision).toMatchObject({ type: "block", reason: "timeout" });
     expect(denied.records[0]).toMatchObject({ runMs: 0, outcome: { failure: { code: "timeout" } } });
@@ -22,7 +22,7 @@ describe("hook time budgets", () => {
     expect(run.spent()).toEqual({ turnMs: 120, runMs: 120 });
 
     run.beginTurn(2);
-    expect((await run.toolCall(toolCallEvent())).decision.type).toBe("execute");
+    expect((await run.dispatch("tool.call", toolCallEvent())).decision.type).toBe("execute");
     expect(executor.seen).toHaveLength(3);
   });
 
@@ -33,11 +33,11 @@ describe("hook time budgets", () => {
       options: { budgets: { turnMs: 100, runMs: 150 } },
     });
     run.beginTurn(0);
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     run.beginTurn(1);
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     run.beginTurn(2);
-    const denied = await run.toolCall(toolCallEvent());
+    const denied = await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen).toHaveLength(2);
     expect(denied.records[0]?.outcome.type === "failed" && denied.records[0].outcome.failure.message).toContain(
       "run's hook time budget of 150 ms",
@@ -50,14 +50,17 @@ describe("hook time budgets", () => {
       respond: () => returned(undefined, { runMs: 70 }),
       options: { budgets: { turnMs: 100, runMs: 10_000 }, limits: { timeoutMs: 50 } },
     });
-    await run.toolCall(toolCallEvent());
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen.map((s) => s.call.timeoutMs)).toEqual([50, 30]);
   });
 
   it("does not charge platform hooks", async () => {
     const { run } = setup({ first: [{ toolCall: () => undefined }], options: { budgets: { turnMs: 1, runMs: 1 } } });
-    await run.toolCall(toolCallEvent());
-    expect((await run.toolCall(toolCallEvent())).records[0]?.outcome).toEqual({ type: "decided", result: null });
+    await run.dispatch("tool.call", toolCallEvent());
+    expect((await run.dispatch("tool.call", toolCallEvent())).records[0]?.outcome).toEqual({
+      type: "decided",
+      result: null,
+    });
   });
 });

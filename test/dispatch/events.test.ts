@@ -11,7 +11,7 @@ describe("provenance events", () => {
       last: [{ toolCall: () => undefined }],
     });
     run.beginTurn(2);
-    const { records } = await run.toolCall(toolCallEvent());
+    const { records } = await run.dispatch("tool.call", toolCallEvent());
     expect(events).toHaveLength(2);
     expect(events[0]).toMatchObject({
       type: "hook.called",
@@ -51,7 +51,7 @@ describe("provenance events", () => {
 
   it("emits failures with their code and message", async () => {
     const { run, events } = setup({ first: [{ turnEnd: () => ({ type: "oops" }) as never }] });
-    await run.turnEnd({ turn: 0, message: { role: "assistant", content: "" }, toolResults: [] });
+    await run.dispatch("turn.end", { turn: 0, message: { role: "assistant", content: "" }, toolResults: [] });
     expect(events[0]).toMatchObject({
       record: {
         outcome: {
@@ -65,7 +65,7 @@ describe("provenance events", () => {
 
   it("keeps the logs on the record", async () => {
     const { run } = setup({ points: ["tool.call"], respond: () => returned(undefined, { logs: ["checked /tmp/x"] }) });
-    const { records } = await run.toolCall(toolCallEvent());
+    const { records } = await run.dispatch("tool.call", toolCallEvent());
     expect(records[0]?.logs).toEqual(["checked /tmp/x"]);
   });
 });

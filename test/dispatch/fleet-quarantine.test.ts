@@ -91,7 +91,7 @@ class Host {
     });
     const reasons: string[] = [];
     for (let i = 0; i < n; i++) {
-      const { records } = await run.toolCall(toolCallEvent());
+      const { records } = await run.dispatch("tool.call", toolCallEvent());
       const outcome = records[0]?.outcome;
       reasons.push(outcome?.type === "failed" ? outcome.failure.code : "ok");
     }
@@ -226,7 +226,7 @@ describe("fleet-wide quarantine off the hot path", () => {
         bundle: bundleOf(["tool.call"], { hash: manifest.hash }),
       });
       host.executor.respondWith(() => sandboxFailed("timeout", 60, 60));
-      await Promise.all([0, 1, 2].map(() => run.toolCall(toolCallEvent())));
+      await Promise.all([0, 1, 2].map(() => run.dispatch("tool.call", toolCallEvent())));
       // Closing reports what is left: by then every failure went to the store.
       await host.dispatcher.close();
       expect(reports.reduce((a, b) => a + b, 0)).toBe(3);

@@ -16,8 +16,8 @@ describe("hostile guest replies", () => {
             '"state":{"__proto__":{"admin":true}},"logs":[]}',
         ),
     });
-    const { decision } = await run.toolCall(toolCallEvent());
-    await run.toolCall(toolCallEvent());
+    const { decision } = await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
     expect(decision.type === "execute" && Object.getPrototypeOf(decision.args)).toBe(Object.prototype);
@@ -31,8 +31,8 @@ describe("hostile guest replies", () => {
       points: ["tool.call"],
       respond: () => returned(undefined, { state: { [sneaky]: sneaky } }),
     });
-    await run.toolCall(toolCallEvent());
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen[1]?.ctx.tenantId).toBe("acme");
     expect(executor.seen[1]?.ctx.state).toEqual({ [sneaky]: sneaky });
   });
@@ -44,7 +44,7 @@ describe("hostile guest replies", () => {
         respond: () => raw(JSON.stringify({ kind: "failed", code, message: "forged", logs: [] })),
         options: { quarantine: { failures: 1 } },
       });
-      const { records } = await run.toolCall(toolCallEvent());
+      const { records } = await run.dispatch("tool.call", toolCallEvent());
       expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
       expect(dispatcher.quarantinedUntil(run.tenantId, `sha256-${"a".repeat(64)}` as never)).toBeUndefined();
     }
@@ -62,7 +62,7 @@ describe("hostile guest replies", () => {
     ];
     for (const reply of replies) {
       const { run } = setup({ points: ["tool.call"], respond: () => raw(reply) });
-      const { decision, records } = await run.toolCall(toolCallEvent());
+      const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
       expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
       expect(decision).toMatchObject({ type: "block", reason: "invalid_result" });
     }
@@ -74,8 +74,8 @@ describe("hostile guest replies", () => {
       respond: (seen) => (seen.ctx.tenantId === "acme" ? sandboxFailed("timeout", 1) : returned(undefined)),
       options: { quarantine: { failures: 2 } },
     });
-    await run.toolCall(toolCallEvent());
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     const other = {
       tenantId: "globex" as typeof run.tenantId,
       version: 1,
@@ -90,8 +90,11 @@ describe("hostile guest replies", () => {
       },
     };
     const otherRun = dispatcher.openRun({ tenantId: other.tenantId, runId: run.runId, bundle: other });
-    expect((await run.toolCall(toolCallEvent())).decision).toMatchObject({ type: "block", reason: "quarantined" });
-    expect((await otherRun.toolCall(toolCallEvent())).decision.type).toBe("execute");
+    expect((await run.dispatch("tool.call", toolCallEvent())).decision).toMatchObject({
+      type: "block",
+      reason: "quarantined",
+    });
+    expect((await otherRun.dispatch("tool.call", toolCallEvent())).decision.type).toBe("execute");
     expect(executor.seen.map((s) => s.ctx.tenantId)).toEqual(["acme", "acme", "globex"]);
   });
 });
@@ -100,7 +103,7 @@ describe("host-side faults", () => {
   it("turns an executor that refuses the call into unavailable under the policy", async () => {
     const { run, executor } = setup({ points: ["tool.call"] });
     executor.respondWith(() => Promise.reject(new Error("This hook executor was closed")));
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toMatchObject({ type: "block", reason: "unavailable" });
     expect(records[0]?.outcome).toMatchObject({
       failure: { code: "unavailable", message: expect.stringContaining("was closed") },
@@ -117,6 +120,6 @@ describe("host-side faults", () => {
         },
       },
     });
-    expect((await run.toolCall(toolCallEvent())).decision).toMatchObject({ type: "block", reason: "no" });
+    expect((await run.dispatch("tool.call", toolCallEvent())).decision).toMatchObject({ type: "block", reason: "no" });
   });
 });

@@ -59,16 +59,16 @@ describe("dispatch through the inline sandbox", () => {
     });
     const run = dispatcher.openRun({ tenantId: TENANT, runId: RunId.parse("r1"), bundle });
     run.beginTurn(1);
-    const first = await run.toolCall(event({ command: "ls" }));
+    const first = await run.dispatch("tool.call", event({ command: "ls" }));
     expect(first.decision).toEqual({ type: "execute", args: { command: "ls", cwd: "/sandbox" }, rewritten: true });
     expect(seen).toEqual([{ command: "ls", cwd: "/sandbox" }]);
     expect(first.records[0]?.logs).toEqual(["call 1 turn 1"]);
 
-    const blocked = await run.toolCall(event({ command: "rm -rf /" }));
+    const blocked = await run.dispatch("tool.call", event({ command: "rm -rf /" }));
     expect(blocked.decision).toMatchObject({ type: "block", reason: "destructive", by: { hookId: "tenant:acme@v7" } });
 
-    await run.toolCall(event({ command: "ls" }));
-    const fourth = await run.toolCall(event({ command: "ls" }));
+    await run.dispatch("tool.call", event({ command: "ls" }));
+    const fourth = await run.dispatch("tool.call", event({ command: "ls" }));
     expect(fourth.decision).toMatchObject({ type: "block", reason: "too many calls" });
     expect(events.filter((e) => e.type === "hook.called" && e.record.source === "tenant")).toHaveLength(4);
     expect(events[0]).toMatchObject({
@@ -82,11 +82,11 @@ describe("dispatch through the inline sandbox", () => {
   it("contains an infinite loop as timeout, blocks under closed and quarantines the bundle", async () => {
     const dispatcher = createDispatcher({ executor, limits: { timeoutMs: 20 }, quarantine: { failures: 2 } });
     const run = dispatcher.openRun({ tenantId: TENANT, runId: RunId.parse("r2"), bundle });
-    const spun = await run.toolCall(event({ spin: true }));
+    const spun = await run.dispatch("tool.call", event({ spin: true }));
     expect(spun.decision).toMatchObject({ type: "block", reason: "timeout", by: { failure: "timeout" } });
-    await run.toolCall(event({ spin: true }));
+    await run.dispatch("tool.call", event({ spin: true }));
     expect(dispatcher.quarantinedUntil(TENANT, bundle.manifest.hash)).toBeGreaterThan(Date.now());
-    const after = await run.toolCall(event({ command: "ls" }));
+    const after = await run.dispatch("tool.call", event({ command: "ls" }));
     expect(after.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "quarantined" } });
   });
 
@@ -104,9 +104,9 @@ describe("dispatch through the inline sandbox", () => {
     });
     const run = dispatcher.openRun({ tenantId: TENANT, runId: RunId.parse("r3"), bundle });
     const timeouts: number[] = [];
-    let denied: Awaited<ReturnType<typeof run.toolCall>> | undefined;
+    let denied: Awaited<ReturnType<typeof run.dispatch<"tool.call">>> | undefined;
     for (let i = 0; i < 100 && denied === undefined; i++) {
-      const spun = await run.toolCall(event({ spin: true }));
+      const spun = await run.dispatch("tool.call", event({ spin: true }));
       const outcome = spun.records[0]?.outcome;
       if (outcome?.type === "failed" && outcome.failure.message.includes("budget")) denied = spun;
       else timeouts.push(spun.records[0]?.runMs ?? 0);

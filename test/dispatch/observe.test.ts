@@ -45,8 +45,8 @@ describe("observe-only calls in the dispatcher", () => {
       () => returned(undefined, { runMs: 1_000 }),
     );
     for (let i = 0; i < 3; i++) {
-      expect((await run.toolCall(toolCallEvent())).decision.type).toBe("execute");
-      const { decision, records } = await run.toolResult(resultEvent());
+      expect((await run.dispatch("tool.call", toolCallEvent())).decision.type).toBe("execute");
+      const { decision, records } = await run.dispatch("tool.result", resultEvent());
       expect(decision.type).toBe("result");
       expect(records).toEqual([]);
     }
@@ -70,10 +70,10 @@ describe("observe-only calls in the dispatcher", () => {
     const { executor, run } = observed({ hookPoints: ["tool.call"], observe: { hookPoints: ["tool.result"] } }, () =>
       returned(undefined, { state: { n: ++n } }),
     );
-    await run.toolCall(toolCallEvent());
-    await run.toolResult(resultEvent());
-    await run.toolResult(resultEvent());
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("tool.result", resultEvent());
+    await run.dispatch("tool.result", resultEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     await run.observed();
     const states = executor.seen.map((s) => [s.call.priority ?? "decision", s.ctx.state]);
     expect(states).toEqual([
@@ -89,8 +89,8 @@ describe("observe-only calls in the dispatcher", () => {
       hookPoints: [],
       observe: { hookPoints: ["tool.result"], tools: { "tool.result": ["git_*"] } },
     });
-    await run.toolResult(resultEvent("shell"));
-    await run.toolResult(resultEvent("git_push"));
+    await run.dispatch("tool.result", resultEvent("shell"));
+    await run.dispatch("tool.result", resultEvent("git_push"));
     await run.observed();
     expect(executor.seen.map((s) => (s.event.call as { name: string }).name)).toEqual(["git_push"]);
     expect(events.filter((e) => e.type === "hook.called")).toHaveLength(1);
@@ -100,7 +100,7 @@ describe("observe-only calls in the dispatcher", () => {
     const { executor, run, events } = observed({ hookPoints: [], observe: { hookPoints: ["tool.result"] } }, () =>
       sandboxFailed("timeout"),
     );
-    for (let i = 0; i < 7; i++) await run.toolResult(resultEvent());
+    for (let i = 0; i < 7; i++) await run.dispatch("tool.result", resultEvent());
     await run.observed();
     expect(executor.seen).toHaveLength(5);
     const codes = events.flatMap((e) =>
@@ -111,7 +111,10 @@ describe("observe-only calls in the dispatcher", () => {
 
   it("records skipped calls of a decision matcher and never calls the executor for them", async () => {
     const { executor, run } = observed({ hookPoints: ["tool.call"], tools: { "tool.call": ["shell"] } });
-    const skipped = await run.toolCall({ ...toolCallEvent(), call: { id: "c9", name: "read_file", args: {} } });
+    const skipped = await run.dispatch("tool.call", {
+      ...toolCallEvent(),
+      call: { id: "c9", name: "read_file", args: {} },
+    });
     expect(skipped.records).toMatchObject([{ outcome: { type: "skipped", reason: "no match" }, runMs: 0 }]);
     expect(skipped.decision.type).toBe("execute");
     expect(executor.seen).toHaveLength(0);
@@ -129,7 +132,7 @@ describe("observe-only calls in the dispatcher", () => {
         return returned(undefined);
       },
     );
-    for (let i = 0; i < 4; i++) await run.toolResult(resultEvent());
+    for (let i = 0; i < 4; i++) await run.dispatch("tool.result", resultEvent());
     const closed = dispatcher.close();
     release();
     await closed;

@@ -82,8 +82,8 @@ describe("platform hook registration", () => {
     const before = d.openRun({ tenantId: TenantId.parse("acme"), runId: RUN });
     remove();
     const after = d.openRun({ tenantId: TenantId.parse("acme"), runId: RUN });
-    await before.turnEnd(event);
-    await after.turnEnd(event);
+    await before.dispatch("turn.end", event);
+    await after.dispatch("turn.end", event);
     expect(order).toEqual(["first-1", "first-2", "last", "last"]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HookPoint } from "../../src/protocol/index.js";
+import type { HookEvent, HookPoint } from "../../src/protocol/index.js";
 import { type SandboxResult, TenantId } from "../../src/protocol/index.js";
 import { bundleOf, guestFailed, RUN, returned, sandboxFailed, toolCallEvent } from "./helpers.js";
 import { setup } from "./setup.js";
@@ -21,7 +21,7 @@ const FAILURES: [string, () => SandboxResult][] = [
 describe("failure policy on tool.call", () => {
   it.each(FAILURES)("blocks with the code as reason on %s under closed", async (code, outcome) => {
     const { run } = setup({ points: ["tool.call"], respond: outcome });
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toEqual({
       type: "block",
       reason: code,
@@ -34,7 +34,7 @@ describe("failure policy on tool.call", () => {
 
   it.each(FAILURES)("executes as if the hook returned nothing on %s under open", async (code, outcome) => {
     const { run } = setup({ points: ["tool.call"], policy: { "tool.call": "open" }, respond: outcome });
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toEqual({ type: "execute", args: { path: "/tmp/x" }, rewritten: false });
     expect(records[0]).toMatchObject({ outcome: { type: "failed", failure: { code } }, policy: "open" });
   });
@@ -42,14 +42,17 @@ describe("failure policy on tool.call", () => {
   it("fails an event over the size limit as event_too_large without calling the sandbox", async () => {
     const closed = setup({ points: ["tool.call"], options: { limits: { maxEventChars: 1_024 } } });
     const big = toolCallEvent({ blob: "x".repeat(2_000) });
-    expect((await closed.run.toolCall(big)).decision).toMatchObject({ type: "block", reason: "event_too_large" });
+    expect((await closed.run.dispatch("tool.call", big)).decision).toMatchObject({
+      type: "block",
+      reason: "event_too_large",
+    });
     expect(closed.executor.seen).toHaveLength(0);
     const open = setup({
       points: ["tool.call"],
       policy: { "tool.call": "open" },
       options: { limits: { maxEventChars: 1_024 } },
     });
-    expect((await open.run.toolCall(big)).decision).toMatchObject({ type: "execute" });
+    expect((await open.run.dispatch("tool.call", big)).decision).toMatchObject({ type: "execute" });
   });
 
   it("keeps later hooks running after a failure under open", async () => {
@@ -59,41 +62,36 @@ describe("failure policy on tool.call", () => {
       respond: () => sandboxFailed("timeout"),
       last: [{ toolCall: () => ({ type: "block", reason: "platform" }) }],
     });
-    expect((await run.toolCall(toolCallEvent())).decision).toMatchObject({ type: "block", reason: "platform" });
+    expect((await run.dispatch("tool.call", toolCallEvent())).decision).toMatchObject({
+      type: "block",
+      reason: "platform",
+    });
   });
 });
 
 describe("safe decisions per point", () => {
-  const events: { [P in HookPoint]?: [method: string, event: unknown] } = {
-    "run.start": ["runStart", { input: [] }],
-    "input.inbound": ["inputInbound", { source: "user", message: { role: "user", content: "x" } }],
-    "context.prepare": ["contextPrepare", { messages: [], scope: "durable" }],
-    "tools.prepare": ["toolsPrepare", { tools: [] }],
-    "model.request": ["modelRequest", { turn: 0, model: "m", settings: {}, messageCount: 0 }],
-    "model.response": [
-      "modelResponse",
-      {
-        message: { role: "assistant", content: "" },
-        usage: { inputTokens: 0, outputTokens: 0 },
-        finishReason: "stop",
-        hasToolCalls: false,
-      },
-    ],
-    "tool.invalid": ["toolInvalid", { call: { id: "1", name: "x", args: {} }, reason: "badArgs", available: [] }],
-    "tool.result": [
-      "toolResult",
-      { call: { id: "1", name: "x", args: {} }, executed: true, result: { content: "", isError: false } },
-    ],
-    "turn.end": ["turnEnd", { turn: 0, message: { role: "assistant", content: "" }, toolResults: [] }],
-    "output.validate": ["outputValidate", { output: "" }],
+  const events: { [P in HookPoint]?: HookEvent<P> } = {
+    "run.start": { input: [] },
+    "input.inbound": { source: "user", message: { role: "user", content: "x" } },
+    "context.prepare": { messages: [], scope: "durable" },
+    "tools.prepare": { tools: [] },
+    "model.request": { turn: 0, model: "m", settings: {}, messageCount: 0 },
+    "model.response": {
+      message: { role: "assistant", content: "" },
+      usage: { inputTokens: 0, outputTokens: 0 },
+      finishReason: "stop",
+      hasToolCalls: false,
+    },
+    "tool.invalid": { call: { id: "1", name: "x", args: {} }, reason: "badArgs", available: [] },
+    "tool.result": { call: { id: "1", name: "x", args: {} }, executed: true, result: { content: "", isError: false } },
+    "turn.end": { turn: 0, message: { role: "assistant", content: "" }, toolResults: [] },
+    "output.validate": { output: "" },
   };
 
-  it.each(Object.entries(events))("turns a failure at %s into its safe decision under closed", async (point, spec) => {
+  it.each(Object.entries(events))("turns a failure at %s into its safe decision under closed", async (point, event) => {
     const p = point as HookPoint;
-    const [method, event] = spec ?? ["", undefined];
     const { run } = setup({ points: [p], policy: { [p]: "closed" }, respond: () => sandboxFailed("memory_limit") });
-    const dispatch = (run as unknown as Record<string, (e: unknown) => Promise<{ decision: unknown }>>)[method];
-    const { decision } = await (dispatch?.call(run, event) ?? Promise.reject(new Error(method)));
+    const { decision } = await run.dispatch(p, event as HookEvent<HookPoint>);
     const by = { hookId: "tenant:acme@v3", source: "tenant", failure: "memory_limit" };
     expect(decision).toEqual(
       p === "input.inbound"
@@ -107,11 +105,11 @@ describe("safe decisions per point", () => {
       points: ["run.start", "input.inbound", "context.prepare"],
       respond: () => sandboxFailed("timeout"),
     });
-    expect((await run.runStart({ input: [] })).decision.type).toBe("stop");
-    expect((await run.inputInbound({ source: "user", message: { role: "user", content: "x" } })).decision.type).toBe(
-      "drop",
-    );
-    expect((await run.contextPrepare({ messages: [], scope: "durable" })).decision.type).toBe("messages");
+    expect((await run.dispatch("run.start", { input: [] })).decision.type).toBe("stop");
+    expect(
+      (await run.dispatch("input.inbound", { source: "user", message: { role: "user", content: "x" } })).decision.type,
+    ).toBe("drop");
+    expect((await run.dispatch("context.prepare", { messages: [], scope: "durable" })).decision.type).toBe("messages");
   });
 });
 
@@ -123,7 +121,7 @@ describe("platform floor", () => {
       respond: () => sandboxFailed("timeout"),
       options: { floor: { "tool.call": "closed" } },
     });
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toMatchObject({ type: "block", reason: "timeout" });
     expect(records[0]?.policy).toBe("closed");
     expect(events[0]).toMatchObject({ type: "hook.called", record: { policy: "closed" } });
@@ -137,7 +135,8 @@ describe("platform floor", () => {
       options: { floor: { "turn.end": "open" } },
     });
     expect(
-      (await run.turnEnd({ turn: 0, message: { role: "assistant", content: "" }, toolResults: [] })).decision.type,
+      (await run.dispatch("turn.end", { turn: 0, message: { role: "assistant", content: "" }, toolResults: [] }))
+        .decision.type,
     ).toBe("stop");
   });
 
@@ -151,8 +150,8 @@ describe("platform floor", () => {
     const open = { "tool.call": "open" } as const;
     const strictRun = dispatcher.openRun({ tenantId: strict.tenantId, runId: RUN, bundle: strict, policy: open });
     const laxRun = dispatcher.openRun({ tenantId: lax.tenantId, runId: RUN, bundle: lax, policy: open });
-    expect((await strictRun.toolCall(toolCallEvent())).decision.type).toBe("block");
-    expect((await laxRun.toolCall(toolCallEvent())).decision.type).toBe("execute");
+    expect((await strictRun.dispatch("tool.call", toolCallEvent())).decision.type).toBe("block");
+    expect((await laxRun.dispatch("tool.call", toolCallEvent())).decision.type).toBe("execute");
   });
 
   it("does not apply to platform hooks", async () => {
@@ -168,7 +167,7 @@ describe("platform floor", () => {
       },
     });
     const run = dispatcher.openRun({ tenantId: bundleOf([]).tenantId, runId: RUN });
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision.type).toBe("execute");
     expect(records[0]?.outcome).toEqual({ type: "failed", failure: { code: "threw", message: "platform bug" } });
   });
@@ -179,7 +178,7 @@ describe("platform hook failures", () => {
     const { run } = setup({
       first: [{ toolCall: () => ({ type: "block", reason: "" }) as never }],
     });
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toMatchObject({
       type: "block",
       reason: "invalid_result",
@@ -190,7 +189,11 @@ describe("platform hook failures", () => {
 
   it("records an async rejection as threw", async () => {
     const { run } = setup({ first: [{ turnEnd: async () => Promise.reject(new Error("nope")) }] });
-    const { records } = await run.turnEnd({ turn: 0, message: { role: "assistant", content: "" }, toolResults: [] });
+    const { records } = await run.dispatch("turn.end", {
+      turn: 0,
+      message: { role: "assistant", content: "" },
+      toolResults: [],
+    });
     expect(records[0]?.outcome).toEqual({ type: "failed", failure: { code: "threw", message: "nope" } });
   });
 });

@@ -35,7 +35,7 @@ describe("dispatcher properties", () => {
           respond: () => replies[i++ % replies.length] ?? returned(undefined),
         });
         for (let n = 0; n < replies.length; n++) {
-          const { decision, records } = await run.toolCall(toolCallEvent());
+          const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
           switch (decision.type) {
             case "execute":
               expect(JsonObject.safeParse(decision.args).success).toBe(true);
@@ -65,7 +65,7 @@ describe("dispatcher properties", () => {
     await fc.assert(
       fc.asyncProperty(reply, async (outcome) => {
         const { run } = setup({ points: ["tool.result"], respond: () => outcome });
-        const { decision } = await run.toolResult({
+        const { decision } = await run.dispatch("tool.result", {
           call: { id: "c", name: "t", args: {} },
           executed: true,
           result: { content: "ok", isError: false },

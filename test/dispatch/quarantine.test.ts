@@ -15,7 +15,7 @@ describe("quarantine through the dispatcher", () => {
       respond: () => sandboxFailed("timeout", 1),
       options: { quarantine: { failures: 3, windowMs: 60_000, cooldownMs: 30_000 } },
     });
-    for (let i = 0; i < 3; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 3; i++) await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen).toHaveLength(3);
     expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBe(clock.now + 30_000);
     expect(events.find((e) => e.type === "quarantine.entered")).toEqual({
@@ -30,14 +30,14 @@ describe("quarantine through the dispatcher", () => {
       origin: "host",
     });
 
-    const during = await run.toolCall(toolCallEvent());
+    const during = await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen).toHaveLength(3);
     expect(during.decision).toMatchObject({ type: "block", reason: "quarantined" });
     expect(during.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "quarantined" } });
 
     clock.advance(30_000);
     executor.respondWith(() => returned(undefined));
-    const after = await run.toolCall(toolCallEvent());
+    const after = await run.dispatch("tool.call", toolCallEvent());
     expect(after.decision.type).toBe("execute");
     expect(executor.seen).toHaveLength(4);
     expect(events.filter((e) => e.type === "quarantine.exited")).toEqual([
@@ -51,11 +51,11 @@ describe("quarantine through the dispatcher", () => {
       respond: () => sandboxFailed("timeout", 50, 3),
       options: { quarantine: { failures: 2 } },
     });
-    for (let i = 0; i < 4; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 4; i++) await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen).toHaveLength(4);
     expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeUndefined();
     executor.respondWith(() => sandboxFailed("timeout", 1, 50));
-    for (let i = 0; i < 2; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 2; i++) await run.dispatch("tool.call", toolCallEvent());
     expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeDefined();
   });
 
@@ -66,8 +66,8 @@ describe("quarantine through the dispatcher", () => {
       options: { quarantine: { failures: 1 } },
     });
     const event = { turn: 0, message: { role: "assistant" as const, content: "" }, toolResults: [] };
-    await run.turnEnd(event);
-    const { decision, records } = await run.turnEnd(event);
+    await run.dispatch("turn.end", event);
+    const { decision, records } = await run.dispatch("turn.end", event);
     expect(decision).toEqual({ type: "default" });
     expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "quarantined" } });
   });
@@ -85,7 +85,7 @@ describe("quarantine through the dispatcher", () => {
       options: { quarantine: { failures: 2 } },
     });
     for (let i = 0; i < 5; i++) {
-      const { decision, records } = await run.toolCall(toolCallEvent());
+      const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
       expect(decision).toMatchObject({ type: "block", reason: "sandbox_crashed" });
       expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { bystander: true } });
     }
@@ -95,8 +95,8 @@ describe("quarantine through the dispatcher", () => {
       record: { outcome: { failure: { code: "sandbox_crashed", bystander: true } } },
     });
     executor.respondWith(() => sandboxFailed("sandbox_crashed", 3));
-    await run.toolCall(toolCallEvent());
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeDefined();
     expect(executor.seen).toHaveLength(7);
   });
@@ -107,7 +107,7 @@ describe("quarantine through the dispatcher", () => {
       respond: () => returned({ type: "nonsense" }),
       options: { quarantine: { failures: 1 } },
     });
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeUndefined();
   });
 });

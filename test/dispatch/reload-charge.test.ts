@@ -74,7 +74,7 @@ describe("a tenant that makes every call reload its bundle", () => {
     const codes: string[] = [];
     for (let i = 0; i < 8; i++) {
       const run = dispatcher.openRun({ tenantId: TENANT, runId: RunId.parse(`burn-${i}`), bundle });
-      const { records } = await run.toolCall(toolCallEvent());
+      const { records } = await run.dispatch("tool.call", toolCallEvent());
       codes.push(records[0]?.outcome.type === "failed" ? records[0].outcome.failure.code : "decided");
     }
     // The first load is not the tenant's doing; the second is, and 902 ms is 18 timeouts of 50 ms.
@@ -90,7 +90,7 @@ describe("a tenant that makes every call reload its bundle", () => {
       respond: () => burned(100, true),
       options: { quarantine: { failures: 5 }, budgets: { turnMs: 10_000, runMs: 10_000 } },
     });
-    for (let i = 0; i < 5; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 5; i++) await run.dispatch("tool.call", toolCallEvent());
     // 102 ms is two timeouts of 50 ms: 2 + 2 + 2 reaches 5 on the third call.
     expect(executor.seen).toHaveLength(3);
     expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeDefined();
@@ -103,8 +103,8 @@ describe("a tenant that makes every call reload its bundle", () => {
       options: { budgets: { turnMs: 250, runMs: 10_000 }, quarantine: { failures: 1_000 } },
     });
     run.beginTurn(0);
-    await run.toolCall(toolCallEvent());
-    const denied = await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    const denied = await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen).toHaveLength(1);
     expect(run.spent()).toEqual({ turnMs: 302, runMs: 302 });
     expect(denied.records[0]).toMatchObject({ outcome: { failure: { code: "timeout" } }, runMs: 0 });
@@ -116,7 +116,7 @@ describe("a tenant that makes every call reload its bundle", () => {
       respond: () => burned(900, false),
       options: { quarantine: { failures: 2 }, budgets: { turnMs: 250, runMs: 10_000 } },
     });
-    for (let i = 0; i < 6; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 6; i++) await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen).toHaveLength(6);
     expect(run.spent().turnMs).toBe(12);
     expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeUndefined();
@@ -128,7 +128,7 @@ describe("a tenant that makes every call reload its bundle", () => {
       respond: () => burned(10, true),
       options: { quarantine: { failures: 1 } },
     });
-    for (let i = 0; i < 3; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 3; i++) await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen).toHaveLength(3);
     expect(run.spent().runMs).toBe(36);
     expect(dispatcher.quarantinedUntil(TENANT, HASH)).toBeUndefined();
@@ -136,7 +136,7 @@ describe("a tenant that makes every call reload its bundle", () => {
 
   it("records the reload and whose doing it was on the hook's record", async () => {
     const { run } = setup({ points: ["tool.call"], respond: () => burned(120, true) });
-    const { records } = await run.toolCall(toolCallEvent());
+    const { records } = await run.dispatch("tool.call", toolCallEvent());
     expect(records[0]).toMatchObject({ loadMs: 120, loadAfterRecycle: true, runMs: 2 });
   });
 });

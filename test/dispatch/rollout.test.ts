@@ -57,8 +57,8 @@ describe("percentage rollout", () => {
     const b = dispatcher.openRun({ tenantId: TENANT, runId: onActive, bundle });
     expect(a.bundle).toEqual({ version: 2, hash: V2 });
     expect(b.bundle).toEqual({ version: 1, hash: V1 });
-    const fromA = await a.toolCall(toolCallEvent());
-    const fromB = await b.toolCall(toolCallEvent());
+    const fromA = await a.dispatch("tool.call", toolCallEvent());
+    const fromB = await b.dispatch("tool.call", toolCallEvent());
     expect(fromA.decision.type).toBe("block");
     expect(fromA.records[0]).toMatchObject({ hookId: "tenant:acme@v2", bundle: { version: 2, hash: V2 } });
     expect(fromB.decision.type).toBe("execute");

@@ -6,7 +6,7 @@ describe("ctx and state", () => {
   it("hands the tenant hook its ctx with tenant, run, turn, hook id, bundle and config", async () => {
     const { run, executor } = setup({ points: ["tool.call"] });
     run.beginTurn(4);
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen[0]?.ctx).toEqual({
       tenantId: "acme",
       runId: "run-1",
@@ -26,9 +26,9 @@ describe("ctx and state", () => {
         return returned(undefined, { state: { count } });
       },
     });
-    await run.toolCall(toolCallEvent());
-    await run.toolCall(toolCallEvent());
-    await run.turnEnd({ turn: 0, message: { role: "assistant", content: "" }, toolResults: [] });
+    await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("turn.end", { turn: 0, message: { role: "assistant", content: "" }, toolResults: [] });
     expect(executor.seen.map((s) => s.ctx.state)).toEqual([{}, { count: 1 }, { count: 2 }]);
   });
 
@@ -38,7 +38,7 @@ describe("ctx and state", () => {
       points: ["tool.call"],
       respond: () => (n++ === 0 ? returned(undefined, { state: { seen: true } }) : returned(undefined)),
     });
-    for (let i = 0; i < 3; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 3; i++) await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen[2]?.ctx.state).toEqual({ seen: true });
   });
 
@@ -51,11 +51,11 @@ describe("ctx and state", () => {
           ? returned({ type: "block", reason: "x" }, { state: { big: "y".repeat(100) } })
           : returned(undefined, { state: { ok: 1 } }),
     });
-    await run.toolCall(toolCallEvent());
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toMatchObject({ type: "block", reason: "result_too_large" });
     expect(records[0]?.outcome.type === "failed" && records[0].outcome.failure.message).toContain("state is");
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen[2]?.ctx.state).toEqual({ ok: 1 });
   });
 
@@ -66,8 +66,8 @@ describe("ctx and state", () => {
     });
     const a = dispatcher.openRun({ tenantId: TENANT, runId: RUN, bundle });
     const b = dispatcher.openRun({ tenantId: TENANT, runId: "run-2" as typeof RUN, bundle });
-    await a.toolCall(toolCallEvent());
-    await b.toolCall(toolCallEvent());
+    await a.dispatch("tool.call", toolCallEvent());
+    await b.dispatch("tool.call", toolCallEvent());
     expect(executor.seen[1]?.ctx.state).toEqual({});
   });
 
@@ -83,8 +83,8 @@ describe("ctx and state", () => {
         },
       ],
     });
-    await run.toolCall(toolCallEvent());
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     expect(counts).toEqual([1, 2]);
   });
 });
@@ -95,7 +95,7 @@ describe("skipping unexported points", () => {
       points: ["turn.end"],
       respond: () => returned({ type: "block", reason: "x" }),
     });
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision.type).toBe("execute");
     expect(records).toEqual([]);
     expect(executor.seen).toHaveLength(0);
@@ -113,14 +113,14 @@ describe("skipping unexported points", () => {
       },
     });
     const platformOnly = setup({ first: [{ toolCall: () => undefined }], last: [{ toolCall: () => undefined }] });
-    await platformOnly.run.toolCall(toolCallEvent(args));
+    await platformOnly.run.dispatch("tool.call", toolCallEvent(args));
     expect(serialised).toBe(0);
     const stacked = setup({
       points: ["tool.call"],
       first: [{ toolCall: () => undefined }],
       last: [{ toolCall: () => undefined }],
     });
-    await stacked.run.toolCall(toolCallEvent(args));
+    await stacked.run.dispatch("tool.call", toolCallEvent(args));
     expect(serialised).toBe(1);
     expect(stacked.executor.seen[0]?.event).toEqual({
       call: { id: "c1", name: "shell", args: { path: "/x" } },

@@ -55,7 +55,7 @@ describe("shadow mode", () => {
     const { run, executor, events, shadowEvents } = shadowed();
     expect(run.bundle?.version).toBe(1);
     expect(run.shadow?.version).toBe(2);
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision.type).toBe("execute");
     expect(records).toHaveLength(1);
     expect(executor.seen.map((s) => s.bundle.hash)).toEqual([V1, V2]);
@@ -85,14 +85,14 @@ describe("shadow mode", () => {
     ];
     for (const candidate of outcomes) {
       const { run } = shadowed({ candidate, respond: () => returned({ type: "rewrite", args: { path: "/tmp/y" } }) });
-      const { decision } = await run.toolCall(toolCallEvent(), { validateArgs: () => undefined });
+      const { decision } = await run.dispatch("tool.call", toolCallEvent(), { validateArgs: () => undefined });
       expect(decision).toEqual({ type: "execute", args: { path: "/tmp/y" }, rewritten: true });
     }
   });
 
   it("checks the candidate's result as the stack would have, and records the failure", async () => {
     const { run, shadowEvents } = shadowed({ candidate: () => returned({ type: "rewrite", args: { path: 7 } }) });
-    await run.toolCall(toolCallEvent(), {
+    await run.dispatch("tool.call", toolCallEvent(), {
       validateArgs: (args) => (typeof args.path === "string" ? undefined : "bad path"),
     });
     expect(shadowEvents()[0]?.shadow.outcome).toMatchObject({
@@ -108,7 +108,8 @@ describe("shadow mode", () => {
       options: { budgets: { turnMs: 200, runMs: 10_000 } },
     });
     run.beginTurn(1);
-    for (let i = 0; i < 4; i++) expect((await run.toolCall(toolCallEvent())).decision.type).toBe("execute");
+    for (let i = 0; i < 4; i++)
+      expect((await run.dispatch("tool.call", toolCallEvent())).decision.type).toBe("execute");
     expect(run.spent()).toEqual({ turnMs: 40, runMs: 40 });
     // The candidate ran twice (240 ms > its 200 ms turn budget), then was denied; v1's timeout stayed whole.
     expect(executor.seen.filter((s) => s.bundle.hash === V2)).toHaveLength(2);
@@ -117,7 +118,7 @@ describe("shadow mode", () => {
       shadowEvents().map((e) => (e.shadow.outcome.type === "failed" ? e.shadow.outcome.failure.code : "ok")),
     ).toEqual(["ok", "ok", "timeout", "timeout"]);
     run.beginTurn(2);
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     expect(executor.seen.filter((s) => s.bundle.hash === V2)).toHaveLength(3);
   });
 
@@ -128,7 +129,8 @@ describe("shadow mode", () => {
         quarantine: { failures: 3, windowMs: 60_000, cooldownMs: 30_000, maxCooldownMs: 60_000, forgetAfterMs: 60_000 },
       },
     });
-    for (let i = 0; i < 5; i++) expect((await run.toolCall(toolCallEvent())).decision.type).toBe("execute");
+    for (let i = 0; i < 5; i++)
+      expect((await run.dispatch("tool.call", toolCallEvent())).decision.type).toBe("execute");
     // The candidate's quarantine is its own (keyed apart even from the same hash deciding elsewhere).
     expect(dispatcher.quarantinedUntil(TENANT, V1)).toBeUndefined();
     expect(events.filter((e) => e.type === "quarantine.entered")).toMatchObject([{ bundleHash: V2 }]);
@@ -143,8 +145,8 @@ describe("shadow mode", () => {
         returned(undefined, { state: { active: ((seen.ctx.state.active as number | undefined) ?? 0) + 1 } }),
       candidate: (seen) => returned(undefined, { state: { shadow: ++n, saw: seen.ctx.state } }),
     });
-    await run.toolCall(toolCallEvent());
-    await run.toolCall(toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("tool.call", toolCallEvent());
     const states = executor.seen.map((s) => [s.bundle.hash === V2 ? "v2" : "v1", s.ctx.state]);
     expect(states).toEqual([
       ["v1", {}],
@@ -165,7 +167,7 @@ describe("shadow mode", () => {
       executed: true,
       result: { content: "secret", isError: false },
     };
-    const { decision, records } = await run.toolResult(event);
+    const { decision, records } = await run.dispatch("tool.result", event);
     expect(decision).toMatchObject({ type: "result", result: { content: "secret" }, patched: false });
     expect(records).toEqual([]);
     expect(executor.seen.map((s) => s.bundle.hash)).toEqual([V2]);
@@ -185,7 +187,7 @@ describe("shadow mode", () => {
     };
     const onV2 = dispatcher.openRun({ tenantId: TENANT, runId: RUN, bundle });
     expect([onV2.bundle?.version, onV2.shadow]).toEqual([2, undefined]);
-    await onV2.toolCall(toolCallEvent());
+    await onV2.dispatch("tool.call", toolCallEvent());
     expect(executor.seen).toHaveLength(1);
   });
 
@@ -202,8 +204,8 @@ describe("shadow mode", () => {
         record: (entry) => entries.push(entry),
       };
       const { run } = shadowed({ options: { decisionLog } });
-      await run.toolCall(toolCallEvent());
-      await run.toolCall(toolCallEvent());
+      await run.dispatch("tool.call", toolCallEvent());
+      await run.dispatch("tool.call", toolCallEvent());
       expect(entries.map((e) => (e.shadow === undefined ? "alone" : "shadowed"))).toEqual(expected);
       for (const entry of entries) {
         expect(entry.record.bundle?.version).toBe(1);
@@ -225,7 +227,7 @@ describe("shadow mode", () => {
         points: ["tool.call", "turn.end"],
         candidatePoints: ["tool.call"],
       });
-      await run.turnEnd({ turn: 0, messages: [] } as never);
+      await run.dispatch("turn.end", { turn: 0, messages: [] } as never);
       expect(entries.map((e) => (e.shadow === undefined ? "alone" : "shadowed"))).toEqual(expected);
     }
   });
@@ -248,7 +250,7 @@ describe("shadow mode", () => {
     };
     const run = dispatcher.openRun({ tenantId: TENANT, runId: RUN, bundle });
     for (let i = 0; i < 4; i++) {
-      expect((await run.toolCall(toolCallEvent())).records[0]?.outcome).toMatchObject({ type: "decided" });
+      expect((await run.dispatch("tool.call", toolCallEvent())).records[0]?.outcome).toMatchObject({ type: "decided" });
     }
     expect(dispatcher.quarantinedUntil(TENANT, V1)).toBeUndefined();
     // The candidate was cut off after its 2 strikes; the active version was called every time.

@@ -35,7 +35,7 @@ describe("tenants sharing a sandbox worker", () => {
       bundle: activeBundle(quick, QUICK),
     });
     run.beginTurn(0);
-    expect((await run.toolCall(TOOL_CALL)).decision.type).toBe("execute");
+    expect((await run.dispatch("tool.call", TOOL_CALL)).decision.type).toBe("execute");
 
     // The neighbour keeps two calls that spin to their 50 ms timeout queued on the same worker meanwhile.
     const spin: SandboxCall = {
@@ -52,7 +52,7 @@ describe("tenants sharing a sandbox worker", () => {
     const lanes = [lane(), lane()];
     run.beginTurn(1);
     const dispatched = [];
-    for (let i = 0; i < 6; i++) dispatched.push(await run.toolCall(TOOL_CALL));
+    for (let i = 0; i < 6; i++) dispatched.push(await run.dispatch("tool.call", TOOL_CALL));
     done = true;
     await Promise.all(lanes);
 

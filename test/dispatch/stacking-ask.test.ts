@@ -20,7 +20,7 @@ describe("tool.call ask stacking (stop > block > ask > rewrite)", () => {
         },
       ],
     });
-    const { decision, records } = await run.toolCall(toolCallEvent({ command: "git push" }));
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent({ command: "git push" }));
     expect(lastSaw).toEqual({ command: "git push" });
     expect(decision).toEqual({
       type: "ask",
@@ -39,7 +39,7 @@ describe("tool.call ask stacking (stop > block > ask > rewrite)", () => {
       respond: () => returned({ type: "ask", reason: "ask first" }),
       last: [{ toolCall: () => ({ type: "block", reason: "never on Fridays" }) }],
     });
-    const { decision } = await run.toolCall(toolCallEvent());
+    const { decision } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toMatchObject({ type: "block", reason: "never on Fridays", by: { hookId: "last:0" } });
   });
 
@@ -48,7 +48,7 @@ describe("tool.call ask stacking (stop > block > ask > rewrite)", () => {
       first: [{ toolCall: () => ({ type: "ask", reason: "ask first" }) }],
       last: [{ toolCall: () => ({ type: "stop", reason: "enough" }) }],
     });
-    const { decision } = await run.toolCall(toolCallEvent());
+    const { decision } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toMatchObject({ type: "stop", reason: "enough" });
   });
 
@@ -57,7 +57,7 @@ describe("tool.call ask stacking (stop > block > ask > rewrite)", () => {
       first: [{ toolCall: () => ({ type: "ask", reason: "first" }) }],
       last: [{ toolCall: () => ({ type: "ask", reason: "second", question: "?" }) }],
     });
-    const { decision } = await run.toolCall(toolCallEvent());
+    const { decision } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toEqual({
       type: "ask",
       reason: "first",
@@ -70,9 +70,9 @@ describe("tool.call ask stacking (stop > block > ask > rewrite)", () => {
   it("never turns a failure into an ask: closed stays block, open is the no-op", async () => {
     for (const failed of [sandboxFailed("timeout"), guestFailed("threw")]) {
       const closed = setup({ points: ["tool.call"], respond: () => failed });
-      expect((await closed.run.toolCall(toolCallEvent())).decision).toMatchObject({ type: "block" });
+      expect((await closed.run.dispatch("tool.call", toolCallEvent())).decision).toMatchObject({ type: "block" });
       const open = setup({ points: ["tool.call"], respond: () => failed, policy: { "tool.call": "open" } });
-      expect((await open.run.toolCall(toolCallEvent())).decision).toMatchObject({ type: "execute" });
+      expect((await open.run.dispatch("tool.call", toolCallEvent())).decision).toMatchObject({ type: "execute" });
     }
   });
 
@@ -87,7 +87,7 @@ describe("tool.call ask stacking (stop > block > ask > rewrite)", () => {
     ];
     for (const result of hostile) {
       const { run } = setup({ points: ["tool.call"], respond: () => returned(result) });
-      const { decision, records } = await run.toolCall(toolCallEvent());
+      const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
       expect(decision).toMatchObject({ type: "block", reason: "invalid_result", by: { failure: "invalid_result" } });
       expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
     }
@@ -96,7 +96,7 @@ describe("tool.call ask stacking (stop > block > ask > rewrite)", () => {
   it("is no result of any other point", async () => {
     const { run } = setup({ points: ["tool.result"], respond: () => returned({ type: "ask", reason: "?" }) });
     const event = { call: toolCallEvent().call, executed: true, result: { content: "ok", isError: false } };
-    const { records } = await run.toolResult(event);
+    const { records } = await run.dispatch("tool.result", event);
     expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
   });
 });
@@ -121,8 +121,8 @@ describe("run snapshots", () => {
     const bundle = bundleOf(["tool.call"]);
     const first = dispatcher.openRun({ tenantId: TENANT, runId: RUN, bundle });
     first.beginTurn(2);
-    await first.toolCall(toolCallEvent());
-    await first.toolCall(toolCallEvent());
+    await first.dispatch("tool.call", toolCallEvent());
+    await first.dispatch("tool.call", toolCallEvent());
     const snapshot = JSON.parse(JSON.stringify(first.snapshot()));
     expect(snapshot).toEqual({
       turn: 2,
@@ -131,7 +131,7 @@ describe("run snapshots", () => {
     });
 
     const resumed = dispatcher.openRun({ tenantId: TENANT, runId: RUN, bundle, resume: snapshot });
-    await resumed.toolCall(toolCallEvent());
+    await resumed.dispatch("tool.call", toolCallEvent());
     expect(executor.seen.at(-1)?.ctx).toMatchObject({ turn: 2, state: { calls: 2 } });
     expect(platformState).toEqual({ seen: 3 });
     expect(resumed.spent()).toEqual({ turnMs: 21, runMs: 21 });

@@ -12,7 +12,7 @@ describe("run.start stacking", () => {
       first: [{ runStart: (e) => ({ type: "rewrite", input: [...e.input, user("from platform")] }) }],
       respond: (seen) => returned({ type: "rewrite", input: [...(seen.event.input as []), user("from tenant")] }),
     });
-    const { decision } = await run.runStart({ input: [user("hi")] });
+    const { decision } = await run.dispatch("run.start", { input: [user("hi")] });
     expect(executor.seen[0]?.event.input).toEqual([user("hi"), user("from platform")]);
     expect(decision).toEqual({
       type: "proceed",
@@ -27,7 +27,11 @@ describe("run.start stacking", () => {
       respond: () => returned({ type: "stop", reason: "banned user" }),
       last: [{ runStart: () => ({ type: "stop", reason: "later" }) }],
     });
-    expect((await run.runStart({ input: [] })).decision).toEqual({ type: "stop", reason: "banned user", by: tenantBy });
+    expect((await run.dispatch("run.start", { input: [] })).decision).toEqual({
+      type: "stop",
+      reason: "banned user",
+      by: tenantBy,
+    });
   });
 });
 
@@ -39,7 +43,7 @@ describe("input.inbound stacking", () => {
       respond: () => returned({ type: "drop", reason: "spam" }),
       last: [{ inputInbound: () => ({ type: "stop", reason: "later" }) }],
     });
-    const { decision, records } = await run.inputInbound({ source: "steering", message: user("raw") });
+    const { decision, records } = await run.dispatch("input.inbound", { source: "steering", message: user("raw") });
     expect(executor.seen[0]?.event.message).toEqual(user("cleaned"));
     expect(decision).toEqual({ type: "drop", reason: "spam", by: tenantBy });
     expect(records).toHaveLength(2);
@@ -47,7 +51,7 @@ describe("input.inbound stacking", () => {
 
   it("delivers the message when no hook objects", async () => {
     const { run } = setup({ points: ["input.inbound"] });
-    expect((await run.inputInbound({ source: "user", message: user("x") })).decision).toEqual({
+    expect((await run.dispatch("input.inbound", { source: "user", message: user("x") })).decision).toEqual({
       type: "deliver",
       message: user("x"),
       rewritten: false,
@@ -62,7 +66,10 @@ describe("context.prepare stacking", () => {
       respond: (seen) => returned({ type: "replace", messages: (seen.event.messages as unknown[]).slice(1) }),
       last: [{ contextPrepare: (e) => ({ type: "replace", messages: [...e.messages, user("reminder")] }) }],
     });
-    const { decision } = await run.contextPrepare({ messages: [user("old"), user("new")], scope: "request" });
+    const { decision } = await run.dispatch("context.prepare", {
+      messages: [user("old"), user("new")],
+      scope: "request",
+    });
     expect(decision).toEqual({ type: "messages", messages: [user("new"), user("reminder")], replaced: true });
   });
 });
@@ -76,7 +83,7 @@ describe("tools.prepare stacking", () => {
       first: [{ toolsPrepare: () => ({ type: "restrict", allow: ["read", "write", "shell"] }) }],
       respond: () => returned({ type: "restrict", allow: ["read", "shell", "deploy", "Shell"] }),
     });
-    const { decision } = await run.toolsPrepare({ tools: [tool("read"), tool("write"), tool("grep")] });
+    const { decision } = await run.dispatch("tools.prepare", { tools: [tool("read"), tool("write"), tool("grep")] });
     expect((executor.seen[0]?.event.tools as { name: string }[] | undefined)?.map((t) => t.name)).toEqual([
       "read",
       "write",
@@ -86,7 +93,7 @@ describe("tools.prepare stacking", () => {
 
   it("keeps every tool when no hook restricts", async () => {
     const { run } = setup({ points: ["tools.prepare"] });
-    expect((await run.toolsPrepare({ tools: [tool("a")] })).decision).toEqual({
+    expect((await run.dispatch("tools.prepare", { tools: [tool("a")] })).decision).toEqual({
       type: "tools",
       tools: [tool("a")],
       restricted: false,
@@ -104,7 +111,7 @@ describe("model.request stacking", () => {
       respond: () => returned({ type: "patch", temperature: 0, activeTools: ["c", "b", "z"], system: "be brief" }),
       last: [{ modelRequest: () => ({ type: "patch", maxTokens: 50 }) }],
     });
-    const { decision } = await run.modelRequest(event);
+    const { decision } = await run.dispatch("model.request", event);
     expect(executor.seen[0]?.event).toMatchObject({ model: "big", settings: { temperature: 1, maxTokens: 100 } });
     expect(decision).toEqual({
       type: "request",
@@ -121,7 +128,7 @@ describe("model.request stacking", () => {
       respond: () => returned({ type: "respond", message }),
       last: [{ modelRequest: () => ({ type: "stop", reason: "later" }) }],
     });
-    expect((await run.modelRequest(event)).decision).toEqual({
+    expect((await run.dispatch("model.request", event)).decision).toEqual({
       type: "respond",
       message,
       patch: { model: "big" },
@@ -148,7 +155,7 @@ describe("model.response stacking", () => {
         },
       ],
     });
-    expect((await run.modelResponse(withTools)).decision).toEqual({
+    expect((await run.dispatch("model.response", withTools)).decision).toEqual({
       type: "accept",
       message: { role: "assistant", content: "ab" },
       replaced: true,
@@ -160,7 +167,7 @@ describe("model.response stacking", () => {
       points: ["model.response"],
       respond: () => returned({ type: "retry", feedback: "again" }),
     });
-    const { decision, records } = await run.modelResponse(withTools);
+    const { decision, records } = await run.dispatch("model.response", withTools);
     expect(decision).toMatchObject({ type: "accept", replaced: false });
     expect(records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
   });
@@ -172,6 +179,10 @@ describe("model.response stacking", () => {
       respond: () => returned({ type: "retry", feedback: "again" }),
       last: [{ modelResponse: () => ({ type: "stop", reason: "later" }) }],
     });
-    expect((await run.modelResponse(withTools)).decision).toEqual({ type: "retry", feedback: "again", by: tenantBy });
+    expect((await run.dispatch("model.response", withTools)).decision).toEqual({
+      type: "retry",
+      feedback: "again",
+      by: tenantBy,
+    });
   });
 });

@@ -20,7 +20,7 @@ describe("tool.call stacking", () => {
         },
       ],
     });
-    const { decision, records } = await run.toolCall(toolCallEvent({ path: "/x" }));
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent({ path: "/x" }));
     expect(executor.seen[0]?.event.call).toMatchObject({ args: { path: "/x", cwd: "/safe" } });
     expect((executor.seen[0]?.event.call as { args: unknown } | undefined)?.args).toEqual({ path: "/x", cwd: "/safe" });
     expect(seenByLast).toEqual([{ path: "/x", cwd: "/safe", limit: 5 }]);
@@ -34,7 +34,7 @@ describe("tool.call stacking", () => {
       respond: () => returned({ type: "rewrite", args: { path: "/tmp/safe" } }),
       last: [{ toolCall: (e) => ({ type: "block", reason: `no writes to ${String(e.call.args.path)}` }) }],
     });
-    const { decision, records } = await run.toolCall(toolCallEvent({ path: "/etc/passwd" }));
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent({ path: "/etc/passwd" }));
     expect(decision).toEqual({
       type: "block",
       reason: "no writes to /tmp/safe",
@@ -59,7 +59,7 @@ describe("tool.call stacking", () => {
         },
       ],
     });
-    const { decision, records } = await run.toolCall(toolCallEvent());
+    const { decision, records } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toMatchObject({ type: "block", reason: "first says no", terminate: true });
     expect(executor.seen).toHaveLength(0);
     expect(lastCalled).toBe(false);
@@ -68,7 +68,7 @@ describe("tool.call stacking", () => {
 
   it("turns a stop into a stop decision", async () => {
     const { run } = setup({ points: ["tool.call"], respond: () => returned({ type: "stop", reason: "enough" }) });
-    const { decision } = await run.toolCall(toolCallEvent());
+    const { decision } = await run.dispatch("tool.call", toolCallEvent());
     expect(decision).toEqual({ type: "stop", reason: "enough", by: { hookId: "tenant:acme@v3", source: "tenant" } });
   });
 
@@ -76,7 +76,7 @@ describe("tool.call stacking", () => {
     const { run } = setup({ points: ["tool.call"], respond: () => returned({ type: "rewrite", args: { path: 42 } }) });
     const validateArgs = (args: Record<string, unknown>) =>
       typeof args.path === "string" ? undefined : "path: expected a string";
-    const closed = await run.toolCall(toolCallEvent(), { validateArgs });
+    const closed = await run.dispatch("tool.call", toolCallEvent(), { validateArgs });
     expect(closed.decision).toMatchObject({ type: "block", reason: "invalid_result", args: { path: "/tmp/x" } });
     expect(closed.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
     expect(closed.records[0]?.outcome.type === "failed" && closed.records[0].outcome.failure.message).toContain(
@@ -88,7 +88,7 @@ describe("tool.call stacking", () => {
       policy: { "tool.call": "open" },
       respond: () => returned({ type: "rewrite", args: { path: 42 } }),
     });
-    const opened = await open.run.toolCall(toolCallEvent(), { validateArgs });
+    const opened = await open.run.dispatch("tool.call", toolCallEvent(), { validateArgs });
     expect(opened.decision).toEqual({ type: "execute", args: { path: "/tmp/x" }, rewritten: false });
   });
 });
@@ -107,7 +107,7 @@ describe("tool.result stacking", () => {
       respond: () => returned({ type: "patch", isError: true, terminate: true }),
       last: [{ toolResult: (e) => ({ type: "patch", content: `${e.result.content}!` }) }],
     });
-    const { decision } = await run.toolResult(event);
+    const { decision } = await run.dispatch("tool.result", event);
     expect((executor.seen[0]?.event.result as { content: string } | undefined)?.content).toBe("key=[redacted]");
     expect(decision).toEqual({
       type: "result",
@@ -124,7 +124,7 @@ describe("tool.result stacking", () => {
       respond: () => returned({ type: "patch", terminate: true }),
       last: [{ toolResult: () => ({ type: "patch", terminate: false }) }],
     });
-    expect((await run.toolResult(event)).decision).toEqual({
+    expect((await run.dispatch("tool.result", event)).decision).toEqual({
       type: "result",
       result: event.result,
       terminate: false,
@@ -138,7 +138,7 @@ describe("tool.result stacking", () => {
       respond: () => returned({ type: "stop", reason: "leak" }),
       last: [{ toolResult: () => ({ type: "stop", reason: "later" }) }],
     });
-    const { decision, records } = await run.toolResult(event);
+    const { decision, records } = await run.dispatch("tool.result", event);
     expect(decision).toMatchObject({ type: "stop", reason: "leak" });
     expect(records).toHaveLength(1);
   });
@@ -149,7 +149,7 @@ describe("tool.invalid stacking", () => {
 
   it("fails by default when no hook decides", async () => {
     const { run } = setup({ points: ["tool.invalid"], last: [{ toolInvalid: () => undefined }] });
-    expect((await run.toolInvalid(event)).decision).toEqual({ type: "fail" });
+    expect((await run.dispatch("tool.invalid", event)).decision).toEqual({ type: "fail" });
   });
 
   it("takes the first non-continue result", async () => {
@@ -159,7 +159,7 @@ describe("tool.invalid stacking", () => {
       respond: () => returned({ type: "repair", name: "shell" }),
       last: [{ toolInvalid: () => ({ type: "skip", reason: "later" }) }],
     });
-    const { decision, records } = await run.toolInvalid(event);
+    const { decision, records } = await run.dispatch("tool.invalid", event);
     expect(decision).toEqual({ type: "repair", name: "shell", by: { hookId: "tenant:acme@v3", source: "tenant" } });
     expect(records).toHaveLength(2);
   });

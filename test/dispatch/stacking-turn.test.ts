@@ -12,7 +12,7 @@ describe("turn.end stacking", () => {
       respond: () => returned({ type: "stop", reason: "budget" }),
       last: [{ turnEnd: () => ({ type: "end", reason: "looks done" }) }],
     });
-    const { decision, records } = await run.turnEnd(turnEvent);
+    const { decision, records } = await run.dispatch("turn.end", turnEvent);
     expect(decision).toEqual({ type: "stop", reason: "budget", by: { hookId: "tenant:acme@v3", source: "tenant" } });
     expect(records).toHaveLength(3);
     expect(executor.seen).toHaveLength(1);
@@ -26,7 +26,7 @@ describe("turn.end stacking", () => {
         { turnEnd: () => ({ type: "end", reason: "b" }) },
       ],
     });
-    expect((await run.turnEnd(turnEvent)).decision).toEqual({
+    expect((await run.dispatch("turn.end", turnEvent)).decision).toEqual({
       type: "end",
       by: { hookId: "first:0", source: "platform" },
     });
@@ -37,7 +37,7 @@ describe("turn.end stacking", () => {
       first: [{ turnEnd: () => undefined }, { turnEnd: () => ({ type: "continue", message: "first" }) }],
       last: [{ turnEnd: () => ({ type: "continue", message: "second" }) }],
     });
-    expect((await run.turnEnd(turnEvent)).decision).toEqual({
+    expect((await run.dispatch("turn.end", turnEvent)).decision).toEqual({
       type: "continue",
       message: "first",
       by: { hookId: "first:1", source: "platform" },
@@ -46,7 +46,7 @@ describe("turn.end stacking", () => {
 
   it("decides the default when no hook returns anything", async () => {
     const { run } = setup({ points: ["turn.end"] });
-    expect((await run.turnEnd(turnEvent)).decision).toEqual({ type: "default" });
+    expect((await run.dispatch("turn.end", turnEvent)).decision).toEqual({ type: "default" });
   });
 });
 
@@ -58,7 +58,7 @@ describe("output.validate stacking", () => {
       respond: () => returned({ type: "retry", feedback: "cite sources" }),
       last: [{ outputValidate: () => ({ type: "fail", reason: "later" }) }],
     });
-    const { decision, records } = await run.outputValidate({ output: "answer" });
+    const { decision, records } = await run.dispatch("output.validate", { output: "answer" });
     expect(decision).toEqual({
       type: "retry",
       feedback: "cite sources",
@@ -69,7 +69,7 @@ describe("output.validate stacking", () => {
 
   it("accepts when every hook accepts", async () => {
     const { run } = setup({ points: ["output.validate"], respond: () => returned({ type: "accept" }) });
-    expect((await run.outputValidate({ output: "answer" })).decision).toEqual({ type: "accept" });
+    expect((await run.dispatch("output.validate", { output: "answer" })).decision).toEqual({ type: "accept" });
   });
 });
 
@@ -88,7 +88,7 @@ describe("run.end", () => {
         },
       ],
     });
-    const { decision, records } = await run.runEnd({
+    const { decision, records } = await run.dispatch("run.end", {
       stopReason: "completed",
       turns: 2,
       usage: { inputTokens: 1, outputTokens: 2 },
@@ -100,7 +100,7 @@ describe("run.end", () => {
 
   it("records any result as invalid_result", async () => {
     const { run } = setup({ points: ["run.end"], respond: () => returned({ type: "stop", reason: "x" }) });
-    const { decision, records } = await run.runEnd({
+    const { decision, records } = await run.dispatch("run.end", {
       stopReason: "completed",
       turns: 0,
       usage: { inputTokens: 0, outputTokens: 0 },

@@ -59,8 +59,8 @@ describe("a tenant whose every call makes the worker reload its bundle", () => {
       neighbour.beginTurn(turn++);
       const started = performance.now();
       const [burn, next] = await Promise.all([
-        burnRun.toolCall(EVENT),
-        neighbour.toolCall(EVENT).then((d) => ({ d, ms: performance.now() - started })),
+        burnRun.dispatch("tool.call", EVENT),
+        neighbour.dispatch("tool.call", EVENT).then((d) => ({ d, ms: performance.now() - started })),
       ]);
       expect(next.d.decision).toMatchObject({ type: "block", reason: "healthy:shell" });
       return { burn, neighbour: next };

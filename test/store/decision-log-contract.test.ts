@@ -122,7 +122,13 @@ describe.each(factories)("decision log store contract (%s)", (_name, open) => {
       row(acme, 2, { shadow: '{"outcome":{"type":"failed"}}', truncated: true, event: '{"a":"12:', eventChars: 4242 }),
       row(acme, 3, { runId: "-1:", record: "null" }),
       // What an array literal would misread: braces, quotes, commas, backslashes, NULL.
-      row(acme, 4, { runId: "NULL", event: '{"q":"\\"},{NULL","b":"\\\\"}', ctx: "{}", record: 'NULL,"{"', shadow: "" }),
+      row(acme, 4, {
+        runId: "NULL",
+        event: '{"q":"\\"},{NULL","b":"\\\\"}',
+        ctx: "{}",
+        record: 'NULL,"{"',
+        shadow: "",
+      }),
     ];
     expect(await store.appendDecisions(awkward)).toBe(4);
     const stored = await store.decisions({ tenantId: acme });

@@ -31,8 +31,8 @@ describe("spans of a hostile tenant", () => {
       options: { quarantine: { failures: 3 }, budgets: { turnMs: 10_000, runMs: 10_000 } },
     });
     run.beginTurn(1);
-    for (let i = 0; i < 5; i++) await run.toolCall(toolCallEvent());
-    await run.runEnd({ stopReason: "completed", turns: 1, usage: { inputTokens: 0, outputTokens: 0 } });
+    for (let i = 0; i < 5; i++) await run.dispatch("tool.call", toolCallEvent());
+    await run.dispatch("run.end", { stopReason: "completed", turns: 1, usage: { inputTokens: 0, outputTokens: 0 } });
     const hooks = exporter.getFinishedSpans().filter((s) => s.name === "isohook.hook");
     expect(hooks.map((h) => h.attributes["error.type"])).toEqual([
       "sandbox_crashed",
@@ -74,7 +74,7 @@ describe("spans of a hostile tenant", () => {
       options: { budgets: { turnMs: 100, runMs: 10_000 } },
     });
     run.beginTurn(1);
-    for (let i = 0; i < 3; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 3; i++) await run.dispatch("tool.call", toolCallEvent());
     const hooks = exporter.getFinishedSpans().filter((s) => s.name === "isohook.hook");
     expect(hooks.map((h) => [h.attributes["error.type"], h.attributes["isohook.hook.reach"]])).toEqual([
       ["threw", undefined],

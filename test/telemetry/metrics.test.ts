@@ -76,16 +76,16 @@ describe("metrics of a hostile run", () => {
     const mallory = open("mallory", 1);
     for (let turn = 1; turn <= 8; turn++) {
       mallory.beginTurn(turn);
-      await mallory.toolCall(toolCallEvent());
+      await mallory.dispatch("tool.call", toolCallEvent());
       clock.advance(10);
     }
     const acme = open("acme", 2);
     acme.beginTurn(1);
-    for (let i = 0; i < 4; i++) await acme.toolCall(toolCallEvent());
+    for (let i = 0; i < 4; i++) await acme.dispatch("tool.call", toolCallEvent());
     for (const [i, tenant] of ["t3", "t4", "t5"].entries()) {
       const run = open(tenant, i + 3);
       run.beginTurn(1);
-      await run.toolCall(toolCallEvent());
+      await run.dispatch("tool.call", toolCallEvent());
     }
     all = await collect();
   });

@@ -16,9 +16,9 @@ async function run30Calls(): Promise<void> {
   const { run, executor } = setup({ points: ["tool.call", "tool.result"], respond: () => returned(undefined) });
   for (let turn = 1; turn <= 3; turn++) {
     run.beginTurn(turn);
-    for (let i = 0; i < 10; i++) await run.toolCall(toolCallEvent());
+    for (let i = 0; i < 10; i++) await run.dispatch("tool.call", toolCallEvent());
   }
-  await run.runEnd({ stopReason: "completed", turns: 3, usage: { inputTokens: 1, outputTokens: 1 } });
+  await run.dispatch("run.end", { stopReason: "completed", turns: 3, usage: { inputTokens: 1, outputTokens: 1 } });
   expect(executor.seen).toHaveLength(30);
 }
 

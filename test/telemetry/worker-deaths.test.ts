@@ -80,13 +80,13 @@ describe("worker deaths in telemetry", () => {
       bundle: bundleOf(["tool.call"]),
     });
     run.beginTurn(0);
-    const killed = await run.toolCall({ ...toolCallEvent(), ...HANG } as never);
+    const killed = await run.dispatch("tool.call", { ...toolCallEvent(), ...HANG } as never);
     expect(killed.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "timeout" } });
-    const refused = await run.toolCall(toolCallEvent());
+    const refused = await run.dispatch("tool.call", toolCallEvent());
     expect(refused.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "timeout" } });
     // The next turn reaches a fresh worker, which answers (not a guest reply: the stand-in's own JSON).
     run.beginTurn(1);
-    const after = await run.toolCall(toolCallEvent());
+    const after = await run.dispatch("tool.call", toolCallEvent());
     expect(after.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "invalid_result" } });
     const hooks = spans.getFinishedSpans().filter((s) => s.name === "isohook.hook");
     expect(hooks.map((h) => h.attributes["isohook.hook.reach"])).toEqual([undefined, "budget", undefined]);
