@@ -115,18 +115,19 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       });
       children.set(host, child);
     }
-    const until = (match: (m: FleetMessage) => boolean, ms: number) =>
+    // Generous: on a loaded 2-core machine four hosts start in 15–45 s.
+    const until = (what: string, match: (m: FleetMessage) => boolean, ms = 240_000) =>
       messages.some(match)
         ? Promise.resolve()
         : new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error(`fleet: nothing matched within ${ms} ms`)), ms);
+            const timer = setTimeout(() => reject(new Error(`fleet: no ${what} within ${ms} ms`)), ms);
             const done = () => {
               clearTimeout(timer);
               resolve();
             };
             waiters.push({ match, resolve: done });
           });
-    for (const host of names) await until((m) => m.type === "ready" && m.host === host, 60_000);
+    for (const host of names) await until(`${host} ready`, (m) => m.type === "ready" && m.host === host);
     log(`${names.length} hosts ready after ${Date.now() - started} ms`);
     const step = () => new Promise((resolve) => setTimeout(resolve, options.stepMs));
     let flip = 2;
@@ -171,19 +172,22 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     log(`SIGKILL ${victim}`);
     await step();
     await flipAcme();
-    await until((m) => m.type === "quarantine" && m.tenant === "mallory", 60_000);
+    await until("quarantine of mallory", (m) => m.type === "quarantine" && m.tenant === "mallory");
     await step();
     await change("mallory", "release v1", () =>
       store.quarantine.release({ tenantId: "mallory" as TenantId, version: 1, by: "ops" }),
     );
     // The fleet's second entry: the strike count went on from the first (the cooldown doubles).
-    await until((m) => m.type === "quarantine" && m.tenant === "mallory" && m.strike === 2, 60_000);
+    await until(
+      "second quarantine of mallory",
+      (m) => m.type === "quarantine" && m.tenant === "mallory" && m.strike === 2,
+    );
     await flipAcme();
     await step();
 
     const live = names.filter((h) => h !== victim);
     for (const host of live) children.get(host)?.send("stop");
-    for (const host of live) await until((m) => m.type === "stats" && m.host === host, 120_000);
+    for (const host of live) await until(`${host} stats`, (m) => m.type === "stats" && m.host === host);
     const rows = await sql(
       url.toString(),
       "SELECT split_part(run_id, '_', 2) AS host, count(*)::int AS n FROM isohook.decisions GROUP BY 1",

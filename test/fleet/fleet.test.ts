@@ -9,7 +9,7 @@ const HOSTS = 4;
  * runs only in `scripts/fleet.ts --restart` (other suites share the server); here every isohook connection
  * to the fleet's database is terminated instead. Timings are the script's to print, not asserted here.
  */
-describe.runIf(await postgresAvailable())("a fleet of four hosts under faults", { timeout: 300_000 }, () => {
+describe.runIf(await postgresAvailable())("a fleet of four hosts under faults", { timeout: 900_000 }, () => {
   it("decides on active versions only, quarantines once for all, survives a killed host and a cut database, loses no log record silently", async () => {
     const report = await runFleet({ hosts: HOSTS, stepMs: 1_500, restart: false });
     const live = report.hosts.filter((h) => h !== report.killed.host);
