@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
 import { APPLICATION_ID, type BundleStore, PostgresBundleStore, SqliteBundleStore } from "../../src/store/index.js";
-import { PG_MIGRATIONS } from "../../src/store/postgres-schema.js";
+import { PG_MIGRATIONS } from "../../src/store/postgres/postgres-schema.js";
 import { MIGRATIONS } from "../../src/store/schema.js";
 import { fakeBundle } from "./helpers/bundles.js";
 import { dropSchema, freshSchema, pgQuery, pgUrl, postgresAvailable } from "./helpers/postgres.js";

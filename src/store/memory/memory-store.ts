@@ -4,8 +4,8 @@ import {
   DEFAULT_LIMITS,
   type JsonValue,
   type TenantId,
-} from "../protocol/index.js";
-import { ActiveBundleCache, type ActiveCacheOptions, integerOption } from "./active-cache.js";
+} from "../../protocol/index.js";
+import { ActiveBundleCache, type ActiveCacheOptions, integerOption } from "../active-cache.js";
 import type {
   ActivationResult,
   AuditEntry,
@@ -23,7 +23,7 @@ import type {
   VersionAction,
   VersionDetail,
   VersionRecord,
-} from "./bundle-store.js";
+} from "../bundle-store.js";
 import type {
   DecisionQuery,
   DecisionRow,
@@ -32,8 +32,8 @@ import type {
   PruneInput,
   StoredDecision,
   TenantLogSettings,
-} from "./decision-log-store.js";
-import { StoreError } from "./errors.js";
+} from "../decision-log-store.js";
+import { StoreError } from "../errors.js";
 import { MemoryAudit } from "./memory-audit.js";
 import { MemoryCandidates } from "./memory-candidates.js";
 import { MemoryDecisionLog } from "./memory-decision-log.js";
@@ -49,8 +49,8 @@ import {
   checkVersion,
   checkVersionAction,
   percentOf,
-} from "./store-inputs.js";
-import { activeVersionError, noPrevious, rolloutEndDetail, tenantNotFound, versionInUse } from "./store-rules.js";
+} from "../store-inputs.js";
+import { activeVersionError, noPrevious, rolloutEndDetail, tenantNotFound, versionInUse } from "../store-rules.js";
 
 export interface MemoryStoreOptions extends ActiveCacheOptions {
   readonly maxBundleBytes?: number;

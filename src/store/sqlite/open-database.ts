@@ -1,8 +1,8 @@
 import { closeSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { StoreError } from "./errors.js";
-import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
+import { StoreError } from "../errors.js";
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from "../schema.js";
 import { corrupt, foreign, toStoreError } from "./sqlite-errors.js";
 
 export type SqliteDatabase = Database.Database;

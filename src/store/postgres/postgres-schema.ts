@@ -7,8 +7,8 @@
  * Migrations only ever append: never edit one that has shipped.
  */
 import type { PoolClient } from "pg";
-import { StoreError } from "./errors.js";
-import type { Migration } from "./schema.js";
+import { StoreError } from "../errors.js";
+import type { Migration } from "../schema.js";
 
 export const SCHEMA_MARK = "isohook bundle store";
 

@@ -1,4 +1,4 @@
-import type { TenantId } from "../protocol/index.js";
+import type { TenantId } from "../../protocol/index.js";
 import {
   type DecisionQuery,
   type DecisionRow,
@@ -9,7 +9,7 @@ import {
   readLogSettings,
   type StoredDecision,
   type TenantLogSettings,
-} from "./decision-log-store.js";
+} from "../decision-log-store.js";
 import type { SqliteDatabase, Statement } from "./open-database.js";
 
 interface SettingsRow {

@@ -1,8 +1,8 @@
-import type { BundleHash, BundleManifest, JsonValue, TenantId } from "../protocol/index.js";
-import type { ActiveHead } from "./active-cache.js";
-import type { RolloutState, ShadowState, TenantSummary, VersionRecord } from "./bundle-store.js";
-import { percentOf } from "./store-inputs.js";
-import { versionNotFound } from "./store-rules.js";
+import type { BundleHash, BundleManifest, JsonValue, TenantId } from "../../protocol/index.js";
+import type { ActiveHead } from "../active-cache.js";
+import type { RolloutState, ShadowState, TenantSummary, VersionRecord } from "../bundle-store.js";
+import { percentOf } from "../store-inputs.js";
+import { versionNotFound } from "../store-rules.js";
 
 /** The memory store's records: what the SQL stores keep in rows. */
 

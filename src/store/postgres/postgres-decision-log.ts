@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from "pg";
-import type { TenantId } from "../protocol/index.js";
+import type { TenantId } from "../../protocol/index.js";
 import {
   type DecisionQuery,
   type DecisionRow,
@@ -10,8 +10,8 @@ import {
   readLogSettings,
   type StoredDecision,
   type TenantLogSettings,
-} from "./decision-log-store.js";
-import { type DecisionDbRow, toStoredDecision } from "./sqlite-decision-log.js";
+} from "../decision-log-store.js";
+import { type DecisionDbRow, toStoredDecision } from "../sqlite/sqlite-decision-log.js";
 
 type Db = Pool | PoolClient;
 

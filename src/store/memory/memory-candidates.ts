@@ -1,10 +1,10 @@
-import type { TenantId } from "../protocol/index.js";
-import type { ActiveBundleCache } from "./active-cache.js";
-import type { ActivationResult, RolloutResult, ShadowResult } from "./bundle-store.js";
+import type { TenantId } from "../../protocol/index.js";
+import type { ActiveBundleCache } from "../active-cache.js";
+import type { ActivationResult, RolloutResult, ShadowResult } from "../bundle-store.js";
 import type { MemoryAudit } from "./memory-audit.js";
 import { type Tenant, versionOf } from "./memory-tenant.js";
-import { type CheckedRollout, percentOf } from "./store-inputs.js";
-import { candidateIsActive, noActive, shareDetail } from "./store-rules.js";
+import { type CheckedRollout, percentOf } from "../store-inputs.js";
+import { candidateIsActive, noActive, shareDetail } from "../store-rules.js";
 
 /** What the memory store lends its rollout and shadow writes. */
 export interface MemoryCandidateContext {

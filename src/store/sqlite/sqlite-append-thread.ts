@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import type { DecisionRow } from "./decision-log-store.js";
+import type { DecisionRow } from "../decision-log-store.js";
 
 /**
  * The thread's code, as a string (`eval: true`): a `.ts` file would need tsx in the thread, and this must

@@ -1,4 +1,4 @@
-import { StoreError } from "./errors.js";
+import { StoreError } from "../errors.js";
 
 /** SQLSTATE classes and codes that mean the server or the connection is gone, not that the request was wrong. */
 const UNAVAILABLE_STATES = /^(08...|57P0[123]|53300)$/;

@@ -1,8 +1,8 @@
 import type { Pool, PoolClient } from "pg";
-import type { BundleHash, TenantId } from "../protocol/index.js";
-import type { ActivationResult, AuditType, VersionRecord } from "./bundle-store.js";
-import { type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
-import { toVersionRecord, type VersionRow } from "./store-rows.js";
+import type { BundleHash, TenantId } from "../../protocol/index.js";
+import type { ActivationResult, AuditType, VersionRecord } from "../bundle-store.js";
+import { type CheckedUpload, percentOf, type UploadStep } from "../store-inputs.js";
+import { toVersionRecord, type VersionRow } from "../store-rows.js";
 import {
   activeVersionError,
   noPrevious,
@@ -10,7 +10,7 @@ import {
   tenantNotFound,
   versionInUse,
   versionNotFound,
-} from "./store-rules.js";
+} from "../store-rules.js";
 
 export type Db = Pool | PoolClient;
 

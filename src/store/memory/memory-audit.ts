@@ -1,5 +1,5 @@
-import type { BundleHash, TenantId } from "../protocol/index.js";
-import type { AuditEntry, AuditType } from "./bundle-store.js";
+import type { BundleHash, TenantId } from "../../protocol/index.js";
+import type { AuditEntry, AuditType } from "../bundle-store.js";
 
 /** The memory store's audit log: what the SQL stores keep in their `audit` table. */
 export class MemoryAudit {

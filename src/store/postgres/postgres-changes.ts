@@ -1,6 +1,6 @@
 import type { Client } from "pg";
-import type { TenantId } from "../protocol/index.js";
-import type { ActiveBundleCache } from "./active-cache.js";
+import type { TenantId } from "../../protocol/index.js";
+import type { ActiveBundleCache } from "../active-cache.js";
 import { endClient } from "./postgres-connections.js";
 
 export interface ChangeFeedOptions {

@@ -1,4 +1,4 @@
-import type { BundleHash, TenantId } from "../protocol/index.js";
+import type { BundleHash, TenantId } from "../../protocol/index.js";
 import type {
   ActivationResult,
   AuditEntry,
@@ -7,9 +7,9 @@ import type {
   TenantSummary,
   VersionDetail,
   VersionRecord,
-} from "./bundle-store.js";
+} from "../bundle-store.js";
 import type { SqliteDatabase, Statement } from "./open-database.js";
-import { type CheckedUpload, percentOf, type UploadStep } from "./store-inputs.js";
+import { type CheckedUpload, percentOf, type UploadStep } from "../store-inputs.js";
 import {
   type AuditRow,
   type BundleRow,
@@ -21,7 +21,7 @@ import {
   toVersionRecord,
   type VersionDetailRow,
   type VersionRow,
-} from "./store-rows.js";
+} from "../store-rows.js";
 import {
   activeVersionError,
   noPrevious,
@@ -29,7 +29,7 @@ import {
   tenantNotFound,
   versionInUse,
   versionNotFound,
-} from "./store-rules.js";
+} from "../store-rules.js";
 
 const VERSION_FROM = `
   FROM versions v JOIN bundles b ON b.hash = v.bundle_hash JOIN tenants t ON t.id = v.tenant_id

@@ -1,4 +1,4 @@
-import type { TenantId } from "../protocol/index.js";
+import type { TenantId } from "../../protocol/index.js";
 import {
   checkDecisionQuery,
   checkLogSettingsInput,
@@ -12,7 +12,7 @@ import {
   type PruneInput,
   type StoredDecision,
   type TenantLogSettings,
-} from "./decision-log-store.js";
+} from "../decision-log-store.js";
 import type { MemoryAudit } from "./memory-audit.js";
 
 interface Settings extends LogSettings {

@@ -1,4 +1,4 @@
-import { StoreError } from "./errors.js";
+import { StoreError } from "../errors.js";
 
 /** Turns a better-sqlite3 or file-system error into a StoreError that says what to do next. */
 export function toStoreError(error: unknown, path: string, busyTimeoutMs: number): StoreError {

@@ -4,14 +4,14 @@ import {
   type BundleHash as BundleHashType,
   DEFAULT_LIMITS,
   type TenantId,
-} from "../protocol/index.js";
+} from "../../protocol/index.js";
 import {
   ActiveBundleCache,
   type ActiveCacheOptions,
   type ActiveHead,
   type CachedCode,
   integerOption,
-} from "./active-cache.js";
+} from "../active-cache.js";
 import type {
   ActivationResult,
   AuditEntry,
@@ -29,7 +29,7 @@ import type {
   VersionAction,
   VersionDetail,
   VersionRecord,
-} from "./bundle-store.js";
+} from "../bundle-store.js";
 import {
   checkDecisionQuery,
   checkLogSettingsInput,
@@ -41,8 +41,8 @@ import {
   type PruneInput,
   type StoredDecision,
   type TenantLogSettings,
-} from "./decision-log-store.js";
-import { StoreError } from "./errors.js";
+} from "../decision-log-store.js";
+import { StoreError } from "../errors.js";
 import { PostgresCandidateQueries } from "./postgres-candidates.js";
 import { PgChangeFeed } from "./postgres-changes.js";
 import { PgConnections } from "./postgres-connections.js";
@@ -63,8 +63,8 @@ import {
   checkVersion,
   checkVersionAction,
   type UploadStep,
-} from "./store-inputs.js";
-import { type StoreLocation, storeLocation } from "./store-location.js";
+} from "../store-inputs.js";
+import { type StoreLocation, storeLocation } from "../store-location.js";
 import {
   toActiveHead,
   toAuditEntry,
@@ -73,7 +73,7 @@ import {
   toTenantSummary,
   toVersionDetail,
   toVersionRecord,
-} from "./store-rows.js";
+} from "../store-rows.js";
 
 export interface PostgresStoreOptions extends ActiveCacheOptions {
   /** Create the schema when it does not exist: default true. Read-only commands pass false. */

@@ -4,14 +4,14 @@ import {
   type BundleHash as BundleHashType,
   DEFAULT_LIMITS,
   type TenantId,
-} from "../protocol/index.js";
+} from "../../protocol/index.js";
 import {
   ActiveBundleCache,
   type ActiveCacheOptions,
   type ActiveHead,
   type CachedCode,
   integerOption,
-} from "./active-cache.js";
+} from "../active-cache.js";
 import type {
   ActivationResult,
   AuditEntry,
@@ -29,7 +29,7 @@ import type {
   VersionAction,
   VersionDetail,
   VersionRecord,
-} from "./bundle-store.js";
+} from "../bundle-store.js";
 import {
   checkDecisionQuery,
   checkLogSettingsInput,
@@ -41,8 +41,8 @@ import {
   type PruneInput,
   type StoredDecision,
   type TenantLogSettings,
-} from "./decision-log-store.js";
-import { StoreError } from "./errors.js";
+} from "../decision-log-store.js";
+import { StoreError } from "../errors.js";
 import { openDatabase, type SqliteDatabase } from "./open-database.js";
 import { SqliteAppendThread } from "./sqlite-append-thread.js";
 import { SqliteCandidateQueries } from "./sqlite-candidates.js";
@@ -61,8 +61,8 @@ import {
   checkVersion,
   checkVersionAction,
   type UploadStep,
-} from "./store-inputs.js";
-import { toActiveHead, toCachedCode } from "./store-rows.js";
+} from "../store-inputs.js";
+import { toActiveHead, toCachedCode } from "../store-rows.js";
 
 export interface SqliteStoreOptions extends ActiveCacheOptions {
   /** Create the file (and its folder) when missing: default true. Read-only commands pass false. */
