@@ -64,7 +64,6 @@ export abstract class CheckedStore implements BundleStore {
   readonly #cache: ActiveBundleCache;
   readonly #maxBundleBytes: number;
   readonly #clock: () => number;
-  #watching: Promise<void> | undefined;
   #closed = false;
 
   protected constructor(driver: StoreDriver, options: CheckedStoreOptions) {
@@ -76,7 +75,9 @@ export abstract class CheckedStore implements BundleStore {
       2 ** 31,
     );
     this.#clock = options.clock ?? Date.now;
-    this.#cache = new ActiveBundleCache(driver, options);
+    const reader = { head: (id: TenantId) => driver.head(id), code: (hash: BundleHash) => driver.code(hash) };
+    const changeToken = driver.changeToken?.bind(driver);
+    this.#cache = new ActiveBundleCache(changeToken === undefined ? reader : { ...reader, changeToken }, options);
   }
 
   async upload(input: UploadInput, signal?: AbortSignal): Promise<UploadResult> {
@@ -146,12 +147,11 @@ export abstract class CheckedStore implements BundleStore {
     return this.#driver.audit(tenantId, limit);
   }
 
-  /** Served from the cache; the first call lets the backend start watching for changes. */
+  /** Served from the cache, once the backend watches for changes where it can. */
   async active(tenantId: TenantId, signal?: AbortSignal): Promise<ActiveBundle | undefined> {
     const id = checkTenantId(tenantId);
     this.#open(signal);
-    const watch = this.#driver.watch;
-    if (watch !== undefined) await (this.#watching ??= watch.call(this.#driver, this.#cache));
+    if (this.#driver.watch !== undefined) await this.#driver.watch(this.#cache);
     return this.#cache.get(id);
   }
 

@@ -15,7 +15,7 @@ import type {
   VersionRecord,
 } from "./bundle-store.js";
 import type {
-  DecisionQuery,
+  CheckedDecisionQuery,
   DecisionRow,
   LogSettingsChange,
   LogSettingsInput,
@@ -48,11 +48,11 @@ export interface StoreDriver extends ActiveReader {
   logSettings(tenantId: TenantId | undefined): MaybePromise<TenantLogSettings[]>;
   setLogSettings(input: LogSettingsInput, at: number): MaybePromise<LogSettingsChange>;
   appendDecisions(rows: readonly DecisionRow[]): MaybePromise<number>;
-  decisions(query: DecisionQuery): MaybePromise<StoredDecision[]>;
+  decisions(query: CheckedDecisionQuery): MaybePromise<StoredDecision[]>;
   pruneDecisions(input: PruneInput): MaybePromise<number>;
   /**
-   * Called once, before the first active bundle is served, with the cache the front end keeps: a backend
-   * that is told of changes (PostgreSQL's LISTEN/NOTIFY) starts listening here and invalidates it.
+   * Called before each active bundle is served, with the cache the front end keeps: a backend that is told
+   * of changes (PostgreSQL's LISTEN/NOTIFY) starts listening here, once, and invalidates the cache.
    */
   watch?(cache: ActiveBundleCache): Promise<void>;
   close(): Promise<void>;

@@ -1,16 +1,13 @@
 import type { TenantId } from "../../protocol/index.js";
-import type { ActiveBundleCache } from "../active-cache.js";
 import type { ActivationResult, RolloutResult, ShadowResult } from "../bundle-store.js";
-import type { MemoryAudit } from "./memory-audit.js";
-import { type Tenant, versionOf } from "./memory-tenant.js";
 import { type CheckedRollout, percentOf } from "../store-inputs.js";
 import { candidateIsActive, noActive, shareDetail } from "../store-rules.js";
+import type { MemoryAudit } from "./memory-audit.js";
+import { type Tenant, versionOf } from "./memory-tenant.js";
 
 /** What the memory store lends its rollout and shadow writes. */
 export interface MemoryCandidateContext {
   readonly audit: MemoryAudit;
-  readonly cache: ActiveBundleCache;
-  readonly clock: () => number;
   /** The store's activation; `completing` marks the one `rollout --percent 100` makes. */
   readonly activate: (
     tenantId: TenantId,
@@ -23,7 +20,7 @@ export interface MemoryCandidateContext {
 
 /**
  * The memory store's rollout and shadow writes on a tenant's record, as postgres-candidates.ts makes them in
- * SQL: a change updates the tenant, writes its audit row and invalidates the active-bundle cache.
+ * SQL: a change updates the tenant and writes its audit row.
  */
 export class MemoryCandidates {
   readonly #c: MemoryCandidateContext;
@@ -32,7 +29,7 @@ export class MemoryCandidates {
     this.#c = context;
   }
 
-  rollout(tenant: Tenant, r: CheckedRollout): RolloutResult {
+  rollout(tenant: Tenant, r: CheckedRollout, at: number): RolloutResult {
     const { tenantId, version, basisPoints, by } = r;
     const { hash } = versionOf(tenantId, tenant, version);
     const active = tenant.active;
@@ -40,10 +37,8 @@ export class MemoryCandidates {
     const before = tenant.rollout;
     const previous = before && { version: before.version, percent: percentOf(before.basisPoints) };
     const percent = percentOf(basisPoints);
-    const at = this.#c.clock();
     if (basisPoints === 10_000) {
       const { changed } = this.#c.activate(tenantId, version, by, at, true);
-      this.#c.cache.invalidate();
       return { tenantId, version, percent, activeVersion: version, previous, activated: changed, changed };
     }
     if (version === active) throw candidateIsActive(tenantId, version, "roll out");
@@ -52,21 +47,18 @@ export class MemoryCandidates {
       tenant.rollout = { version, basisPoints, at, by };
       tenant.updatedAt = at;
       this.#c.audit.write(at, tenantId, "rollout", version, active, hash, by, shareDetail(basisPoints));
-      this.#c.cache.invalidate();
     }
     return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed: !unchanged };
   }
 
-  shadow(tenant: Tenant, tenantId: TenantId, version: number | null, by: string): ShadowResult {
+  shadow(tenant: Tenant, tenantId: TenantId, version: number | null, by: string, at: number): ShadowResult {
     const previous = tenant.shadow?.version ?? null;
-    const at = this.#c.clock();
     if (version === null) {
       if (previous === null) return { tenantId, version: null, previous, changed: false };
       tenant.shadow = null;
       tenant.updatedAt = at;
       const { hash } = versionOf(tenantId, tenant, previous);
       this.#c.audit.write(at, tenantId, "shadow_off", previous, null, hash, by);
-      this.#c.cache.invalidate();
       return { tenantId, version: null, previous, changed: true };
     }
     const { hash } = versionOf(tenantId, tenant, version);
@@ -76,7 +68,6 @@ export class MemoryCandidates {
     tenant.shadow = { version, at, by };
     tenant.updatedAt = at;
     this.#c.audit.write(at, tenantId, "shadow", version, tenant.active, hash, by);
-    this.#c.cache.invalidate();
     return { tenantId, version, previous, changed: true };
   }
 }

@@ -1,9 +1,9 @@
 import type { PoolClient } from "pg";
 import type { TenantId } from "../../protocol/index.js";
 import type { RolloutResult, ShadowResult } from "../bundle-store.js";
-import type { PostgresQueries } from "./postgres-queries.js";
 import { type CheckedRollout, percentOf } from "../store-inputs.js";
 import { candidateIsActive, noActive, shareDetail } from "../store-rules.js";
+import type { PostgresQueries } from "./postgres-queries.js";
 
 /**
  * The PostgreSQL store's rollout and shadow writes: each in the caller's transaction, after the tenant's

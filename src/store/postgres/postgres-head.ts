@@ -1,6 +1,6 @@
 import type { BundleHash, TenantId } from "../../protocol/index.js";
-import type { Db, PostgresQueries } from "./postgres-queries.js";
 import type { CodeRow, HeadRow } from "../store-rows.js";
+import type { Db, PostgresQueries } from "./postgres-queries.js";
 
 /**
  * What the PostgreSQL store's active-bundle cache reads: a tenant's head (its active version with its

@@ -1,7 +1,7 @@
 import type { BundleHash, TenantId } from "../../protocol/index.js";
-import { type Db, msOf, type PostgresQueries } from "./postgres-queries.js";
 import type { AuditRow, BundleRow, TenantRow, VersionDetailRow, VersionRow } from "../store-rows.js";
 import { tenantNotFound } from "../store-rules.js";
+import { type Db, msOf, type PostgresQueries } from "./postgres-queries.js";
 
 /**
  * What the PostgreSQL store lists and shows: tenants with their active version, rollout and shadow; a

@@ -1,9 +1,9 @@
 import type { TenantId } from "../../protocol/index.js";
 import type { RolloutResult, ShadowResult } from "../bundle-store.js";
-import type { SqliteDatabase } from "./open-database.js";
-import type { SqliteQueries } from "./sqlite-queries.js";
 import { type CheckedRollout, percentOf } from "../store-inputs.js";
 import { candidateIsActive, noActive, shareDetail } from "../store-rules.js";
+import type { SqliteDatabase } from "./open-database.js";
+import type { SqliteQueries } from "./sqlite-queries.js";
 
 /**
  * The SQLite store's rollout and shadow writes: each in a `BEGIN IMMEDIATE` transaction, like every write

@@ -1,6 +1,6 @@
 import type { BundleHash, TenantId } from "../../protocol/index.js";
-import type { SqliteQueries } from "./sqlite-queries.js";
 import type { CodeRow, HeadRow } from "../store-rows.js";
+import type { SqliteQueries } from "./sqlite-queries.js";
 
 /**
  * What the SQLite store's active-bundle cache reads: a tenant's head (its active version with its rollout

@@ -8,7 +8,6 @@ import type {
   VersionDetail,
   VersionRecord,
 } from "../bundle-store.js";
-import type { SqliteDatabase, Statement } from "./open-database.js";
 import { type CheckedUpload, percentOf, type UploadStep } from "../store-inputs.js";
 import {
   type AuditRow,
@@ -30,6 +29,7 @@ import {
   versionInUse,
   versionNotFound,
 } from "../store-rules.js";
+import type { SqliteDatabase, Statement } from "./open-database.js";
 
 const VERSION_FROM = `
   FROM versions v JOIN bundles b ON b.hash = v.bundle_hash JOIN tenants t ON t.id = v.tenant_id
