@@ -12,7 +12,7 @@ import {
   type RunEvent,
   runTrace,
 } from "../../runtime/index.js";
-import { type BundleStore, openStore } from "../../store/index.js";
+import { type BundleStore, openStore, storeLocation } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
 import { eventJson } from "../json-output-events.js";
@@ -28,7 +28,7 @@ import {
 
 export { scenarioOf };
 
-import { cliStoreError, isPostgres, STORE_HELP, storeLocationOf } from "../store-option.js";
+import { cliStoreError, STORE_HELP, storeLocationOf } from "../store-option.js";
 
 const HELP = `Usage: isohook run --scenario <file.json> [--run-id <id>] [--checkpoint <out.json>] [--checkpoint-ttl <age>] [--store path] [--json]
        isohook run --resume <checkpoint.json> (--approve <callId> | --reject <callId> [--reason <text>] | --edit <callId>=<json>)…
@@ -120,8 +120,8 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
       const named = args.values.store !== undefined || io.env.ISOHOOK_STORE !== undefined;
       const storePath =
         loaded.hookEntry === undefined || (resume !== undefined && named) ? storeLocationOf(args, io) : undefined;
-      if (storePath !== undefined && !isPostgres(storePath) && loaded.hookEntry === undefined)
-        await mustExist(storePath, loaded);
+      const storeFile = storePath === undefined ? undefined : storeLocation(storePath).file;
+      if (storeFile !== undefined && loaded.hookEntry === undefined) await mustExist(storeFile, loaded);
       const limits = loaded.scenario.limits;
       const executor = await deps.openExecutor({
         ...(limits ? { limits } : {}),
@@ -137,7 +137,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           const served = loaded.hookEntry === undefined && resume === undefined;
           if (served && (await store.active(loaded.scenario.tenant, io.signal)) === undefined) {
             throw new CliError(
-              `Tenant ${loaded.scenario.tenant} has no active bundle in ${isPostgres(storePath) ? "the PostgreSQL store" : storePath}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
+              `Tenant ${loaded.scenario.tenant} has no active bundle in ${storeLocation(storePath).label}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
               "no_active_bundle",
             );
           }
