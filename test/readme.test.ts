@@ -1,9 +1,10 @@
 /**
- * The README's samples are the real output of today's build: each `$ npm run --silent isohook -- …`
- * in a checked block runs here, in order, against a fresh store, and its output must equal the README's
- * once the parts that differ run to run (times, durations, seeds, run ids) are masked.
+ * The samples of the README and of every guide in docs/ are the real output of today's build: each
+ * `$ npm run --silent isohook -- …` in a checked block runs here, in order, against a store of its block's
+ * own, and its output must equal the page's once the parts that differ run to run (times, durations, seeds,
+ * run ids) are masked. Pages run side by side; a page's blocks run in order.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,7 +21,13 @@ interface Step {
   readonly expected: string;
 }
 
-/** The steps of every README block that contains an `npm run --silent isohook --` line. */
+/** The README and every Markdown page in docs/, relative to the repo. */
+async function pages(): Promise<string[]> {
+  const docs = (await readdir(join(REPO, "docs"))).filter((f) => f.endsWith(".md")).sort();
+  return ["README.md", ...docs.map((f) => `docs/${f}`)];
+}
+
+/** The steps of every block that contains an `npm run --silent isohook --` line. */
 function stepsOf(readme: string): Step[][] {
   return fencedBlocks(readme)
     .filter((b) => b.includes("$ npm run --silent isohook -- "))
@@ -100,19 +107,31 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-describe("README", () => {
-  it("shows the real output of every isohook command it runs", { timeout: 240_000 }, async () => {
-    const readme = await readFile(join(REPO, "README.md"), "utf8");
-    const blocks = stepsOf(readme);
-    expect(blocks.length).toBeGreaterThanOrEqual(2);
-    for (const [b, steps] of blocks.entries()) {
-      for (const step of steps) {
-        const env = { ...step.env, ISOHOOK_STORE: join(dir, `store-${b}.db`) };
-        const io = fakeIO(REPO, env);
-        const code = await runCli(roomy(step.argv), io);
-        const actual = `${io.out()}${io.err()}${code === 0 ? "" : `[exit ${code}]\n`}`;
-        expect(mask(actual), `README: $ isohook ${step.argv.join(" ")}`).toBe(mask(step.expected));
-      }
-    }
+const PAGES = await pages();
+
+describe("the samples of the README and docs/", () => {
+  it("replays the CLI samples of the front page and the operating guide", async () => {
+    const counts = await Promise.all(
+      ["README.md", "docs/operating.md"].map(async (page) => stepsOf(await readFile(join(REPO, page), "utf8")).length),
+    );
+    expect(counts.every((n) => n >= 1)).toBe(true);
   });
+
+  it.concurrent.each(PAGES)(
+    "%s shows the real output of every isohook command it runs",
+    { timeout: 240_000 },
+    async (page) => {
+      const blocks = stepsOf(await readFile(join(REPO, page), "utf8"));
+      const stores = join(dir, page.replace(/[/.]/g, "-"));
+      for (const [b, steps] of blocks.entries()) {
+        for (const step of steps) {
+          const env = { ...step.env, ISOHOOK_STORE: `${stores}-store-${b}.db` };
+          const io = fakeIO(REPO, env);
+          const code = await runCli(roomy(step.argv), io);
+          const actual = `${io.out()}${io.err()}${code === 0 ? "" : `[exit ${code}]\n`}`;
+          expect(mask(actual), `${page}: $ isohook ${step.argv.join(" ")}`).toBe(mask(step.expected));
+        }
+      }
+    },
+  );
 });
