@@ -1,7 +1,8 @@
 /**
  * `isohook/loop`: the parts the runtime wires together, for hosts that bring their own loop or executor:
  * the dispatcher (stacking, failure policy, quarantine, budgets, provenance) and the agent loop, and
- * what a run paused for approval is made of (pending calls, snapshots, checkpoints).
+ * what a run paused for approval is made of (pending calls, snapshots, checkpoints). Its names are listed
+ * in test/public-surface.test.ts: a new one is a deliberate edit there.
  */
 export {
   type AgentEvent,
@@ -29,6 +30,7 @@ export {
   type DispatcherOptionsInput,
   type FailurePolicy,
   type HookCalledEvent,
+  type HookShadowedEvent,
   type HookSource,
   type OpenRunOptions,
   type PlatformHandler,
