@@ -33,7 +33,7 @@ import * as ivm from "../sandbox/worker/isolated-vm.js";
 import { preludeScript } from "../sandbox/worker/prelude-script.js";
 import { type PreparedIsolate, prepareIsolate, prepareIsolateOffThread } from "../sandbox/worker/prepared-isolate.js";
 import { type PrepareSpare, SPARES_PER_KIND, SpareIsolates } from "../sandbox/worker/spare-isolates.js";
-import { bundleHook } from "../src/bundler/index.js";
+import { compileHook } from "../src/bundler/index.js";
 import { BundleHash, DEFAULT_LIMITS, type SandboxLimits, TenantId } from "../src/protocol/index.js";
 
 const { values } = parseArgs({
@@ -69,7 +69,7 @@ function syntheticBundle(): { hash: BundleHash; code: string } {
 const hooksDir = fileURLToPath(new URL("../hooks/", import.meta.url));
 const bundles: { name: string; hash: BundleHash; code: string }[] = [];
 for (const name of readdirSync(hooksDir).sort()) {
-  const built = await bundleHook(`${hooksDir}${name}`, { root: hooksDir });
+  const built = await compileHook(`${hooksDir}${name}`, { root: hooksDir });
   bundles.push({ name, hash: built.hash, code: built.code });
 }
 const synthetic = syntheticBundle();

@@ -4,11 +4,11 @@
  * replaying them through another version and comparing the decisions).
  */
 export {
-  type BuiltBundle,
   BundleError,
   type BundleErrorCode,
   buildBundle,
-  bundleHook,
+  type CompiledHook,
+  compileHook,
   describeBundle,
   type HookBundle,
 } from "./bundler/index.js";
@@ -26,7 +26,7 @@ export {
   replayRecordOf,
   viewOf,
 } from "./decisionlog/index.js";
-export { type Fixture, type FixtureReport, parseFixtures, runFixtures } from "./fixtures/index.js";
+export { type Fixture, type FixtureReport, parseFixtures, runFixtures } from "./fixture-runner/index.js";
 export { type DeployResult, deployHook, type GateReport, runDeployGate } from "./gate/index.js";
 export type { ActiveBundle, BundleManifest, BundleSource } from "./protocol/index.js";
 export {

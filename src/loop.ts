@@ -1,13 +1,14 @@
 /**
- * `isohook/loop`: the parts the runtime wires together, for hosts that bring their own loop or executor:
- * the dispatcher (stacking, failure policy, quarantine, budgets, provenance) and the agent loop, and
- * what a run paused for approval is made of (pending calls, snapshots, checkpoints). Its names are listed
- * in test/public-surface.test.ts: a new one is a deliberate edit there.
+ * `isohook/loop`: for hosts that bring their own loop. `runtime.openRun()` gives a `HookRun` that dispatches
+ * one hook point at a time with everything a run in isohook's loop gets; below it, the dispatcher
+ * (stacking, failure policy, quarantine, budgets, provenance) and the agent loop for hosts that wire their
+ * own executor, and what a run paused for approval is made of (pending calls, snapshots, checkpoints). Its names
+ * are listed in test/public-surface.test.ts: a new one is a deliberate edit there.
  */
 export {
   type AgentEvent,
   type AgentLoopOptions,
-  type AgentRunResult,
+  type AgentLoopResult,
   type ApprovalDecisions,
   DEFAULT_MAX_TURNS,
   type HooksDecidedEvent,
@@ -28,6 +29,7 @@ export {
   type Dispatched,
   type Dispatcher,
   type DispatcherOptionsInput,
+  type DispatchOptions,
   type FailurePolicy,
   type HookCalledEvent,
   type HookShadowedEvent,
@@ -36,6 +38,7 @@ export {
   type PlatformHandler,
   type PlatformHandlers,
   type PlatformHookContext,
+  type PointDecision,
   type PolicyMap,
   type QuarantineEnteredEvent,
   type QuarantineExitedEvent,
@@ -46,6 +49,7 @@ export {
 export type {
   HookContext,
   HookEvent,
+  HookPoint,
   HookResult,
   Message,
   ToolCall,
@@ -59,8 +63,11 @@ export {
   type Checkpoint,
   type CheckpointBody,
   type CheckpointKey,
+  type HookRun,
+  type OpenHookRunOptions,
   openCheckpoint,
   type ResumeAgentOptions,
   type RunStartedEvent,
   type RuntimeEvent,
+  type RunWarning,
 } from "./runtime/index.js";

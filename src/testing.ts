@@ -22,7 +22,7 @@ import { readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createHookExecutor } from "../sandbox/supervisor/index.js";
 import { buildBundle } from "./bundler/index.js";
-import { type FixtureCtx, type FixtureReport, parseFixtures, runFixtures } from "./fixtures/index.js";
+import { type FixtureCtx, type FixtureReport, parseFixtures, runFixtures } from "./fixture-runner/index.js";
 import {
   type BundleManifest,
   type HookEvent,
@@ -32,7 +32,7 @@ import {
   TenantId,
 } from "./protocol/index.js";
 
-export type { FixtureCtx, FixtureReport } from "./fixtures/index.js";
+export type { FixtureCtx, FixtureReport } from "./fixture-runner/index.js";
 export type { BundleManifest, HookOutcome, HookPoint, LimitsInput } from "./protocol/index.js";
 
 export interface TestHookOptions {

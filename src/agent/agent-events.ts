@@ -63,7 +63,7 @@ export type AgentEvent =
     };
 
 /** How and why a run ended. */
-export interface AgentRunResult {
+export interface AgentLoopResult {
   /**
    * `completed` (the model answered and every hook let it; also a `turn.end` → `end`), `stopped` (a hook's
    * `stop`, or a `terminate`), `maxTurns`, `aborted` (the signal), `error` (the model or the host failed),

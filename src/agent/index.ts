@@ -2,7 +2,7 @@
  * The agent loop and what it drives: models (scripted, OpenAI-compatible), tools (zod or declared in
  * data) and scenario files. The loop calls every hook point through a dispatcher run scope.
  */
-export type { AgentEvent, AgentRunResult, HooksDecidedEvent, StopReason } from "./agent-events.js";
+export type { AgentEvent, AgentLoopResult, HooksDecidedEvent, StopReason } from "./agent-events.js";
 export {
   ApprovalDecision,
   type ApprovalDecisions,
@@ -15,6 +15,7 @@ export { type AgentLoopOptions, DEFAULT_MAX_TURNS, resumeAgentLoop, runAgentLoop
 export type { FinishReason, Model, ModelReply, ModelRequest } from "./model.js";
 export { ModelError, type ModelErrorCode } from "./model-error.js";
 export { type OpenAIModelOptions, openAIModel } from "./openai-model.js";
+export { dispatchReported } from "./run-context.js";
 export {
   type LoadedScenario,
   loadScenario,

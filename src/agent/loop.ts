@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { DecidedBy, RunDispatcher, StopDecision } from "../dispatch/index.js";
 import type { AssistantMessage, events, Message, ModelSettings, ToolMessage } from "../protocol/index.js";
-import type { AgentEvent, AgentRunResult } from "./agent-events.js";
+import type { AgentEvent, AgentLoopResult } from "./agent-events.js";
 import {
   type ApprovalDecisions,
   decisionsProblem,
@@ -73,7 +73,7 @@ export interface AgentLoopOptions {
  * const result = await runAgentLoop({ hooks: dispatcher.openRun({ tenantId, runId }), model, tools, input: "Hi" });
  * ```
  */
-export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentRunResult> {
+export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
   const tally: Tally = { turns: 0, usage: { inputTokens: 0, outputTokens: 0 }, output: "", modelCalls: 0 };
   return loop(options, [], 0, tally, (run) => drive(run, options, tally));
 }
@@ -88,7 +88,7 @@ export async function resumeAgentLoop(
   options: AgentLoopOptions,
   paused: PausedRun,
   decisions: ApprovalDecisions,
-): Promise<AgentRunResult> {
+): Promise<AgentLoopResult> {
   const problem = decisionsProblem(paused.batch.pending, decisions);
   if (problem !== undefined) throw new TypeError(problem);
   const tally: Tally = {
@@ -108,7 +108,7 @@ async function loop(
   turn: number,
   tally: Tally,
   body: (run: RunContext) => Promise<Ending>,
-): Promise<AgentRunResult> {
+): Promise<AgentLoopResult> {
   const signal = options.signal ?? new AbortController().signal;
   const run: RunContext = {
     hooks: options.hooks,
@@ -143,7 +143,7 @@ async function loop(
     turns: tally.turns,
     usage: tally.usage,
   });
-  const result: AgentRunResult = {
+  const result: AgentLoopResult = {
     stopReason: ending.stopReason,
     reason: ending.reason,
     decidedBy: ending.decidedBy,

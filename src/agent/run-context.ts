@@ -1,6 +1,6 @@
 import type { DecidedBy, Dispatched, DispatchOptions, RunDispatcher, StopDecision } from "../dispatch/index.js";
 import { type HookEvent, type HookPoint, type Message, notifier, type Usage } from "../protocol/index.js";
-import type { AgentEvent, AgentRunResult, StopReason } from "./agent-events.js";
+import type { AgentEvent, AgentLoopResult, StopReason } from "./agent-events.js";
 import type { PausedBatch } from "./approval.js";
 
 /** What every stage of one run shares: its hooks, its signal, its clock and its transcript. */
@@ -64,7 +64,7 @@ export interface Ending {
   readonly stopReason: StopReason;
   readonly reason?: string | undefined;
   readonly decidedBy?: DecidedBy | undefined;
-  readonly error?: AgentRunResult["error"];
+  readonly error?: AgentLoopResult["error"];
   /** Set when the run pauses for approval (stop reason `approval`). */
   readonly paused?: PausedBatch;
 }

@@ -1,5 +1,5 @@
 import type { BundleManifest, HookExecutor } from "../protocol/index.js";
-import { type BundleOptions, bundleHook } from "./bundle-hook.js";
+import { type BundleOptions, compileHook } from "./compile-hook.js";
 import { type DescribeOptions, describeBundle } from "./describe-bundle.js";
 
 export interface BuildOptions extends BundleOptions, DescribeOptions {
@@ -15,7 +15,7 @@ export interface HookBundle {
 }
 
 /**
- * `bundleHook` then `describeBundle`: the hook module at `entry` as a script plus the manifest the store
+ * `compileHook` then `describeBundle`: the hook module at `entry` as a script plus the manifest the store
  * records.
  *
  * @example
@@ -28,7 +28,7 @@ export interface HookBundle {
  * @throws {BundleError} for anything wrong with the hook module.
  */
 export async function buildBundle(entry: string, options: BuildOptions): Promise<HookBundle> {
-  const built = await bundleHook(entry, options);
+  const built = await compileHook(entry, options);
   const manifest = await describeBundle(built, options.executor, options);
   return { code: built.code, sourceMap: built.sourceMap, manifest };
 }

@@ -8,7 +8,7 @@ import {
   type ToolMatchers,
 } from "../protocol/index.js";
 import { BundleError, headlineOf } from "./bundle-error.js";
-import type { BuiltBundle } from "./bundle-hook.js";
+import type { CompiledHook } from "./compile-hook.js";
 import { checkHandlers } from "./handler-names.js";
 
 export interface DescribeOptions {
@@ -30,7 +30,7 @@ const BUNDLER_TENANT = TenantId.parse("isohook-bundler");
  *   times out or the sandbox is unavailable while loading it.
  */
 export async function describeBundle(
-  built: BuiltBundle,
+  built: CompiledHook,
   executor: HookExecutor,
   options: DescribeOptions = {},
 ): Promise<BundleManifest> {

@@ -1,6 +1,6 @@
 export { type BuildOptions, buildBundle, type HookBundle } from "./build-bundle.js";
 export { BundleError, type BundleErrorCode, type BundleProblem } from "./bundle-error.js";
-export { BUNDLE_GLOBAL, type BuiltBundle, type BundleOptions, bundleHook } from "./bundle-hook.js";
+export { BUNDLE_GLOBAL, type BundleOptions, type CompiledHook, compileHook } from "./compile-hook.js";
 export { isInside } from "./containment.js";
 export { type DescribeOptions, describeBundle } from "./describe-bundle.js";
 export { type ResolvedEntry, resolveEntry } from "./entry.js";

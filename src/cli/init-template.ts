@@ -1,4 +1,4 @@
-import { resultTypes } from "../fixtures/index.js";
+import { resultTypes } from "../fixture-runner/index.js";
 import { type HookPoint, handlerOf, type JsonValue } from "../protocol/index.js";
 
 const SHELL_CALL = { id: "c1", name: "shell", args: { command: "rm -rf /" } };

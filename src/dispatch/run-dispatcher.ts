@@ -102,7 +102,7 @@ class StackRun implements RunDispatcher {
     const observing = observer?.observesPoint(rule.point) === true;
     // Most points in most runs have no hook at all: answer without queueing.
     if (!hooks.some((hook) => hook.exports(rule.point) || hook.shadow?.exports(rule.point) === true)) {
-      if (observing) observer?.observe(rule.point, event, JSON.stringify(event), this.#turn);
+      if (observing) observer?.queue(rule.point, event, JSON.stringify(event), this.#turn);
       return { decision: rule.decide(rule.start(event)), records: [] };
     }
     const previous = this.#tail;
@@ -120,7 +120,7 @@ class StackRun implements RunDispatcher {
           ? await runStack(rule, hooks, event, scope)
           : await tracedStack(rule, hooks, event, scope, telemetry);
       // After the decision, off the run's path: queued, never awaited (tenant-observer.ts).
-      if (observing) observer?.observe(rule.point, event, JSON.stringify(event), turn);
+      if (observing) observer?.queue(rule.point, event, JSON.stringify(event), turn);
       return dispatched;
     } finally {
       // Release only after the previous dispatch ended, so the queue order holds even when this one aborted early.

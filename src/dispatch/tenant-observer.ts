@@ -71,7 +71,7 @@ export class TenantObserver {
    * Queues the observe call of `point` for `event` if a handler selects it (at a tool point, its matcher must
    * select the tool: a call no observe matcher selects leaves no record). Returns at once; never throws.
    */
-  observe(point: HookPoint, event: unknown, eventJson: string, turn: number): void {
+  queue(point: HookPoint, event: unknown, eventJson: string, turn: number): void {
     if (!this.#handlers.observes.has(point)) return;
     if (isToolPoint(point) && !this.#handlers.selects(point, true, toolNameOf(event as { call: { name: string } })))
       return;

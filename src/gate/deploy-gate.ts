@@ -1,14 +1,14 @@
 import { join, relative, resolve } from "node:path";
 import {
-  type BuiltBundle,
   BundleError,
-  bundleHook,
+  type CompiledHook,
+  compileHook,
   describeBundle,
   HookFileError,
   type ResolvedEntry,
   resolveEntry,
 } from "../bundler/index.js";
-import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../fixtures/index.js";
+import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../fixture-runner/index.js";
 import { fuzzDictionary, fuzzPoint } from "../fuzz/index.js";
 import {
   type BundleManifest,
@@ -114,9 +114,9 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const shownFile = FIXTURES_FILE;
   const loaded = await loadFixtures(fixtureFile, shownFile, hook, reasons);
   if (loaded === "refused") return { type: "rejected", report: report({}) };
-  let built: BuiltBundle;
+  let built: CompiledHook;
   try {
-    built = await bundleHook(named === hook.dir ? "." : shownEntry, {
+    built = await compileHook(named === hook.dir ? "." : shownEntry, {
       cwd: hook.dir,
       root: options.root === undefined ? undefined : resolve(cwd, options.root),
       maxBundleBytes: BUILD_CAP_BYTES,
@@ -219,7 +219,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
  * still checked.
  */
 async function exportedPoints(
-  built: BuiltBundle,
+  built: CompiledHook,
   executor: HookExecutor,
   tenantId: TenantId,
   reasons: GateReason[],

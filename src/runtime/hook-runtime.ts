@@ -7,6 +7,7 @@ import type { BundleStore } from "../store/index.js";
 import { SandboxMetrics, type SandboxSource } from "../telemetry/index.js";
 import type { Checkpoint } from "./checkpoint.js";
 import { RuntimeError } from "./errors.js";
+import type { HookRun, OpenHookRunOptions } from "./hook-run.js";
 import {
   checkRuntimeOptions,
   dispatcherOptions,
@@ -18,6 +19,13 @@ import { openRuntimeStore } from "./runtime-store.js";
 import { createAgentSessions, type ResumeAgentOptions, type RunAgentOptions, type RunAgentResult } from "./session.js";
 
 export interface HookRuntime {
+  /**
+   * Opens a tenant's run for a host that brings its own loop (an MCP gateway, an AI SDK app, another
+   * framework's hook callbacks): dispatch each hook point as it comes, end the run when it is over. The
+   * tenant's active bundle is resolved once here and kept for the run. Rejects with `RuntimeError`
+   * (`invalid_run`) for a bad tenant or run id, and `closed` once the runtime is closing.
+   */
+  openRun(options: OpenHookRunOptions): Promise<HookRun>;
   /** Runs one agent session for a tenant with its active bundle (resolved once, kept for the run). */
   runAgent(options: RunAgentOptions): Promise<RunAgentResult>;
   /**
@@ -130,6 +138,7 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   const sessions = createAgentSessions({ options, dispatcher, bundles, listeners });
 
   return {
+    openRun: sessions.openRun,
     runAgent: sessions.runAgent,
     resumeAgent: sessions.resumeAgent,
     registerPlatformHooks: (hooks) => dispatcher.registerPlatformHooks(hooks),

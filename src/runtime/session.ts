@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   type AgentLoopOptions,
-  type AgentRunResult,
+  type AgentLoopResult,
   type ApprovalDecisions,
   DEFAULT_MAX_TURNS,
   type Model,
@@ -13,7 +13,7 @@ import {
 } from "../agent/index.js";
 import type { DispatchEvent, Dispatcher, PolicyMap, RunDispatcher } from "../dispatch/index.js";
 import type { BundleRef, BundleSource, JsonValue, Message, ModelSettings } from "../protocol/index.js";
-import { notify, RunId, TenantId } from "../protocol/index.js";
+import { notify, RunId, type TenantId } from "../protocol/index.js";
 import { checkDecisions, RecentIds } from "./approvals.js";
 import { bundleAt, withShadowNow } from "./bundle-version.js";
 import {
@@ -26,8 +26,9 @@ import {
 } from "./checkpoint.js";
 import { RuntimeError } from "./errors.js";
 import type { RunEvent, RunWarning } from "./events.js";
+import { type HookRun, type OpenHookRunOptions, openHookRun, startRun, tenantOf } from "./hook-run.js";
 import type { HookRuntimeOptions } from "./options.js";
-import { checkRun, loopFields, noBundleWarning } from "./run-options.js";
+import { checkRun, loopFields } from "./run-options.js";
 
 export interface RunAgentOptions {
   readonly tenantId: string;
@@ -75,7 +76,7 @@ export interface ResumeAgentOptions
   readonly decisions: ApprovalDecisions;
 }
 
-export interface RunAgentResult extends Omit<AgentRunResult, "paused"> {
+export interface RunAgentResult extends Omit<AgentLoopResult, "paused"> {
   readonly runId: RunId;
   readonly tenantId: TenantId;
   /**
@@ -101,6 +102,8 @@ export interface SessionContext {
 
 /** The runtime's agent sessions: started, resumed from a checkpoint, and aborted when it closes. */
 export interface AgentSessions {
+  /** A run driven from outside isohook's loop, hook point by hook point (`HookRuntime.openRun`). */
+  openRun(options: OpenHookRunOptions): Promise<HookRun>;
   runAgent(options: RunAgentOptions): Promise<RunAgentResult>;
   resumeAgent(checkpoint: Checkpoint, options: ResumeAgentOptions): Promise<RunAgentResult>;
   readonly closed: boolean;
@@ -197,28 +200,13 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
 
   async function runAgent(run: RunAgentOptions): Promise<RunAgentResult> {
     open();
-    const tenant = TenantId.safeParse(run.tenantId);
-    if (!tenant.success) {
-      throw new RuntimeError(
-        "invalid_run",
-        `Expected \`tenantId\` to be a tenant id (lowercase letters, digits, . _ -), got \`${String(run.tenantId)}\``,
-      );
-    }
+    const tenantId = tenantOf(run.tenantId);
     const model = modelOf(run);
     checkRun(run);
     if (run.checkpointKey !== undefined) checkpointKeys(run.checkpointKey);
     const runId = RunId.parse(run.runId ?? `run_${randomUUID()}`);
-    const tenantId = tenant.data;
     return session(run, tenantId, runId, async (signal, forward) => {
-      const bundle = await bundles?.active(tenantId, signal);
-      const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: run.policy });
-      // The version that decides: a rollout's candidate for the runs in its share, else the active one.
-      const ref = hooks.bundle;
-      const shadow = hooks.shadow === undefined ? {} : { shadow: hooks.shadow };
-      forward({ type: "run.started", runId, tenantId, bundle: ref, ...shadow });
-      const warnings: RunWarning[] = [];
-      if (bundle === undefined) warnings.push(noBundleWarning(tenantId, bundles !== undefined));
-      for (const warning of warnings) forward({ type: "run.warning", runId, tenantId, ...warning });
+      const { hooks, warnings } = await startRun(context, { tenantId, runId, policy: run.policy }, signal, forward);
       const approve = run.approve === undefined ? {} : { approve: run.approve };
       const loop = { ...loopFields(run), ...approve, hooks, model, signal, onEvent: forward };
       const settings = run.settings ?? {};
@@ -230,7 +218,8 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
       return {
         tenantId,
         runId,
-        bundle: ref,
+        // The version that decides: a rollout's candidate for the runs in its share, else the active one.
+        bundle: hooks.bundle,
         warnings,
         policy: run.policy ?? {},
         options: sessionOptions,
@@ -305,6 +294,10 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
   }
 
   return {
+    async openRun(run) {
+      open();
+      return openHookRun(context, run);
+    },
     runAgent,
     resumeAgent,
     get closed() {
@@ -328,5 +321,5 @@ interface Session {
   readonly policy: Readonly<Record<string, "closed" | "open">>;
   readonly options: CheckpointBody["options"];
   readonly loop: AgentLoopOptions;
-  readonly result: Promise<AgentRunResult>;
+  readonly result: Promise<AgentLoopResult>;
 }

@@ -2,7 +2,7 @@ import { symlink } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
-import { BundleError, bundleHook } from "../../src/bundler/index.js";
+import { BundleError, compileHook } from "../../src/bundler/index.js";
 import { HOOK, tempFiles, tempHooks } from "./temp-hooks.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -19,7 +19,7 @@ async function project(files: Record<string, string>): Promise<string> {
 async function bundleError(files: Record<string, string>, entry = "hook", maxBundleBytes?: number) {
   const cwd = await project(files);
   const options = maxBundleBytes === undefined ? { cwd } : { cwd, maxBundleBytes };
-  const error = await bundleHook(entry, options).then(
+  const error = await compileHook(entry, options).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -27,10 +27,10 @@ async function bundleError(files: Record<string, string>, entry = "hook", maxBun
   return error as BundleError;
 }
 
-describe("bundleHook", () => {
+describe("compileHook", () => {
   it("bundles a folder's index.ts into one script that leaves only the default export in __isohook_bundle", async () => {
     const cwd = await project({ "hook/index.ts": `${HOOK}export const helper = 1;\n` });
-    const built = await bundleHook("hook", { cwd });
+    const built = await compileHook("hook", { cwd });
 
     expect(built.entry).toBe("hook");
     expect(built.hash).toMatch(/^sha256-[0-9a-f]{64}$/);
@@ -47,7 +47,7 @@ describe("bundleHook", () => {
 
   it("gives a file entry and its folder the same code", async () => {
     const cwd = await project({ "hook/index.ts": HOOK });
-    const [folder, file] = await Promise.all([bundleHook("hook", { cwd }), bundleHook("hook/index.ts", { cwd })]);
+    const [folder, file] = await Promise.all([compileHook("hook", { cwd }), compileHook("hook/index.ts", { cwd })]);
     expect(file.hash).toBe(folder.hash);
     expect(file.entry).toBe("hook/index.ts");
   });
@@ -57,9 +57,9 @@ describe("bundleHook", () => {
     files["index.ts"] = `import { WORDS } from "./lib/words.ts";\n${HOOK}export const n = WORDS.length;\n`;
     const a = await project(files);
     const b = await project(Object.fromEntries(Object.entries(files).map(([k, v]) => [`deep/er/${k}`, v])));
-    const first = await bundleHook(a, { cwd: "/" });
-    const second = await bundleHook("deep/er", { cwd: b });
-    const again = await bundleHook(a, { cwd: a });
+    const first = await compileHook(a, { cwd: "/" });
+    const second = await compileHook("deep/er", { cwd: b });
+    const again = await compileHook(a, { cwd: a });
 
     expect(second.hash).toBe(first.hash);
     expect(again.hash).toBe(first.hash);
@@ -78,7 +78,7 @@ describe("bundleHook", () => {
 
   it("keeps a source map with the original sources for stack traces", async () => {
     const cwd = await project({ "hook/index.ts": HOOK });
-    const map = JSON.parse((await bundleHook("hook", { cwd })).sourceMap) as {
+    const map = JSON.parse((await compileHook("hook", { cwd })).sourceMap) as {
       version: number;
       sources: string[];
       sourcesContent: string[];
@@ -94,7 +94,7 @@ describe("bundleHook", () => {
       "hook/index.ts": 'import { detect } from "./lib.js";\nexport default { toolCall() { return detect(); } };\n',
       "hook/lib.js": 'export function detect() { return typeof require === "function" ? undefined : undefined; }\n',
     });
-    await expect(bundleHook("hook", { cwd })).resolves.toMatchObject({ entry: "hook" });
+    await expect(compileHook("hook", { cwd })).resolves.toMatchObject({ entry: "hook" });
   });
 
   it.each([
@@ -157,7 +157,7 @@ describe("bundleHook", () => {
       "hook/index.ts": `import { password } from "./config.ts";\nexport default { toolCall() { return password ? undefined : undefined; } };\n`,
     });
     await symlink(join(outside, "host-config.ts"), join(cwd, "hook/config.ts"));
-    const error = await bundleHook("hook", { cwd }).catch((e: unknown) => e as BundleError);
+    const error = await compileHook("hook", { cwd }).catch((e: unknown) => e as BundleError);
     expect(error).toMatchObject({
       code: "outside_root",
       problems: [{ message: expect.stringContaining("hook/config.ts leads outside the hook folder hook") }],
@@ -170,7 +170,7 @@ describe("bundleHook", () => {
       "node_modules/left-pad/index.js": 'module.exports = (s) => " " + s;\n',
       "hook/index.ts": `import pad from "left-pad";\n${HOOK}export const x = pad("rm");\n`,
     });
-    await expect(bundleHook("hook", { cwd })).rejects.toMatchObject({
+    await expect(compileHook("hook", { cwd })).rejects.toMatchObject({
       code: "outside_root",
       problems: [
         {
@@ -184,7 +184,7 @@ describe("bundleHook", () => {
       "hook/node_modules/left-pad/package.json": '{ "name": "left-pad", "main": "index.js" }\n',
       "hook/node_modules/left-pad/index.js": 'module.exports = (s) => "own " + s;\n',
     });
-    expect((await bundleHook("hook", { cwd })).code).toContain('"own "');
+    expect((await compileHook("hook", { cwd })).code).toContain('"own "');
   });
 
   it("takes the entry's folder as the root, never a package.json folder above it; a wider root is explicit", async () => {
@@ -193,12 +193,12 @@ describe("bundleHook", () => {
       "shared/words.ts": 'export const WORDS = ["rm"];\n',
       "hooks/a/index.ts": `import { WORDS } from "../../shared/words.ts";\n${HOOK}export const n = WORDS.length;\n`,
     });
-    await expect(bundleHook("hooks/a", { cwd })).rejects.toMatchObject({
+    await expect(compileHook("hooks/a", { cwd })).rejects.toMatchObject({
       code: "outside_root",
       problems: [{ message: expect.stringContaining("`../../shared/words.ts` resolves to shared/words.ts"), line: 1 }],
     });
-    await expect(bundleHook("hooks/a", { cwd, root: "." })).resolves.toMatchObject({ entry: "hooks/a" });
-    await expect(bundleHook("hooks/a", { cwd, root: "shared" })).rejects.toMatchObject({ code: "outside_root" });
+    await expect(compileHook("hooks/a", { cwd, root: "." })).resolves.toMatchObject({ entry: "hooks/a" });
+    await expect(compileHook("hooks/a", { cwd, root: "shared" })).rejects.toMatchObject({ code: "outside_root" });
   });
 
   it("refuses import() of a literal path at its line", async () => {
@@ -298,17 +298,17 @@ describe("bundleHook", () => {
 
   it("rejects an invalid maxBundleBytes and an aborted signal before bundling", async () => {
     const cwd = await project({ "hook/index.ts": HOOK });
-    await expect(bundleHook("hook", { cwd, maxBundleBytes: 0 })).rejects.toThrow(
+    await expect(compileHook("hook", { cwd, maxBundleBytes: 0 })).rejects.toThrow(
       "Expected `maxBundleBytes` to be an integer from 1 and up, got `0`",
     );
-    await expect(bundleHook("hook", { cwd, signal: AbortSignal.abort() })).rejects.toMatchObject({
+    await expect(compileHook("hook", { cwd, signal: AbortSignal.abort() })).rejects.toMatchObject({
       name: "AbortError",
     });
   });
 
   it("resolves the entry against process.cwd() by default and records it relative to that", async () => {
     const dir = await project({ "hook/index.ts": HOOK });
-    const built = await bundleHook(join(dir, "hook"));
+    const built = await compileHook(join(dir, "hook"));
     expect(built.entry).toBe(relative(process.cwd(), join(dir, "hook")));
   });
 });

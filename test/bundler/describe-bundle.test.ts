@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  type BuiltBundle,
   BundleError,
   buildBundle,
-  bundleHook,
+  type CompiledHook,
+  compileHook,
   describeBundle,
   suggestHandler,
 } from "../../src/bundler/index.js";
@@ -11,13 +11,13 @@ import { HOOK_POINT_NAMES, handlerOf, SDK_VERSION, TenantId } from "../../src/pr
 import { described, fakeExecutor } from "./fake-executor.js";
 import { HOOK, tempHooks } from "./temp-hooks.js";
 
-let built: BuiltBundle;
+let built: CompiledHook;
 let cwd: string;
 let remove: () => Promise<void>;
 
 beforeAll(async () => {
   ({ dir: cwd, remove } = await tempHooks({ "hook/index.ts": HOOK }));
-  built = await bundleHook("hook", { cwd });
+  built = await compileHook("hook", { cwd });
 });
 afterAll(() => remove());
 

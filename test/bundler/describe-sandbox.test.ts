@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
-import { BundleError, bundleHook, describeBundle } from "../../src/bundler/index.js";
+import { BundleError, compileHook, describeBundle } from "../../src/bundler/index.js";
 import { type HookExecutor, SDK_VERSION } from "../../src/protocol/index.js";
 import { tempHooks } from "./temp-hooks.js";
 
@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 async function describeError(entry: string): Promise<BundleError> {
-  const built = await bundleHook(entry, { cwd });
+  const built = await compileHook(entry, { cwd });
   const error = await describeBundle(built, executor).then(
     () => undefined,
     (e: unknown) => e,
@@ -37,7 +37,7 @@ describe("describeBundle in the real sandbox (process mode)", () => {
     ["hooks/block-destructive-shell", ["tool.call"]],
     ["hooks/redact-secrets", ["tool.result"]],
   ])("lists the hook points of %s", async (entry, hookPoints) => {
-    const built = await bundleHook(entry);
+    const built = await compileHook(entry);
     expect(await describeBundle(built, executor)).toEqual({
       hash: built.hash,
       bytes: built.bytes,

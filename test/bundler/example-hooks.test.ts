@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import blockDestructiveShell from "../../hooks/block-destructive-shell/index.js";
 import redactSecrets from "../../hooks/redact-secrets/index.js";
 import type { Hooks } from "../../sandbox/guest/hook-sdk.js";
-import { bundleHook } from "../../src/bundler/index.js";
+import { compileHook } from "../../src/bundler/index.js";
 import { HOOK_POINTS, type HookPoint, handlerOf } from "../../src/protocol/index.js";
 
 const EXAMPLES: Record<string, Hooks> = {
@@ -37,7 +37,7 @@ const ctx = {
 
 describe.each(Object.keys(EXAMPLES))("example hook %s", (name) => {
   it("bundles cleanly", async () => {
-    const built = await bundleHook(`hooks/${name}`);
+    const built = await compileHook(`hooks/${name}`);
     expect(built.hash).toMatch(/^sha256-[0-9a-f]{64}$/);
     expect(built.code).not.toMatch(/\brequire\(/);
   });

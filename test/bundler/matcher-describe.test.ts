@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
-import { BundleError, bundleHook, describeBundle } from "../../src/bundler/index.js";
+import { BundleError, compileHook, describeBundle } from "../../src/bundler/index.js";
 import type { BundleManifest, HookExecutor } from "../../src/protocol/index.js";
 import { tempHooks } from "./temp-hooks.js";
 
@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 async function manifestOf(entry: string): Promise<BundleManifest> {
-  return describeBundle(await bundleHook(entry, { cwd }), executor);
+  return describeBundle(await compileHook(entry, { cwd }), executor);
 }
 
 async function refusal(entry: string): Promise<BundleError> {

@@ -6,7 +6,7 @@ import { z } from "zod";
 
 type JSONSchema = z.core.JSONSchema.BaseSchema;
 
-import { bundleHook } from "../../src/bundler/index.js";
+import { compileHook } from "../../src/bundler/index.js";
 import { parseCommandArgs } from "../../src/cli/command.js";
 import { type BundleCommandDeps, createBundleCommand } from "../../src/cli/commands/bundle.js";
 import { runCli } from "../../src/cli/index.js";
@@ -88,7 +88,7 @@ describe("isohook bundle", () => {
     const result = await run(["bundle", "hooks/redact-secrets", "--json"]);
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(JSON.parse(result.stdout)).toEqual({
-      hash: (await bundleHook("hooks/redact-secrets")).hash,
+      hash: (await compileHook("hooks/redact-secrets")).hash,
       bytes: expect.any(Number),
       hookPoints: ["tool.result"],
       sdkVersion: SDK_VERSION,
@@ -99,7 +99,7 @@ describe("isohook bundle", () => {
   it("prints the manifest as one JSON line and closes the sandbox", async () => {
     const executor = fakeExecutor(described(["toolCall"]));
     const result = await runBundle(["hook", "--json"], { openExecutor: () => Promise.resolve(executor) }, cwd);
-    const built = await bundleHook("hook", { cwd });
+    const built = await compileHook("hook", { cwd });
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(result.stdout.split("\n")).toHaveLength(2);
     expect(JSON.parse(result.stdout)).toEqual({
@@ -116,7 +116,7 @@ describe("isohook bundle", () => {
     const executor = fakeExecutor(described(["toolCall", "turnEnd"]));
     const deps = { openExecutor: () => Promise.resolve(executor) };
     const result = await runBundle(["hook", "--out", "out/nested/hook.js"], deps, cwd);
-    const built = await bundleHook("hook", { cwd });
+    const built = await compileHook("hook", { cwd });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
       `Bundled hook: ${built.bytes.toLocaleString("en-US")} bytes, ${built.hash}\nHook points: tool.call, turn.end\nWrote out/nested/hook.js and out/nested/hook.js.map\n`,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleHook } from "../../src/bundler/index.js";
+import { compileHook } from "../../src/bundler/index.js";
 import { runCli } from "../../src/cli/index.js";
 import { type HookPoint, SDK_VERSION, TenantId } from "../../src/protocol/index.js";
 import { SqliteBundleStore } from "../../src/store/index.js";
@@ -33,7 +33,7 @@ const jsonLines = (text: string) =>
 
 /** Stores a hook's bundle as the tenant's active version, without the gate (runaway would not pass it). */
 async function storeHook(store: SqliteBundleStore, tenant: string, entry: string, point: HookPoint): Promise<void> {
-  const built = await bundleHook(entry, { cwd: ROOT });
+  const built = await compileHook(entry, { cwd: ROOT });
   const hookPoints: HookPoint[] = [point];
   const manifest = { hash: built.hash, bytes: built.bytes, hookPoints, sdkVersion: SDK_VERSION, entry: built.entry };
   await store.upload({ tenantId: TenantId.parse(tenant), code: built.code, manifest, by: "ops", activate: true });

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
-import { bundleHook } from "../../src/bundler/index.js";
-import { parseFixtures } from "../../src/fixtures/index.js";
+import { compileHook } from "../../src/bundler/index.js";
+import { parseFixtures } from "../../src/fixture-runner/index.js";
 import { type FuzzTarget, huntTimeouts, type SeedEvent } from "../../src/fuzz/index.js";
 import { type HookExecutor, Limits, TenantId } from "../../src/protocol/index.js";
 import { toolCallFixture, writeHook } from "../gate/hook-modules.js";
@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 async function hunt(entry: string, timeMs = 90_000) {
-  const built = await bundleHook(entry, { cwd: process.cwd() });
+  const built = await compileHook(entry, { cwd: process.cwd() });
   const target: FuzzTarget = {
     executor,
     bundle: { hash: built.hash, code: built.code },

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
 import { buildBundle } from "../../src/bundler/index.js";
-import { parseFixtures, runFixtures } from "../../src/fixtures/index.js";
+import { parseFixtures, runFixtures } from "../../src/fixture-runner/index.js";
 import { type HookExecutor, TenantId } from "../../src/protocol/index.js";
 
 const HOOKS = fileURLToPath(new URL("../../hooks/", import.meta.url));

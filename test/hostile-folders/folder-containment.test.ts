@@ -8,7 +8,7 @@
 import { link, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BundleError, bundleHook } from "../../src/bundler/index.js";
+import { BundleError, compileHook } from "../../src/bundler/index.js";
 import { runDeployGate } from "../../src/gate/index.js";
 import { TenantId } from "../../src/protocol/index.js";
 import { FIXTURE, hostWithTenants, NOOP_HOOK, SECRETS, testCommandIn, untouchableExecutor } from "./tenants.js";
@@ -34,7 +34,7 @@ function testCommand(argv: string[] = ["tenants/attacker"]) {
 }
 
 async function bundleError(entry = "tenants/attacker"): Promise<BundleError> {
-  const error = await bundleHook(entry, { cwd: host.base }).then(
+  const error = await compileHook(entry, { cwd: host.base }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -122,7 +122,7 @@ describe("symlinks that leave the hook folder", () => {
       `import { WORD } from "./word.ts";\nexport default { toolCall() { return { type: "block", reason: WORD }; } };\n`,
     );
     await host.link("word.ts", "tenants/attacker/lib/real.ts");
-    expect((await bundleHook("tenants/attacker", { cwd: host.base })).code).toContain("inside");
+    expect((await compileHook("tenants/attacker", { cwd: host.base })).code).toContain("inside");
   });
 
   it("refuses hard links, whose other names may be outside the folder", async () => {
@@ -177,7 +177,7 @@ describe("the root is the hook folder, not a project above it", () => {
       "index.ts",
       `import { WORDS } from "words";\nimport own from "own-pkg";\nexport default { toolCall() { return { type: "block", reason: WORDS[0] + own }; } };\n`,
     );
-    const built = await bundleHook("tenants/attacker", { cwd: host.base });
+    const built = await compileHook("tenants/attacker", { cwd: host.base });
     expect(built.code).toContain("OWN_PKG");
     expect(built.code).toContain("own");
   });
@@ -194,7 +194,7 @@ describe("source maps", () => {
       "index.js",
       `export default { toolCall() { return undefined; } };\n//# sourceMappingURL=${target}\n`,
     );
-    const built = await bundleHook("tenants/attacker/index.js", { cwd: host.base });
+    const built = await compileHook("tenants/attacker/index.js", { cwd: host.base });
     const map = JSON.parse(built.sourceMap) as { sources: string[]; sourcesContent: string[] };
     expect(map.sources).toEqual(["isohook-entry.js", "index.js"]);
     expectNoSecrets(built.sourceMap);

@@ -9,10 +9,10 @@ import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BundleError, bundleHook, readHookFile } from "../../src/bundler/index.js";
+import { BundleError, compileHook, readHookFile } from "../../src/bundler/index.js";
 import { runCli } from "../../src/cli/index.js";
 import { lazyExecutor } from "../../src/cli/lazy-executor.js";
-import { MAX_FIXTURE_LINES } from "../../src/fixtures/index.js";
+import { MAX_FIXTURE_LINES } from "../../src/fixture-runner/index.js";
 import { runDeployGate } from "../../src/gate/index.js";
 import { TenantId } from "../../src/protocol/index.js";
 import { fakeIO } from "../cli/fake-io.js";
@@ -133,13 +133,13 @@ describe("special files in a hook folder", () => {
       'import data from "./data.json";\nexport default { toolCall() { return { type: "block", reason: String(data) }; } };\n',
     );
     mkfifo("data.json");
-    const imported = await bundleHook("tenants/attacker", { cwd: host.base }).catch((e: unknown) => e as BundleError);
+    const imported = await compileHook("tenants/attacker", { cwd: host.base }).catch((e: unknown) => e as BundleError);
     expect(imported).toMatchObject({
       code: "unsafe_file",
       problems: [{ message: expect.stringContaining("data.json is a FIFO") }],
     });
     mkfifo("entry.ts");
-    const entry = await bundleHook("tenants/attacker/entry.ts", { cwd: host.base }).catch(
+    const entry = await compileHook("tenants/attacker/entry.ts", { cwd: host.base }).catch(
       (e: unknown) => e as BundleError,
     );
     expect(entry).toBeInstanceOf(BundleError);
@@ -151,14 +151,14 @@ describe("special files in a hook folder", () => {
 
   it("refuses a FIFO package.json (esbuild would block reading it) and a link to a device", async () => {
     mkfifo("package.json");
-    expect(await bundleHook("tenants/attacker", { cwd: host.base }).catch((e: unknown) => e)).toMatchObject({
+    expect(await compileHook("tenants/attacker", { cwd: host.base }).catch((e: unknown) => e)).toMatchObject({
       code: "unsafe_file",
       problems: [{ message: expect.stringMatching(/^tenants\/attacker\/package\.json is a FIFO \(named pipe\)/) }],
     });
     execFileSync("rm", [join(host.attacker, "package.json")]);
     await host.write("lib/real", "");
     await host.link("lib/zero", "/dev/zero");
-    expect(await bundleHook("tenants/attacker", { cwd: host.base }).catch((e: unknown) => e)).toMatchObject({
+    expect(await compileHook("tenants/attacker", { cwd: host.base }).catch((e: unknown) => e)).toMatchObject({
       code: "outside_root",
       problems: [{ message: expect.stringContaining("tenants/attacker/lib/zero leads outside the hook folder") }],
     });

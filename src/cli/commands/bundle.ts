@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
-import { bundleHook, describeBundle } from "../../bundler/index.js";
+import { compileHook, describeBundle } from "../../bundler/index.js";
 import {
   type BundleManifest,
   type HookExecutor,
@@ -53,7 +53,7 @@ export function createBundleCommand(deps: BundleCommandDeps = defaultDeps): Comm
       const entry = await hookEntryOf(args, io.cwd);
       const out = stringFlag(args, "out");
       try {
-        const built = await bundleHook(entry, { cwd: io.cwd, root: stringFlag(args, "root"), signal: io.signal });
+        const built = await compileHook(entry, { cwd: io.cwd, root: stringFlag(args, "root"), signal: io.signal });
         const executor = await open(deps, io.signal);
         let manifest: BundleManifest;
         try {

@@ -1,6 +1,6 @@
 import { join, relative } from "node:path";
 import { HookFileError, type ResolvedEntry } from "../../bundler/index.js";
-import { FixtureError, readFixtures } from "../../fixtures/index.js";
+import { FixtureError, readFixtures } from "../../fixture-runner/index.js";
 import type { SeedEvent } from "../../fuzz/index.js";
 import { storedFixtureEvents } from "../../gate/index.js";
 import type { HookPoint, JsonValue, SandboxBundle, TenantId } from "../../protocol/index.js";

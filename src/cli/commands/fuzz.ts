@@ -1,4 +1,4 @@
-import { bundleHook, describeBundle, resolveEntry } from "../../bundler/index.js";
+import { compileHook, describeBundle, resolveEntry } from "../../bundler/index.js";
 import { type FuzzReport, fuzzBundle, fuzzDictionary, type SeedEvent } from "../../fuzz/index.js";
 import {
   type HookExecutor,
@@ -106,12 +106,12 @@ export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Comma
       if (mode === "entry") {
         const entry = await hookEntryOf(args, io.cwd);
         const root = stringFlag(args, "root");
-        let built: Awaited<ReturnType<typeof bundleHook>>;
+        let built: Awaited<ReturnType<typeof compileHook>>;
         let seeds: SeedEvent[];
         try {
           // The tenant's folder is read and checked (fixtures included) before any sandbox starts.
           seeds = await fixtureSeeds(await resolveEntry(entry, io.cwd, root), io.cwd);
-          built = await bundleHook(entry, { cwd: io.cwd, root, signal: io.signal });
+          built = await compileHook(entry, { cwd: io.cwd, root, signal: io.signal });
         } catch (error) {
           bundleFailure(error, io);
         }

@@ -8,7 +8,13 @@ import {
   type ResolvedEntry,
   resolveEntry,
 } from "../../bundler/index.js";
-import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../../fixtures/index.js";
+import {
+  type Fixture,
+  FixtureError,
+  type FixtureReport,
+  readFixtures,
+  runFixtures,
+} from "../../fixture-runner/index.js";
 import { failureText, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { printable } from "../../terminal/index.js";
 import { bundleFailure } from "../bundle-failure.js";

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { describeOutcome, type Expectation, mismatchOf, parseFixtures, runFixtures } from "../../src/fixtures/index.js";
+import {
+  describeOutcome,
+  type Expectation,
+  mismatchOf,
+  parseFixtures,
+  runFixtures,
+} from "../../src/fixture-runner/index.js";
 import {
   BundleHash,
   type HookExecutor,

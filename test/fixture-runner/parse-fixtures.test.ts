@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FixtureError, parseFixtures } from "../../src/fixtures/index.js";
+import { FixtureError, parseFixtures } from "../../src/fixture-runner/index.js";
 
 const EVENT = { call: { id: "c1", name: "shell", args: { command: "ls" } }, batch: { index: 0, size: 1 } };
 const line = (value: unknown) => JSON.stringify(value);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createInlineExecutor } from "../../sandbox/worker/index.js";
-import { bundleHook } from "../../src/bundler/index.js";
-import { FixtureError, parseFixtures, runFixtures } from "../../src/fixtures/index.js";
+import { compileHook } from "../../src/bundler/index.js";
+import { FixtureError, parseFixtures, runFixtures } from "../../src/fixture-runner/index.js";
 import { TenantId } from "../../src/protocol/index.js";
 
 const tenantId = TenantId.parse("acme");
@@ -47,7 +47,7 @@ describe("fixture expectations", () => {
 
   it("checks state and logs in the sandbox, and fails a line for a point the bundle does not export", async () => {
     const dir = new URL("../fixtures/state-logs/", import.meta.url).pathname;
-    const built = await bundleHook(`${dir}index.ts`, {});
+    const built = await compileHook(`${dir}index.ts`, {});
     const executor = createInlineExecutor({ quiet: true });
     try {
       const fixtures = parseFixtures(

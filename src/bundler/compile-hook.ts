@@ -39,7 +39,7 @@ export interface BundleOptions {
 }
 
 /** One hook module as one classic script for the isolate, plus its external source map. */
-export interface BuiltBundle {
+export interface CompiledHook {
   readonly code: string;
   readonly sourceMap: string;
   /** `sha256-<hex>` of `code`. */
@@ -58,11 +58,11 @@ export interface BuiltBundle {
  * in code and map are relative to the entry's folder, so the same source has the same hash anywhere.
  *
  * @example
- * const built = await bundleHook("hooks/block-destructive-shell");
+ * const built = await compileHook("hooks/block-destructive-shell");
  * built.hash; // "sha256-…"
  * @throws {BundleError} for anything wrong with the hook module.
  */
-export async function bundleHook(entry: string, options: BundleOptions = {}): Promise<BuiltBundle> {
+export async function compileHook(entry: string, options: BundleOptions = {}): Promise<CompiledHook> {
   const { signal } = options;
   signal?.throwIfAborted();
   const maxBundleBytes = options.maxBundleBytes ?? DEFAULT_LIMITS.maxBundleBytes;

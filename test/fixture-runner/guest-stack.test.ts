@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInlineExecutor } from "../../sandbox/worker/index.js";
-import { type BuiltBundle, bundleHook } from "../../src/bundler/index.js";
-import { type FixtureReport, parseFixtures, runFixtures } from "../../src/fixtures/index.js";
+import { type CompiledHook, compileHook } from "../../src/bundler/index.js";
+import { type FixtureReport, parseFixtures, runFixtures } from "../../src/fixture-runner/index.js";
 import {
   failureText,
   type HookExecutor,
@@ -18,10 +18,10 @@ import {
 
 const ENTRY = new URL("../fixtures/stack/index.ts", import.meta.url).pathname;
 let executor: HookExecutor;
-let built: BuiltBundle;
+let built: CompiledHook;
 
 beforeAll(async () => {
-  built = await bundleHook(ENTRY, {});
+  built = await compileHook(ENTRY, {});
   executor = createInlineExecutor({ limits: { timeoutMs: 200 }, quiet: true });
 });
 afterAll(() => executor?.close());
