@@ -4,9 +4,9 @@
  * own, and its output must equal the page's once the parts that differ run to run (times, durations, seeds,
  * run ids) are masked. Pages run side by side; a page's blocks run in order.
  */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { access, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
@@ -113,12 +113,33 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const PAGES = await pages();
 
+/** Guides the README lists that land with other work; a link to one of them is not checked until then. */
+const PENDING = new Set(
+  ["getting-started", "bring-your-own-loop", "ai-sdk", "mcp-gateway", "streaming", "security"].map(
+    (p) => `docs/${p}.md`,
+  ),
+);
+
 describe("the samples of the README and docs/", () => {
   it("replays the CLI samples of the front page and the operating guide", async () => {
     const counts = await Promise.all(
       ["README.md", "docs/operating.md"].map(async (page) => stepsOf(await readFile(join(REPO, page), "utf8")).length),
     );
     expect(counts.every((n) => n >= 1)).toBe(true);
+  });
+
+  it("links only to files that exist", async () => {
+    const broken: string[] = [];
+    for (const page of PAGES) {
+      const text = await readFile(join(REPO, page), "utf8");
+      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (target === undefined || /^[a-z]+:/.test(target)) continue;
+        const path = join(dirname(join(REPO, page)), target);
+        if (PENDING.has(path.slice(REPO.length))) continue;
+        await access(path).catch(() => broken.push(`${page} → ${target}`));
+      }
+    }
+    expect(broken).toEqual([]);
   });
 
   it.concurrent.each(PAGES)(
