@@ -1,5 +1,5 @@
 /**
- * The boundaries of DESIGN §6, checked on every .ts file under src/ and sandbox/:
+ * The boundaries of docs/architecture.md, "The areas", checked on every .ts file under src/ and sandbox/:
  * src/protocol imports only zod; sandbox/guest imports nothing at run time; only src/bundler imports
  * esbuild; only sandbox/worker/isolated-vm.ts loads isolated-vm (and nothing loads it statically from outside, so the
  * host never loads it unless inline mode is asked for); pg only in src/store/postgres/, loaded by import(); only

@@ -34,7 +34,7 @@ import { TenantObserver } from "./tenant-observer.js";
 /**
  * Creates the dispatcher the agent loop calls at every hook point. Options are validated (throws
  * `DispatchError` `invalid_options` naming each bad field); limits, budgets and quarantine default to
- * DESIGN §5. The dispatcher does not own the executor: close it yourself.
+ * docs/architecture.md, "Limits". The dispatcher does not own the executor: close it yourself.
  *
  * ```ts
  * const dispatcher = createDispatcher({ executor, emit: (event) => log(event) });

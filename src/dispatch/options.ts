@@ -49,7 +49,10 @@ export const DispatcherOptions = z.strictObject({
       typeof (v as { describe?: unknown }).describe === "function",
     { error: "Expected `executor` to be a HookExecutor (an object with `execute` and `describe`)" },
   ),
-  /** Limits of the sandbox calls: the per-call timeout, event/result/state caps. Defaults DESIGN §5. */
+  /**
+   * Limits of the sandbox calls: the per-call timeout, event/result/state caps. Defaults: docs/architecture.md,
+   * "Limits".
+   */
   limits: Limits.default(DEFAULT_LIMITS),
   /** Receives one event per hook call and per quarantine change, synchronously; a throw is ignored. */
   emit: fn<Emit>("emit").optional(),

@@ -53,7 +53,7 @@ export interface QuarantineBook {
 }
 
 /**
- * Which (tenant, bundle) pairs are in quarantine (DESIGN §4): K failures of the kinds in
+ * Which (tenant, bundle) pairs are in quarantine (docs/architecture.md, "Failure is data"): K failures of the kinds in
  * `QUARANTINE_CODES` within W put a pair in quarantine for a cooldown that doubles with each entry (up to a
  * maximum) and starts over once the pair stayed quiet for `forgetAfterMs` after its last quarantine. Exit
  * is observed lazily, at the first look after the cooldown, so tests drive it with their clock.

@@ -48,7 +48,10 @@ export interface HookRuntimeOptions {
    * Default: a process executor with default options.
    */
   readonly executor?: HookExecutor | RuntimeExecutorOptions;
-  /** Sandbox limits (DESIGN §5): of the executor the runtime starts, and of the dispatcher's checks. */
+  /**
+   * Sandbox limits (docs/architecture.md, "Limits"): of the executor the runtime starts, and of the dispatcher's
+   * checks.
+   */
   readonly limits?: LimitsInput;
   /** The dispatcher: budgets (default 250 / 5000 ms), quarantine, the policy floor, the clock (`Date.now`). */
   readonly dispatch?: RuntimeDispatchOptions;
