@@ -241,7 +241,9 @@ export const CLI_OUTPUT = {
   demo: z.union([DemoSummary, z.strictObject({ tenant: z.string(), event: RunEventLine })]),
   stats: StatsOutput,
   mcp: z.union([
-    z.strictObject({ type: z.literal("listening"), url: z.string() }).meta({ description: "--listen: the MCP endpoint" }),
+    z
+      .strictObject({ type: z.literal("listening"), url: z.string() })
+      .meta({ description: "--listen: the MCP endpoint" }),
     RunEventLine,
   ]),
   schema: z.looseObject({ $schema: z.string() }).meta({ description: "a JSON Schema document" }),
