@@ -1,9 +1,10 @@
 /**
  * What the MCP gateway adds to one `tools/call`: the SDK's client calls server-everything's `echo` directly
  * (stdio) and through `isohook mcp --tenant` (stdio to the gateway, stdio to its upstream), with one tenant
- * hook deciding every call in the process sandbox (`tool.call`, default limits). Calls alternate between the
- * two paths one by one, so both see the same machine load; prints p50/p99 of each and of the difference.
- * Then calls/s with 16 calls in flight, each path alone for the same time.
+ * hook deciding every call in the process sandbox (`tool.call`, default limits), and through a gateway whose
+ * tenant has no `tool.call` hook (what the hops and the MCP SDK cost without a sandbox crossing). Calls
+ * alternate between the paths one by one, so all see the same machine load; prints p50/p99 of each and of
+ * the difference to direct. Then calls/s with 16 calls in flight, each path alone for the same time.
  *
  *   npm run bench:mcp            # or: node --no-node-snapshot --import tsx scripts/bench-mcp.ts [calls] [in flight]
  */
@@ -19,6 +20,9 @@ const IN_FLIGHT = Number(process.argv[3] ?? 16);
 const THROUGHPUT_MS = 5_000;
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const EVERYTHING = ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"];
+const NO_CALL_HOOK = `import { defineHooks } from "isohook/hook-sdk";
+export default defineHooks({ toolsPrepare() { return undefined; } });
+`;
 const HOOK = `import { defineHooks } from "isohook/hook-sdk";
 export default defineHooks({
   toolCall(event) {
@@ -59,21 +63,32 @@ async function callsPerSecond(client: Client): Promise<number> {
 }
 
 const dir = await mkdtemp(join(tmpdir(), "isohook-bench-mcp-"));
-let direct: Client | undefined;
-let gateway: Client | undefined;
+const clients: Client[] = [];
 try {
-  await writeFile(join(dir, "index.ts"), HOOK);
-  direct = await connect(EVERYTHING);
+  await writeFile(join(dir, "hook.ts"), HOOK);
+  await writeFile(join(dir, "no-call-hook.ts"), NO_CALL_HOOK);
   const gatewayArgs = ["--no-node-snapshot", "--import", "tsx", "src/cli/main.ts", "mcp", "--tenant", "bench"];
-  gateway = await connect([...gatewayArgs, "--hook", dir, "--", "node", ...EVERYTHING]);
-  for (let i = 0; i < 200; i++) await Promise.all([call(direct, i), call(gateway, i)]);
-  const times = { direct: [] as number[], gateway: [] as number[], added: [] as number[] };
+  const through = (hook: string) => connect([...gatewayArgs, "--hook", join(dir, hook), "--", "node", ...EVERYTHING]);
+  const [direct, bare, gateway] = await Promise.all([
+    connect(EVERYTHING),
+    through("no-call-hook.ts"),
+    through("hook.ts"),
+  ]);
+  clients.push(direct, bare, gateway);
+  const paths = { "no hook": bare, "one hook": gateway };
+  for (let i = 0; i < 200; i++) for (const client of clients) await call(client, i);
+  const times: Record<string, number[]> = {};
+  const record = (name: string, value: number) => {
+    times[name] = [...(times[name] ?? []), value];
+  };
   for (let i = 0; i < CALLS; i++) {
     const a = await call(direct, i);
-    const b = await call(gateway, i);
-    times.direct.push(a);
-    times.gateway.push(b);
-    times.added.push(b - a);
+    record("direct", a);
+    for (const [name, client] of Object.entries(paths)) {
+      const b = await call(client, i);
+      record(name, b);
+      record(`${name}, added`, b - a);
+    }
   }
   console.log(
     `load average ${loadavg()
@@ -81,16 +96,15 @@ try {
       .join(" ")}; ${CALLS} calls each, alternating`,
   );
   for (const [name, values] of Object.entries(times))
-    console.log(`${name.padEnd(8)} p50 ${ms(percentile(values, 50))}  p99 ${ms(percentile(values, 99))}`);
-  const added = percentile(times.added, 50);
-  console.log(`added p50 ${ms(added)}: ${added <= 1 ? "meets" : "misses"} the 1 ms target`);
+    console.log(`${name.padEnd(16)} p50 ${ms(percentile(values, 50))}  p99 ${ms(percentile(values, 99))}`);
+  const added = percentile(times["one hook, added"] ?? [], 50);
+  console.log(`added p50 with one hook ${ms(added)}: ${added <= 1 ? "meets" : "misses"} the 1 ms target`);
   const directRate = await callsPerSecond(direct);
   const gatewayRate = await callsPerSecond(gateway);
   console.log(
-    `calls/s with ${IN_FLIGHT} in flight: direct ${directRate.toFixed(0)}, through the gateway ${gatewayRate.toFixed(0)} (${(gatewayRate / directRate).toFixed(2)}×)`,
+    `calls/s with ${IN_FLIGHT} in flight: direct ${directRate.toFixed(0)}, through the gateway (one hook) ${gatewayRate.toFixed(0)} (${(gatewayRate / directRate).toFixed(2)}×)`,
   );
 } finally {
-  await direct?.close();
-  await gateway?.close();
+  await Promise.all(clients.map((c) => c.close()));
   await rm(dir, { recursive: true, force: true });
 }
