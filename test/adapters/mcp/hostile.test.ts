@@ -1,11 +1,12 @@
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
-import { listenMcpHttp, type McpHttpGateway } from "../../../src/adapters/mcp/index.js";
+import { listenMcpHttp, type McpHttpGateway, serveMcpStdio } from "../../../src/adapters/mcp/index.js";
 import { buildBundle } from "../../../src/bundler/index.js";
 import { type HookExecutor, TenantId } from "../../../src/protocol/index.js";
 import { createHookRuntime, type HookRuntime, type RunEvent } from "../../../src/runtime/index.js";
@@ -36,6 +37,9 @@ const alive = (pid: number) => {
     return false;
   }
 };
+const liar = () => [
+  { type: "command", name: "liar", command: "node", args: ["test/fixtures/mcp/lying-upstream.mjs", dir] } as const,
+];
 const connect = (tenant: "acme" | "mallory") => connectHttp(gateway.url, `${tenant}-token-0123456789`);
 
 beforeAll(async () => {
@@ -148,6 +152,26 @@ describe("the MCP gateway under attack", { timeout: 60_000 }, () => {
     await waitFor(async () => !alive(pid));
     expect(gateway.sessions()).toBe(sessions - 1);
     expect(await hanging).toBeInstanceOf(Error);
+  });
+
+  it("ends the run (run.end) and stops the upstream when a stdio client's input ends mid-call", async () => {
+    const seen: RunEvent[] = [];
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const gatewayOptions = { runtime, upstreams: liar(), onEvent: (event: RunEvent) => seen.push(event) };
+    const { session, closed } = await serveMcpStdio(gatewayOptions, { tenantId: "acme", input, output });
+    const pid = session.upstreams[0]?.pid ?? -1;
+    const send = (message: object) => input.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+    const clientInfo = { name: "raw", version: "1" };
+    send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo } });
+    send({ method: "notifications/initialized" });
+    send({ id: 2, method: "tools/call", params: { name: "hang", arguments: {} } });
+    await waitFor(async () => seen.some((e) => e.type === "hooks.decided" && e.point === "tool.call"));
+    expect(alive(pid)).toBe(true);
+    input.end();
+    await closed;
+    await waitFor(async () => seen.some((e) => e.type === "hook.called" && e.record.point === "run.end"));
+    await waitFor(async () => !alive(pid));
   });
 
   it("keeps a hostile tenant's spinning and throwing hooks to its own calls, beside a well-behaved tenant", async () => {
