@@ -16,6 +16,8 @@ export interface McpHttpOptions {
   readonly authenticate: Authenticate;
   /** A session with no request for this long is closed (its run ended). Default 600 000 ms. */
   readonly sessionIdleMs?: number;
+  /** Open sessions at most (each has its own upstream processes); more get 503. Default 100. */
+  readonly maxSessions?: number;
 }
 
 export interface McpHttpGateway {
@@ -45,6 +47,9 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export async function listenMcpHttp(gateway: McpGatewayOptions, options: McpHttpOptions): Promise<McpHttpGateway> {
   const sessions = new Map<string, Entry>();
   const idleMs = options.sessionIdleMs ?? 600_000;
+  const maxSessions = options.maxSessions ?? 100;
+  /** Sessions opened and not yet closed, counted from before their upstreams start. */
+  let open = 0;
   const maxBodyChars = gateway.maxMessageChars ?? 4_000_000;
   const touch = (entry: Entry) => {
     clearTimeout(entry.timer);
@@ -72,12 +77,23 @@ export async function listenMcpHttp(gateway: McpGatewayOptions, options: McpHttp
     }
     if (req.method !== "POST" || !isInitializeRequest(body))
       return reply(res, 400, "Bad request: no session; start one with an initialize request");
+    if (open >= maxSessions)
+      return reply(res, 503, `The gateway has ${maxSessions} open sessions, its most; try again later`);
     let session: McpSession;
+    open++;
     try {
       session = await openMcpSession(gateway, { tenantId });
     } catch (error) {
+      open--;
       return reply(res, 502, error instanceof Error ? error.message : String(error));
     }
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      open--;
+      void session.close();
+    };
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (sessionId) => {
@@ -92,11 +108,11 @@ export async function listenMcpHttp(gateway: McpGatewayOptions, options: McpHttp
         clearTimeout(sessions.get(sessionId)?.timer);
         sessions.delete(sessionId);
       }
-      void session.close();
+      close();
     };
     await session.server.connect(transport);
     await transport.handleRequest(req, res, body);
-    if (transport.sessionId === undefined) await session.close();
+    if (transport.sessionId === undefined) close();
   };
 
   const server = createServer((req, res) => {

@@ -69,11 +69,17 @@ export async function callThroughHooks(
 async function approve(scope: CallScope, question: string, reason: string, signal: AbortSignal) {
   if (scope.server.getClientCapabilities()?.elicitation === undefined)
     return `blocked: ${reason} (the call needs approval, and this MCP client does not support elicitation)`;
-  const answer = await scope.server.elicitInput(
-    { mode: "form", message: question, requestedSchema: APPROVAL_SCHEMA },
-    { signal, timeout: scope.askTimeoutMs },
-  );
-  return answer.action === "accept" ? undefined : `rejected: the user answered ${answer.action}`;
+  try {
+    const answer = await scope.server.elicitInput(
+      { mode: "form", message: question, requestedSchema: APPROVAL_SCHEMA },
+      { signal, timeout: scope.askTimeoutMs },
+    );
+    return answer.action === "accept" ? undefined : `rejected: the user answered ${answer.action}`;
+  } catch (error) {
+    signal.throwIfAborted();
+    // No answer is no approval.
+    return `rejected: the approval request failed (${error instanceof Error ? error.message : String(error)})`;
+  }
 }
 
 async function upstreamCall(

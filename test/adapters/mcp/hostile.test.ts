@@ -96,6 +96,23 @@ describe("the MCP gateway under attack", { timeout: 60_000 }, () => {
     expect({ events: events.length, pids: (await pids()).length }).toEqual(before);
   });
 
+  it("refuses sessions past its cap with 503, and takes new ones once a session closes", async () => {
+    const capped = await listenMcpHttp(
+      { runtime, upstreams: liar() },
+      { host: "127.0.0.1", port: 0, maxSessions: 1, authenticate: (token) => TOKENS[token] },
+    );
+    try {
+      const first = await connectHttp(capped.url, "acme-token-0123456789");
+      await expect(connectHttp(capped.url, "acme-token-0123456789")).rejects.toThrow(/503|open sessions/);
+      await leave(first);
+      const second = await connectHttp(capped.url, "acme-token-0123456789");
+      expect(textOf(await second.callTool({ name: "ok", arguments: {} }))).toBe("fine");
+      await leave(second);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it("gives a clear tool error for an upstream that hangs, writes garbage or lies about its output schema", async () => {
     const client = await connect("acme");
     expect(textOf(await client.callTool({ name: "hang", arguments: {} }))).toBe(
