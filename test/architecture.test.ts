@@ -88,10 +88,11 @@ async function scan(files: string[]): Promise<Edge[]> {
   return edges;
 }
 
-/** `src/cli/commands/bundle.ts` → `src/cli`; `src/index.ts` → `src`. */
+/** `src/cli/commands/bundle.ts` → `src/cli`; `src/index.ts` → `src`; each framework adapter is its own area. */
 function areaOf(file: string): string | undefined {
   const parts = file.split("/");
   if (!SCANNED.includes(parts[0] ?? "")) return undefined;
+  if (parts[1] === "adapters" && parts.length > 3) return parts.slice(0, 3).join("/");
   return parts.length > 2 ? `${parts[0]}/${parts[1]}` : (parts[0] ?? undefined);
 }
 
@@ -205,6 +206,17 @@ describe("architecture", () => {
         .map((e) => e.target)
         .sort(),
     ).toEqual(["@opentelemetry/sdk-metrics", "@opentelemetry/sdk-trace-base"]);
+  });
+
+  it("imports @modelcontextprotocol/sdk only in src/adapters/mcp, which the CLI loads only with import()", () => {
+    const bad = edges.filter(
+      (e) => e.isPackage && e.target === "@modelcontextprotocol/sdk" && !e.from.startsWith("src/adapters/mcp/"),
+    );
+    const eager = edges.filter(
+      (e) => e.kind === "static" && e.target.startsWith("src/adapters/mcp/") && e.from.startsWith("src/cli/"),
+    );
+    expect([...bad, ...eager].map(show)).toEqual([]);
+    expect(edges.some((e) => e.from === "src/cli/commands/mcp.ts" && e.kind === "dynamic")).toBe(true);
   });
 
   it("loads sandbox/worker from outside only with import() or import type, so the host never loads isolated-vm unasked", () => {

@@ -174,6 +174,27 @@ const SURFACE: Record<string, { file: string; names: readonly string[] }> = {
     file: "src/schemas.ts",
     names: ["SCHEMA_NAMES", "hookSchema", "jsonSchema", "type JsonSchema", "type SchemaName"],
   },
+  "isohook/mcp": {
+    file: "src/mcp.ts",
+    names: [
+      "listenMcpHttp",
+      "McpGatewayError",
+      "openMcpSession",
+      "parseUpstream",
+      "readTokenFile",
+      "serveMcpStdio",
+      "tokensOf",
+      "type Authenticate",
+      "type McpGatewayOptions",
+      "type McpHttpGateway",
+      "type McpHttpOptions",
+      "type McpSession",
+      "type McpStdioOptions",
+      "type TokenFile",
+      "type Upstream",
+      "type UpstreamSpec",
+    ],
+  },
   "isohook/testing": {
     file: "src/testing.ts",
     names: [

@@ -242,6 +242,12 @@ export const CLI_OUTPUT = {
   run: z.union([RunResult, RunEventLine]),
   demo: z.union([DemoSummary, z.strictObject({ tenant: z.string(), event: RunEventLine })]),
   stats: StatsOutput,
+  mcp: z.union([
+    z
+      .strictObject({ type: z.literal("listening"), url: z.string() })
+      .meta({ description: "--listen: the MCP endpoint" }),
+    RunEventLine,
+  ]),
   schema: z.looseObject({ $schema: z.string() }).meta({ description: "a JSON Schema document" }),
   init: z.strictObject({ dir: z.string(), files: z.array(z.string()), hookPoints: z.array(Point) }),
   version: z.strictObject({ isohook: z.string() }),

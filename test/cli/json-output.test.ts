@@ -317,6 +317,27 @@ describe("--json output", () => {
     });
   });
 
+  it("has one shape for the MCP gateway's listening line and its errors", { timeout: 60_000 }, async () => {
+    await writeFile(join(dir, "tokens"), "acme-token-0123456789 acme\n");
+    const controller = new AbortController();
+    const recorded = fakeIO(REPO, {});
+    const io = {
+      ...recorded,
+      signal: controller.signal,
+      stdout: (text: string) => {
+        recorded.stdout(text);
+        controller.abort();
+      },
+    };
+    const argv = ["--listen", "127.0.0.1:0", "--tokens", join(dir, "tokens"), "--upstream", "e=node e.js"];
+    const code = await runCli(["mcp", ...argv, "--hook", join(dir, "lax"), "--json"], io);
+    expect(check("mcp", code, recorded.out(), recorded.err())).toMatchObject({
+      type: "listening",
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/),
+    });
+    expect(await cli("mcp", ["--tenant", "acme"])).toMatchObject({ error: { code: "usage" } });
+  });
+
   it("covers every command, each succeeding and failing", () => {
     for (const name of Object.keys(CLI_OUTPUT)) {
       const kinds = [...(seen.get(name) ?? [])].sort();

@@ -9,6 +9,7 @@ import { initCommand } from "./init.js";
 import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
 import { logCommand } from "./log.js";
+import { mcpCommand } from "./mcp.js";
 import { migrateCommand } from "./migrate.js";
 import { quarantineCommand } from "./quarantine.js";
 import { replayCommand } from "./replay.js";
@@ -46,6 +47,7 @@ export const COMMANDS: readonly Command[] = [
   migrateCommand,
   runCommand,
   demoCommand,
+  mcpCommand,
   statsCommand,
   schemaCommand,
 ];
