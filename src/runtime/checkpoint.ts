@@ -47,7 +47,7 @@ const MAX_KEYS = 8;
 
 export const CHECKPOINT_VERSION = 1;
 const TYPE = "isohook.checkpoint";
-const MIN_KEY_BYTES = 16;
+export const MIN_KEY_BYTES = 16;
 /** A checkpoint's body is refused above this, before its MAC is computed. */
 export const MAX_CHECKPOINT_CHARS = 32 * 1024 * 1024;
 
