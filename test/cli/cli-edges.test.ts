@@ -139,3 +139,53 @@ describe("isohook run at the CLI's edges", { timeout: 120_000 }, () => {
     expect(after.value.decisions.length).toBe(before.value.decisions.length);
   });
 });
+
+describe("typos that would pass silently", { timeout: 120_000 }, () => {
+  it("refuses a log switch or a listing for a tenant the store has never seen, with a did-you-mean", async () => {
+    for (const argv of [
+      ["log", "--tenant", "acmee", "--on"],
+      ["log", "--tenant", "acmee"],
+      ["decisions", "--tenant", "acmee"],
+    ]) {
+      const { code, value } = await cliJson(argv);
+      expect(code).toBe(1);
+      expect(value.error).toMatchObject({ code: "unknown_tenant" });
+      expect(value.error.message).toContain("(did you mean `acme`?)");
+    }
+    const audit = await cliJson(["audit", "--tenant", "acmee"]);
+    expect(JSON.stringify(audit.value)).not.toContain("log.");
+  });
+
+  it("says how to switch the log on when a tenant's log is off", async () => {
+    expect((await cliJson(["log", "--tenant", "acme", "--off"])).code).toBe(0);
+    const io = fakeIO(dir, { ISOHOOK_STORE: store, USER: "tester" });
+    expect(await runCli(["decisions", "--tenant", "acme", "--since", "1s"], io)).toBe(0);
+    expect(io.out()).toBe(
+      "No recorded calls of acme. The decision log of acme is off: switch it on with `isohook log --tenant acme --on`.\n",
+    );
+    expect((await cliJson(["log", "--tenant", "acme", "--on", "--sample", "1"])).code).toBe(0);
+  });
+
+  it("fails replay --fail-on-diff over no recorded calls, and warns without it", async () => {
+    const gate = await cliJson(["replay", "--tenant", "acme", "--version", "1", "--since", "1s", "--fail-on-diff"]);
+    expect(gate.code).toBe(1);
+    expect(gate.value.error).toMatchObject({ code: "nothing_replayed" });
+    const io = fakeIO(dir, { ISOHOOK_STORE: store, USER: "tester" });
+    const code = await runCli(["replay", "--tenant", "acme", "--version", "1", "--since", "1s"], io);
+    expect(code).toBe(0);
+    expect(io.err()).toContain("warning: no calls to replay, nothing was compared");
+  });
+
+  it("suggests the hook point a typo meant, in every command that takes one", async () => {
+    for (const argv of [
+      ["init", join(dir, "typo"), "--point", "tool.cal"],
+      ["decisions", "--tenant", "acme", "--point", "tool.cal"],
+      ["schema", "tool.cal"],
+    ]) {
+      const { code, value } = await cliJson(argv);
+      expect(code).toBe(2);
+      expect(value.error.message).toContain("Unknown hook point `tool.cal`");
+      expect(value.error.message).toContain("(did you mean `tool.call`?)");
+    }
+  });
+});

@@ -1,13 +1,6 @@
 import { bundleHook, describeBundle, resolveEntry } from "../../bundler/index.js";
 import { type FuzzReport, fuzzBundle, fuzzDictionary, type SeedEvent } from "../../fuzz/index.js";
-import {
-  type HookExecutor,
-  type HookPoint,
-  isHookPoint,
-  Limits,
-  type LimitsInput,
-  TenantId,
-} from "../../protocol/index.js";
+import { type HookExecutor, type HookPoint, Limits, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
@@ -21,6 +14,7 @@ import {
   writeJson,
 } from "../command.js";
 import { hookEntryOf } from "../hook-entry.js";
+import { hookPointOf } from "../hook-point-option.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
 import { openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
@@ -196,12 +190,8 @@ function pointsFlag(args: ParsedArgs): HookPoint[] | undefined {
     .split(",")
     .map((p) => p.trim())
     .filter((p) => p !== "");
-  for (const point of points) {
-    if (!isHookPoint(point))
-      throw new UsageError(`Unknown hook point \`${point}\` in --points: see \`isohook schema\``);
-  }
   if (points.length === 0) throw new UsageError("Expected --points to list hook points, e.g. --points tool.call");
-  return points as HookPoint[];
+  return points.map((point) => hookPointOf(point, "--points"));
 }
 
 interface Settings {

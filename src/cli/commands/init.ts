@@ -1,7 +1,8 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { basename, join, relative, resolve } from "node:path";
-import { HOOK_POINT_NAMES, HOOK_POINTS, type HookPoint, isHookPoint, type JsonValue } from "../../protocol/index.js";
+import { HOOK_POINT_NAMES, HOOK_POINTS, type HookPoint, type JsonValue } from "../../protocol/index.js";
 import { CliError, type Command, EXIT, UsageError, writeJson } from "../command.js";
+import { hookPointOf } from "../hook-point-option.js";
 import { hookProjectFiles } from "../init-template.js";
 import { packageVersion } from "../package-version.js";
 
@@ -79,10 +80,8 @@ function pointsOf(raw: unknown): HookPoint[] {
   if (given.length === 0) return ["tool.call"];
   const points: HookPoint[] = [];
   for (const name of given) {
-    if (!isHookPoint(name)) {
-      throw new UsageError(`Unknown hook point \`${name}\`. Valid hook points: ${HOOK_POINT_NAMES.join(", ")}`);
-    }
-    if (!points.includes(name)) points.push(name);
+    const point = hookPointOf(name, "--point");
+    if (!points.includes(point)) points.push(point);
   }
   return HOOK_POINT_NAMES.filter((p) => points.includes(p));
 }

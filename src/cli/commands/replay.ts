@@ -13,7 +13,7 @@ import { type ActiveBundle, parseLimits, type TenantId } from "../../protocol/in
 import type { BundleStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type Command, EXIT, integerFlag, stringFlag, UsageError, writeJson } from "../command.js";
-import { sinceFlag } from "../decision-options.js";
+import { logOffHint, sinceFlag } from "../decision-options.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
 import { openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
@@ -42,7 +42,8 @@ ${STORE_HELP}
   -h, --help           Show this help
 
 Exit codes: 0 replayed (no change, or changes without --fail-on-diff), 1 a decision changed with
---fail-on-diff, or the version, file or store cannot be read, 2 usage.
+--fail-on-diff, or there was nothing to replay with --fail-on-diff, or the version, file or store cannot
+be read, 2 usage.
 `;
 
 export function createReplayCommand(deps: SandboxDeps = processSandbox): Command {
@@ -71,14 +72,26 @@ export function createReplayCommand(deps: SandboxDeps = processSandbox): Command
       const limit = integerFlag(args, "limit", 1, 100_000) ?? 1_000;
       const limits = parseLimits(limitsOf(args), (message) => new UsageError(message));
       const fileRecords = from === undefined ? undefined : await readExport(resolve(io.cwd, from), from);
-      const { candidate, records } = await withStore(args, io, { create: false }, async (store) => ({
-        candidate: await candidateOf(store, tenantId, version, io.signal),
-        records:
+      const { candidate, records, hint } = await withStore(args, io, { create: false }, async (store) => {
+        const candidate = await candidateOf(store, tenantId, version, io.signal);
+        const records =
           fileRecords ??
           (await store.decisions({ tenantId, limit, ...(since !== undefined ? { since } : {}) }, io.signal))
             .map(viewOf)
-            .map(replayRecordOf),
-      }));
+            .map(replayRecordOf);
+        const hint = records.length === 0 && from === undefined ? await logOffHint(store, tenantId, io.signal) : "";
+        return { candidate, records, hint };
+      });
+      // A gate that compared nothing has not passed: a pipeline would read exit 0 as "no decision changed".
+      if (records.length === 0 && args.values["fail-on-diff"] === true)
+        throw new CliError(
+          `Nothing to replay: ${from === undefined ? `no recorded calls of ${tenantId}` : `${printable(from)} has no calls`}, so --fail-on-diff cannot vouch for v${version}.${hint === "" ? "" : ` ${hint}, run the agent, then replay.`}`,
+          "nothing_replayed",
+        );
+      if (records.length === 0 && !args.json)
+        io.stderr(
+          `isohook replay: warning: no calls to replay, nothing was compared.${hint === "" ? "" : ` ${hint}.`}\n`,
+        );
       const executor = await openSandbox(deps, limits, io.signal);
       let report: ComparisonReport;
       try {
