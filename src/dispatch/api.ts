@@ -1,5 +1,5 @@
 import type { ActiveBundle, BundleHash, BundleRef, HookEvent, JsonObject, RunId, TenantId } from "../protocol/index.js";
-import type { WorkerEventView } from "../telemetry/index.js";
+import type { RunEnding, SpanRef, WorkerEventView } from "../telemetry/index.js";
 import type { Dispatched } from "./decisions.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 
@@ -61,6 +61,8 @@ export interface RunSnapshot {
   readonly turn: number;
   readonly spent: { readonly turnMs: number; readonly runMs: number };
   readonly states: Readonly<Record<string, JsonObject>>;
+  /** The paused run's `invoke_agent` span, when traced: the resumed run's span links to it. */
+  readonly trace?: SpanRef | undefined;
 }
 
 export interface DispatchOptions {
@@ -96,6 +98,11 @@ export interface RunDispatcher {
 
   /** The scope's turn, budgets spent and hook states, for `OpenRunOptions.resume` (a checkpoint). */
   snapshot(): RunSnapshot;
+  /**
+   * The run paused for approval (no `run.end` yet): its open spans end here with the stop reason, and
+   * `snapshot()` then names the run span for the resumed run to link to.
+   */
+  pause(ending: RunEnding): void;
   runStart(event: HookEvent<"run.start">, options?: DispatchOptions): Promise<Dispatched<"run.start">>;
   inputInbound(event: HookEvent<"input.inbound">, options?: DispatchOptions): Promise<Dispatched<"input.inbound">>;
   contextPrepare(

@@ -98,6 +98,9 @@ export const CheckpointBody = z.strictObject({
     turn: Count,
     spent: z.strictObject({ turnMs: z.number().nonnegative(), runMs: z.number().nonnegative() }),
     states: z.record(z.string(), JsonObject),
+    trace: z
+      .strictObject({ traceId: z.string().regex(/^[0-9a-f]{32}$/), spanId: z.string().regex(/^[0-9a-f]{16}$/) })
+      .optional(),
   }),
   /** The host's own data for the resume (e.g. which scenario), sealed with the rest. */
   meta: JsonValue,

@@ -55,6 +55,7 @@ export function fakeHooks(overrides: Overrides = {}): FakeHooks {
     observed: () => Promise.resolve(),
 
     snapshot: () => ({ turn, spent: { turnMs: 0, runMs: 0 }, states: {} }),
+    pause: () => {},
     runStart: (e, o) => call("run.start", e, o, { type: "proceed", input: e.input, rewritten: false }),
     inputInbound: (e, o) => call("input.inbound", e, o, { type: "deliver", message: e.message, rewritten: false }),
     contextPrepare: (e, o) =>
