@@ -189,3 +189,32 @@ describe("typos that would pass silently", { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe("one JSON failure shape", { timeout: 120_000 }, () => {
+  it("ends a failing test --json with the error object, after its report", async () => {
+    const events = join(dir, "wrong.jsonl");
+    const call = { call: { id: "c1", name: "shell", args: { command: "ls" } }, batch: { index: 0, size: 1 } };
+    await writeFile(events, `${JSON.stringify({ point: "tool.call", event: call, expect: { type: "block" } })}\n`);
+    const io = fakeIO(dir, {});
+    const code = await runCli(["test", join(REPO, "hooks/block-destructive-shell"), "--events", events, "--json"], io);
+    expect(code).toBe(1);
+    const [report, error, ...more] = io
+      .out()
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(more).toEqual([]);
+    expect(report).toMatchObject({ passed: 0, failed: 1 });
+    expect(error).toEqual({ error: { code: "fixtures_failed", message: "1 of 1 lines failed in wrong.jsonl" } });
+  });
+
+  it("prints help as JSON with --json", async () => {
+    for (const argv of [["run", "--help"], ["--help"], ["help", "log"]]) {
+      const io = fakeIO(dir, {});
+      expect(await runCli([...argv, "--json"], io)).toBe(0);
+      const parsed = JSON.parse(io.out());
+      expect(Object.keys(parsed)).toEqual(["help"]);
+      expect(parsed.help).toMatch(/^Usage: isohook /);
+    }
+  });
+});

@@ -7,6 +7,7 @@ import {
   type CliIO,
   type Command,
   EXIT,
+  failedVerdict,
   integerFlag,
   type ParsedArgs,
   stringFlag,
@@ -125,7 +126,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Comma
           const report = await fuzzSubject(executor, subject, settings, io);
           if (args.json) writeJson(io, { entry, ...report });
           else io.stdout(`${fuzzReportLines(report, subject.label, replayOf(subject, settings)).join("\n")}\n`);
-          return report.clean ? EXIT.ok : EXIT.failed;
+          return report.clean ? EXIT.ok : failedVerdict(io, args, "fuzz_findings", `${entry} failed the fuzz`);
         });
       }
       return withStore(args, io, { create: false }, async (store) => {
@@ -162,7 +163,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Comma
             else if (mode === "all") io.stdout(`${sweepLine(report, width)}\n`);
             else io.stdout(`${fuzzReportLines(report, subject.label, replayOf(subject, settings)).join("\n")}\n`);
           }
-          return clean ? EXIT.ok : EXIT.failed;
+          return clean ? EXIT.ok : failedVerdict(io, args, "fuzz_findings", "A fuzzed bundle failed: see its report");
         });
       });
     },

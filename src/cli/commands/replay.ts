@@ -12,7 +12,16 @@ import {
 import { type ActiveBundle, parseLimits, type TenantId } from "../../protocol/index.js";
 import type { BundleStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
-import { CliError, type Command, EXIT, integerFlag, stringFlag, UsageError, writeJson } from "../command.js";
+import {
+  CliError,
+  type Command,
+  EXIT,
+  failedVerdict,
+  integerFlag,
+  stringFlag,
+  UsageError,
+  writeJson,
+} from "../command.js";
 import { logOffHint, sinceFlag } from "../decision-options.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
 import { openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
@@ -101,20 +110,15 @@ export function createReplayCommand(deps: SandboxDeps = processSandbox): Command
       }
       const source = from === undefined ? "log" : "file";
       const changed = report.differed > 0;
-      if (changed && args.values["fail-on-diff"] === true) {
-        const lines = formatComparison(report, { baseline: "recorded", candidate: `v${version}` });
-        throw new CliError(
-          [
-            `${report.differed} decision${report.differed === 1 ? "" : "s"} of ${tenantId} changed under v${version}:`,
-            ...lines,
-          ].join("\n"),
-          "decisions_changed",
-          { comparison: report },
-        );
-      }
+      const gate = changed && args.values["fail-on-diff"] === true;
+      const summary = `${report.differed} decision${report.differed === 1 ? "" : "s"} of ${tenantId} changed under v${version}`;
       if (args.json) {
         writeJson(io, { tenantId, version, source, report });
-        return EXIT.ok;
+        return gate ? failedVerdict(io, args, "decisions_changed", summary) : EXIT.ok;
+      }
+      if (gate) {
+        const lines = formatComparison(report, { baseline: "recorded", candidate: `v${version}` });
+        throw new CliError([`${summary}:`, ...lines].join("\n"), "decisions_changed");
       }
       const what = from === undefined ? "recorded calls" : `calls from ${printable(from)}`;
       io.stdout(

@@ -17,6 +17,7 @@ import {
   type CliIO,
   type Command,
   EXIT,
+  failedVerdict,
   type ParsedArgs,
   stringFlag,
   UsageError,
@@ -154,7 +155,8 @@ async function runOnce(run: TestRun, eventsFile: string): Promise<number> {
     for (const report of reports) io.stdout(readableLine(report));
     io.stdout(`${totals(reports.length, passed, failed)} — ${file}\n`);
   }
-  return failed > 0 ? EXIT.failed : EXIT.ok;
+  if (failed === 0) return EXIT.ok;
+  return failedVerdict(io, args, "fixtures_failed", `${failed} of ${reports.length} lines failed in ${file}`);
 }
 
 export const testCommand = createTestCommand();
