@@ -109,9 +109,10 @@ describe("the packed package", () => {
     expect((await lstat(join(project, "node_modules", "isohook", "dist", "src", "index.js"))).isFile()).toBe(true);
   });
 
-  it("ships dist/, the CLI output schema, the example hooks and scenarios, and no sources or tests", async () => {
+  it("ships dist/, the licence, the guides and the CLI output schema, the example hooks and scenarios, and no sources or tests", async () => {
     const shipped = await readdir(join(project, "node_modules", "isohook"));
     expect(shipped.sort()).toEqual([
+      "LICENSE",
       "README.md",
       "dist",
       "docs",
@@ -120,7 +121,12 @@ describe("the packed package", () => {
       "scenarios",
       "tsconfig.hook.json",
     ]);
-    expect(await readdir(join(project, "node_modules", "isohook", "docs"))).toEqual(["cli-output.schema.json"]);
+    // The guides the README links to ship with it.
+    const docs = (await readdir(join(REPO, "docs"))).filter((name) => name.endsWith(".md"));
+    expect(docs).toContain("getting-started.md");
+    expect((await readdir(join(project, "node_modules", "isohook", "docs"))).sort()).toEqual(
+      [...docs, "cli-output.schema.json"].sort(),
+    );
     const dist = await readdir(join(project, "node_modules", "isohook", "dist"));
     expect(dist.sort()).toEqual(["sandbox", "src"]);
   });
