@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -216,5 +216,21 @@ describe("one JSON failure shape", { timeout: 120_000 }, () => {
       expect(Object.keys(parsed)).toEqual(["help"]);
       expect(parsed.help).toMatch(/^Usage: isohook /);
     }
+  });
+});
+
+describe("fuzz failures", { timeout: 120_000 }, () => {
+  it("print the zod issue with the bad field's path and the replay command, as test does", async () => {
+    const folder = join(dir, "bad-result");
+    await mkdir(folder);
+    await writeFile(
+      join(folder, "index.ts"),
+      'import { defineHooks } from "isohook/hook-sdk";\nexport default defineHooks({ toolCall: () => ({ type: "blok" }) as never });\n',
+    );
+    const io = fakeIO(dir, {});
+    const code = await runCli(["fuzz", folder, "--seed", "7", "--runs", "5", "--no-grow", "--points", "tool.call"], io);
+    expect(code).toBe(1);
+    expect(io.out()).toMatch(/✗ invalid_result: .* — result\.type: /);
+    expect(io.out()).toContain(`replay: isohook fuzz ${folder} --points tool.call --runs 5 --seed 7 --no-grow`);
   });
 });
