@@ -101,7 +101,7 @@ afterAll(async () => {
   if (work !== undefined) await rm(work, { recursive: true, force: true });
 });
 
-describe("the packed package", () => {
+describe("the packed package", { timeout: 180_000 }, () => {
   it("installs from its tarball in seconds, reusing the repo's native builds", async () => {
     expect(reused).toContain("better-sqlite3");
     expect(reused.filter((name) => name.startsWith("isolated-vm-"))).toHaveLength(1);
