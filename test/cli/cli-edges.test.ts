@@ -103,6 +103,15 @@ describe("isohook run at the CLI's edges", { timeout: 120_000 }, () => {
     );
     expect(paused.stdout).not.toContain("--json result line");
     await rm(join(dir, file ?? ""));
+
+    // A run id names no other folder: the default file stays in the working directory.
+    const escaping = await isohook(["run", "--scenario", scenario, "--run-id", "../../escape"], {
+      ISOHOOK_CHECKPOINT_KEY: KEY,
+    });
+    expect(escaping.code).toBe(0);
+    expect(await checkpointFiles()).toEqual(["______escape.checkpoint.json"]);
+    expect(escaping.stdout).toContain("checkpoint: ______escape.checkpoint.json");
+    await rm(join(dir, "______escape.checkpoint.json"));
   });
 
   it("resumes from the whole --json output of a paused run, not only its last line", async () => {

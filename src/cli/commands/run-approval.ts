@@ -179,12 +179,15 @@ export async function runtimeCall<T>(call: () => Promise<T>): Promise<T> {
 
 /**
  * Prints the held calls (tenant text through printable) and writes the checkpoint: to `--checkpoint`, or in
- * text mode to `<runId>.checkpoint.json` in the working directory (with `--json` it is in the result line).
+ * text mode to `<runId>.checkpoint.json` in the working directory (characters other than letters, digits,
+ * `_` and `-` in the run id as `_`) (with `--json` it is in the result line).
  */
 export async function reportPaused(result: RunAgentResult, args: ParsedArgs, io: CliIO): Promise<void> {
   const { checkpoint } = result;
   if (checkpoint === undefined) return;
-  const file = stringFlag(args, "checkpoint") ?? (args.json ? undefined : `${result.runId}.checkpoint.json`);
+  // A run id may hold any printable character: the default file name keeps it from naming another folder.
+  const named = `${result.runId.replace(/[^A-Za-z0-9_-]/g, "_")}.checkpoint.json`;
+  const file = stringFlag(args, "checkpoint") ?? (args.json ? undefined : named);
   if (file !== undefined) await writeFile(resolve(io.cwd, file), `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
   if (args.json || file === undefined) return;
   const pending = result.pending ?? [];
