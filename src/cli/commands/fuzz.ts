@@ -49,7 +49,8 @@ Options:
 ${LIMITS_HELP}
   --no-grow          No timeout hunting
 ${STORE_HELP}
-  --json             The report as one JSON object (--all: one per tenant)
+  --json             The report as one JSON object (--all: one per tenant); on a finding, then
+                     {"error": {"code": "fuzz_findings", "message"}}
   -h, --help         Show this help
 
 Exit codes: 0 clean, 1 a failure or super-linear growth found (or the bundle cannot be fuzzed), 2 usage.

@@ -47,7 +47,7 @@ Options:
 ${LIMITS_HELP}
 ${STORE_HELP}
   --json               One JSON object: {"tenantId", "version", "source", "report"}; with --fail-on-diff and
-                       a change, {"error": {"code": "decisions_changed", "message", "comparison"}}
+                       a change, then {"error": {"code": "decisions_changed", "message"}}
   -h, --help           Show this help
 
 Exit codes: 0 replayed (no change, or changes without --fail-on-diff), 1 a decision changed with

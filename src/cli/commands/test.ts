@@ -49,7 +49,8 @@ Options:
 ${LIMITS_HELP}
   -w, --watch        Run again on every save under the hook's folder, until Ctrl-C
   --json             One JSON object: {"file", "passed", "failed", "unchecked", "results": [the outcome
-                     plus line, point, runMs, cpuMs, logs, passed, mismatch]}
+                     plus line, point, runMs, cpuMs, logs, passed, mismatch]}; when a line fails, then
+                     {"error": {"code": "fixtures_failed", "message"}}
   -h, --help         Show this help
 
 Exit codes: 0 every expectation met, 1 a mismatch (or the hook or events file has problems), 2 usage.
