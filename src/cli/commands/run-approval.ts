@@ -186,8 +186,8 @@ export async function reportPaused(result: RunAgentResult, args: ParsedArgs, io:
   const { checkpoint } = result;
   if (checkpoint === undefined) return;
   // A run id may hold any printable character: the default file name keeps it from naming another folder.
-  const named = `${result.runId.replace(/[^A-Za-z0-9_-]/g, "_")}.checkpoint.json`;
-  const file = stringFlag(args, "checkpoint") ?? (args.json ? undefined : named);
+  const named = () => `${result.runId.replace(/[^A-Za-z0-9_-]/g, "_")}.checkpoint.json`;
+  const file = stringFlag(args, "checkpoint") ?? (args.json ? undefined : named());
   if (file !== undefined) await writeFile(resolve(io.cwd, file), `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
   if (args.json || file === undefined) return;
   const pending = result.pending ?? [];
