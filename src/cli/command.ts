@@ -133,6 +133,15 @@ export function writeJson(io: CliIO, value: unknown): void {
   io.stdout(`${printableJson(value)}\n`);
 }
 
+/**
+ * A command whose report says it failed (fixtures that fail, a fuzz finding): the report is printed as
+ * usual, and with `--json` the error object follows it, so every exit 1 ends with one. Returns exit 1.
+ */
+export function failedVerdict(io: CliIO, args: ParsedArgs, code: string, message: string): number {
+  if (args.json) writeJsonError(io, code, message);
+  return EXIT.failed;
+}
+
 /** The `--json` error object: `{"error": {"code", "message", …details}}` on stdout, the same for every command. */
 export function writeJsonError(
   io: CliIO,

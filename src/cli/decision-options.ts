@@ -1,5 +1,7 @@
-import { HOOK_POINT_NAMES, type HookPoint } from "../protocol/index.js";
-import { type ParsedArgs, stringFlag, UsageError } from "./command.js";
+import { closestName, type HookPoint, type TenantId } from "../protocol/index.js";
+import type { BundleStore } from "../store/index.js";
+import { CliError, type ParsedArgs, stringFlag, UsageError } from "./command.js";
+import { hookPointOf } from "./hook-point-option.js";
 
 const UNITS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -27,7 +29,30 @@ export function sinceFlag(args: ParsedArgs, now: number): number | undefined {
 export function pointFlag(args: ParsedArgs): HookPoint | undefined {
   const raw = stringFlag(args, "point");
   if (raw === undefined) return undefined;
-  if (!(HOOK_POINT_NAMES as string[]).includes(raw))
-    throw new UsageError(`Unknown hook point \`${raw}\`: use one of ${HOOK_POINT_NAMES.join(", ")}`);
-  return raw as HookPoint;
+  return hookPointOf(raw, "--point");
+}
+
+/**
+ * Refuses a tenant the store has never seen: a mistyped `--tenant` would otherwise read as "nothing
+ * recorded" or switch on a log nothing writes to. The message offers the closest known tenant.
+ */
+export async function knownTenant(store: BundleStore, tenantId: TenantId, signal?: AbortSignal): Promise<void> {
+  if ((await store.tenant(tenantId, signal)) !== undefined) return;
+  const guess = closestName(
+    tenantId,
+    (await store.tenants(signal)).map((t) => t.tenantId),
+  );
+  const hint = guess === undefined ? "" : ` (did you mean \`${guess}\`?)`;
+  throw new CliError(
+    `The store has no tenant ${tenantId}${hint}: see \`isohook list\`, or upload its first bundle with \`isohook upload --tenant ${tenantId} <entry>\``,
+    "unknown_tenant",
+  );
+}
+
+/** Why a tenant has no recorded calls when its log is off: the hint that says how to switch it on. */
+export async function logOffHint(store: BundleStore, tenantId: TenantId, signal?: AbortSignal): Promise<string> {
+  const [settings] = await store.logSettings(tenantId, signal);
+  return settings === undefined
+    ? `The decision log of ${tenantId} is off: switch it on with \`isohook log --tenant ${tenantId} --on\``
+    : "";
 }

@@ -17,11 +17,18 @@ const SAMPLE_EVENTS: Partial<Record<HookPoint, JsonValue>> = {
   "output.validate": { output: "Done." },
 };
 
-/** The files of a new hook project, by name. `isohookVersion` is what package.json depends on. */
+/** The versions a new hook project's tools are pinned to: the ones isohook itself is tested with. */
+export const PROJECT_TOOLS = { typescript: "7.0.2", vitest: "4.1.12" } as const;
+
+/**
+ * The files of a new hook project, by path. `isohookSpec` is the isohook dependency's npm spec. The hook
+ * sits in `hook/`, away from the project's node_modules: a hook folder is bundled whole, and may hold no
+ * link that leads out of it (npm links a `file:` dependency).
+ */
 export function hookProjectFiles(
   name: string,
   points: readonly HookPoint[],
-  isohookVersion: string,
+  isohookSpec: string,
   generated: (point: HookPoint) => JsonValue,
 ): Record<string, string> {
   const fixtures = points.flatMap((point) => fixtureLines(point, SAMPLE_EVENTS[point] ?? generated(point)));
@@ -32,8 +39,8 @@ export function hookProjectFiles(
         version: "0.1.0",
         private: true,
         type: "module",
-        scripts: { test: "vitest run", "test:sandbox": "isohook test ." },
-        devDependencies: { isohook: `^${isohookVersion}`, vitest: "4.1.12" },
+        scripts: { test: "vitest run", typecheck: "tsc -p .", "test:sandbox": "isohook test hook" },
+        devDependencies: { isohook: isohookSpec, ...PROJECT_TOOLS },
       },
       null,
       2,
@@ -50,14 +57,14 @@ export function hookProjectFiles(
           noEmit: true,
           skipLibCheck: true,
         },
-        include: ["index.ts"],
+        include: ["hook"],
       },
       null,
       2,
     )}\n`,
-    "index.ts": indexTs(points),
-    "fixtures.jsonl": `${fixtures.join("\n")}\n`,
-    "index.test.ts": testTs(points.includes("tool.call") ? TOOL_CALL_TEST : ""),
+    "hook/index.ts": indexTs(points),
+    "hook/fixtures.jsonl": `${fixtures.join("\n")}\n`,
+    "hook.test.ts": testTs(points.includes("tool.call") ? TOOL_CALL_TEST : ""),
     ".gitignore": "node_modules/\n",
   };
 }
@@ -124,7 +131,7 @@ import { type HookUnderTest, testHook } from "isohook/testing";
 
 let hook: HookUnderTest;
 beforeAll(async () => {
-  hook = await testHook("index.ts"); // bundled as \`isohook upload\` bundles it, run in the real sandbox
+  hook = await testHook("hook"); // bundled as \`isohook upload\` bundles it, run in the real sandbox
 });
 afterAll(() => hook.close());
 

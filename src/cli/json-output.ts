@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BundleManifest, Failure, JsonObject, JsonValue, Message, Usage } from "../protocol/index.js";
-import { ComparisonJson, DecisionsOutput, LogOutput, ReplayOutput } from "./json-output-decisions.js";
+import { DecisionsOutput, LogOutput, ReplayOutput } from "./json-output-decisions.js";
 import { RunEventLine, StatsOutput } from "./json-output-events.js";
 import { Count, Hash, Iso, Logs, Point, Version } from "./json-output-fields.js";
 import { QuarantineEntry } from "./json-output-quarantine.js";
@@ -20,7 +20,9 @@ import {
  * - A command prints one object, except `run` and `demo`, which print one line per event and end with
  *   their result line.
  * - A failure (exit 1 or 2) ends the output with `{"error": {"code", "message", …}}`: the same object for
- *   every command, usage errors included (`code: "usage"`).
+ *   every command, usage errors included (`code: "usage"`). A command whose report is the verdict (`test`,
+ *   `fuzz`, `replay --fail-on-diff`) prints the report as on success, then the error object.
+ * - `--help` with `--json` is `{"help"}`: the help text.
  * - The same thing has the same name everywhere: `version` is a bundle version number, the version active
  *   before a change is `previousVersion`, times are ISO 8601 strings, `logs` is an array of strings.
  *
@@ -68,7 +70,6 @@ export const ErrorOutput = z
       usage: z.string().optional().meta({ description: "the command's usage line (usage errors)" }),
       problems: z.array(Problem).optional().meta({ description: "each problem of a hook that does not bundle" }),
       report: GateReport.optional().meta({ description: "the deploy gate's report of a rejected upload" }),
-      comparison: ComparisonJson.optional().meta({ description: "replay --fail-on-diff: what changed" }),
     }),
   })
   .meta({ title: "error", description: "The last line of every failed command (exit 1 or 2)." });
@@ -279,9 +280,11 @@ export const CLI_OUTPUT = {
 
 export type CliCommandName = keyof typeof CLI_OUTPUT;
 
-/** One line of a command's `--json` output: its own shape or the error object. */
+const HelpOutput = z.strictObject({ help: z.string() }).meta({ title: "help", description: "--help with --json" });
+
+/** One line of a command's `--json` output: its own shape, the error object, or its help. */
 export function outputLineSchema(command: CliCommandName): z.ZodType {
-  return z.union([CLI_OUTPUT[command], ErrorOutput]);
+  return z.union([CLI_OUTPUT[command], ErrorOutput, HelpOutput]);
 }
 
 /** The published document (docs/cli-output.schema.json): each command's line schema, keyed by command. */

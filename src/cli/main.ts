@@ -6,19 +6,25 @@ const controller = new AbortController();
 process.once("SIGINT", () => controller.abort());
 process.once("SIGTERM", () => controller.abort());
 
-// `isohook … | head`: the reader has what it wanted once it closes the pipe; stop quietly, without a stack.
-for (const stream of [process.stdout, process.stderr]) {
+/**
+ * `isohook … | head`: once the reader closes the pipe, output to it stops, and the command goes on: a run
+ * still writes its checkpoint and stores its decision-log records, and the exit code is the command's.
+ */
+function outputTo(stream: NodeJS.WriteStream): (text: string) => void {
+  let closed = false;
   stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code !== "EPIPE") throw error;
-    controller.abort();
-    process.exit(0);
+    if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") throw error;
+    closed = true;
   });
+  return (text) => {
+    if (!closed) stream.write(text);
+  };
 }
 
 try {
   const code = await runCli(process.argv.slice(2), {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
+    stdout: outputTo(process.stdout),
+    stderr: outputTo(process.stderr),
     env: process.env,
     cwd: process.cwd(),
     signal: controller.signal,

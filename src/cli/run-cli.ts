@@ -52,7 +52,7 @@ export async function runCli(argv: string[], rawIO: CliIO): Promise<number> {
   const json = wantsJson(argv);
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h") {
-    io.stdout(overview());
+    printHelp(io, json, overview());
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
   if (name === "--version" || name === "-V") {
@@ -71,7 +71,7 @@ export async function runCli(argv: string[], rawIO: CliIO): Promise<number> {
   try {
     const args = parseCommandArgs(command, rest);
     if (args.help) {
-      io.stdout(command.help.endsWith("\n") ? command.help : `${command.help}\n`);
+      printHelp(io, json, command.help);
       return EXIT.ok;
     }
     const otel = await startOtel(io);
@@ -89,14 +89,20 @@ export async function runCli(argv: string[], rawIO: CliIO): Promise<number> {
 function help(topics: string[], io: CliIO, json: boolean): number {
   const [topic, ...extra] = topics;
   if (topic === undefined) {
-    io.stdout(overview());
+    printHelp(io, json, overview());
     return EXIT.ok;
   }
   if (extra.length > 0) return fail(io, json, undefined, new UsageError("`isohook help` takes one command name"));
   const command = COMMANDS.find((c) => c.name === topic);
   if (!command) return fail(io, json, undefined, new UsageError(unknownCommand(topic)));
-  io.stdout(command.help.endsWith("\n") ? command.help : `${command.help}\n`);
+  printHelp(io, json, command.help);
   return EXIT.ok;
+}
+
+/** Help text as is, or with `--json` as `{"help": text}`. */
+function printHelp(io: CliIO, json: boolean, text: string): void {
+  if (json) writeJson(io, { help: text });
+  else io.stdout(text.endsWith("\n") ? text : `${text}\n`);
 }
 
 function unknownCommand(name: string): string {

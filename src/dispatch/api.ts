@@ -8,7 +8,7 @@ import type {
   RunId,
   TenantId,
 } from "../protocol/index.js";
-import type { WorkerEventView } from "../telemetry/index.js";
+import type { RunEnding, SpanRef, WorkerEventView } from "../telemetry/index.js";
 import type { Dispatched } from "./decisions.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 
@@ -70,6 +70,8 @@ export interface RunSnapshot {
   readonly turn: number;
   readonly spent: { readonly turnMs: number; readonly runMs: number };
   readonly states: Readonly<Record<string, JsonObject>>;
+  /** The paused run's `invoke_agent` span, when traced: the resumed run's span links to it. */
+  readonly trace?: SpanRef | undefined;
 }
 
 export interface DispatchOptions {
@@ -109,6 +111,11 @@ export interface RunDispatcher {
   observed(): Promise<void>;
   /** The run's turn, budgets spent and hook states, for `OpenRunOptions.resume` (a checkpoint). */
   snapshot(): RunSnapshot;
+  /**
+   * The run paused for approval (no `run.end` yet): its open spans end here with the stop reason, and
+   * `snapshot()` then names the run span for the resumed run to link to.
+   */
+  pause(ending: RunEnding): void;
   /**
    * Runs the stack at `point` and combines the hooks' results by the point's row in `RULES`: the decision,
    * and the provenance record of every hook call that led to it. `run.end` also ends the run's trace.

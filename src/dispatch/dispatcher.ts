@@ -163,7 +163,7 @@ class HookDispatcher implements Dispatcher {
     }
     hooks.push(...platform("last"));
     const budgetsOfRun = shadowBudget === undefined ? [budget] : [budget, shadowBudget];
-    const telemetry = this.#telemetry.openRun({ tenantId, runId, bundle: tenantRef });
+    const telemetry = this.#telemetry.openRun({ tenantId, runId, bundle: tenantRef, resumes: options.resume?.trace });
     return openRunDispatcher(
       {
         tenantId,

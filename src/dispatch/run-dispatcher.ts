@@ -1,5 +1,5 @@
 import type { BundleRef, HookEvent, HookPoint, RunId, TenantId } from "../protocol/index.js";
-import type { RunTelemetry } from "../telemetry/index.js";
+import type { RunEnding, RunTelemetry } from "../telemetry/index.js";
 import type { DispatchOptions, RunDispatcher, RunSnapshot } from "./api.js";
 import type { HookBudget } from "./budget.js";
 import type { Dispatched } from "./decisions.js";
@@ -63,7 +63,12 @@ class StackRun implements RunDispatcher {
   snapshot(): RunSnapshot {
     const states: Record<string, ReturnType<StackedHook["saveState"]>> = {};
     for (const hook of withShadows(this.#deps.hooks)) states[hook.hookId] = hook.saveState();
-    return { turn: this.#turn, spent: this.#deps.budget.spent(), states };
+    const trace = this.#deps.telemetry?.ref;
+    return { turn: this.#turn, spent: this.#deps.budget.spent(), states, ...(trace ? { trace } : {}) };
+  }
+
+  pause(ending: RunEnding): void {
+    this.#deps.telemetry?.end(ending);
   }
 
   beginTurn(turn: number): void {

@@ -1,7 +1,14 @@
 import fc from "fast-check";
 import type { Failure, HookOutcome, HookPoint, JsonValue } from "../protocol/index.js";
 import { eventArbitrary } from "./event-arbitrary.js";
-import { type FuzzFailure, type FuzzTarget, fuzzCall, fuzzCtxJson, type SeedEvent } from "./fuzz-target.js";
+import {
+  type FuzzFailure,
+  type FuzzTarget,
+  failureFacts,
+  fuzzCall,
+  fuzzCtxJson,
+  type SeedEvent,
+} from "./fuzz-target.js";
 import { seedMutationArbitrary } from "./seed-mutation.js";
 
 export interface FuzzPointOptions {
@@ -117,8 +124,7 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
     const { failure, eventJson } = failing;
     known.add(failureKey(failure));
     failures.push({
-      code: failure.code,
-      message: failure.message,
+      ...failureFacts(failure),
       event: JSON.parse(eventJson) as JsonValue,
       seed: options.seed,
       found: "fuzz",

@@ -1,5 +1,6 @@
 import { type InvokedHook, invokeHook } from "../dispatch/index.js";
 import type {
+  Failure,
   FailureCode,
   HookExecutor,
   HookPoint,
@@ -41,6 +42,10 @@ export interface SeedEvent {
 export interface FuzzFailure {
   readonly code: FailureCode;
   readonly message: string;
+  /** `invalid_result`: the zod issues, each with the path of the bad field. */
+  readonly issues?: Failure["issues"];
+  /** `threw`: where, in the tenant's own code. */
+  readonly stack?: Failure["stack"];
   /** The shrunk event (random fuzz) or a description of the grown one (timeout hunt, see `grown`). */
   readonly event: JsonValue;
   /** The seed that replays the random fuzz that found it (`--seed`). */
@@ -49,6 +54,16 @@ export interface FuzzFailure {
   readonly found: "fuzz" | "grow";
   /** For `grow`: which input was grown, how, and to what size. */
   readonly grown?: GrowthInput;
+}
+
+/** What a fuzz failure keeps of the hook's failure: its code and message, and its issues or stack if any. */
+export function failureFacts(failure: Failure): Pick<FuzzFailure, "code" | "message" | "issues" | "stack"> {
+  return {
+    code: failure.code,
+    message: failure.message,
+    ...(failure.issues !== undefined ? { issues: failure.issues } : {}),
+    ...(failure.stack !== undefined ? { stack: failure.stack } : {}),
+  };
 }
 
 /** An input of the timeout hunt: a seed event with one string or array grown to `size`. */

@@ -2,6 +2,7 @@ import { HOOK_POINTS, type HookPoint, type JsonValue } from "../protocol/index.j
 import {
   type FuzzFailure,
   type FuzzTarget,
+  failureFacts,
   fuzzCall,
   fuzzCtxJson,
   type GrowthInput,
@@ -162,8 +163,7 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
           run.done = true;
           if (!failures.some((f) => f.code === failure.code)) {
             failures.push({
-              code: failure.code,
-              message: failure.message,
+              ...failureFacts(failure),
               event: run.series.seed.event,
               seed: options.seed,
               found: "grow",

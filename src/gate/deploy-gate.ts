@@ -19,7 +19,7 @@ import {
   Limits,
   type LimitsInput,
   SDK_VERSION,
-  type TenantId,
+  TenantId,
 } from "../protocol/index.js";
 import { printable } from "../terminal/index.js";
 import type { FixtureEvent, FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
@@ -29,12 +29,20 @@ const KEPT_EVENT_CHARS = 256 * 1024;
 /** The largest bundle the gate builds at all; `limits.maxBundleBytes` decides what passes. */
 const BUILD_CAP_BYTES = 64 * 1024 * 1024;
 
+/** A tenant id from a library caller, checked: a bad one is a TypeError that says what ids look like. */
+export function checkedTenantId(value: string): TenantId {
+  const parsed = TenantId.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new TypeError(`Invalid tenantId ${JSON.stringify(value)}: ${parsed.error.issues[0]?.message}`);
+}
+
 export interface DeployGateOptions {
   /** The hook module: a file, or a folder with index.ts. Its `fixtures.jsonl` sits beside it. */
   readonly entry: string;
   /** The real sandbox (`createHookExecutor()`); the caller owns and closes it. */
   readonly executor: HookExecutor;
-  readonly tenantId: TenantId;
+  /** The tenant (1–64 of a-z 0-9 . _ -, starting with a letter or digit); another string is a TypeError. */
+  readonly tenantId: string;
   /** The tenant config the version will run with: hooks see it as `ctx.config` during the fuzz. */
   readonly config?: JsonValue;
   /** Must match the executor's limits; `maxBundleBytes` is the size cap. */
@@ -73,7 +81,8 @@ export type GateResult =
  */
 export async function runDeployGate(options: DeployGateOptions): Promise<GateResult> {
   const started = performance.now();
-  const { executor, tenantId, signal } = options;
+  const { executor, signal } = options;
+  const tenantId = checkedTenantId(options.tenantId);
   const limits = Limits.parse(options.limits ?? {});
   const cwd = options.cwd ?? process.cwd();
   const reasons: GateReason[] = [];

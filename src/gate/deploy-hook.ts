@@ -1,7 +1,7 @@
 import { replayDecisions, replayRecordOf, viewOf } from "../decisionlog/index.js";
-import { type JsonValue, parseLimits } from "../protocol/index.js";
+import { type JsonValue, parseLimits, type TenantId } from "../protocol/index.js";
 import type { BundleStore, UploadResult } from "../store/index.js";
-import { type DeployGateOptions, type GateResult, runDeployGate } from "./deploy-gate.js";
+import { checkedTenantId, type DeployGateOptions, type GateResult, runDeployGate } from "./deploy-gate.js";
 import type { GateReport } from "./gate-report.js";
 
 export interface DeployHookOptions extends DeployGateOptions {
@@ -34,22 +34,23 @@ export type DeployResult =
  */
 export async function deployHook(options: DeployHookOptions): Promise<DeployResult> {
   const { store, signal } = options;
+  const tenantId = checkedTenantId(options.tenantId);
   // The fuzz must see the config the version will run with: an upload without one inherits the latest.
   let config = options.config;
   if (config === undefined) {
-    const latest = (await store.tenant(options.tenantId, signal))?.latestVersion ?? null;
-    config = latest === null ? {} : ((await store.version(options.tenantId, latest, signal))?.config ?? {});
+    const latest = (await store.tenant(tenantId, signal))?.latestVersion ?? null;
+    config = latest === null ? {} : ((await store.version(tenantId, latest, signal))?.config ?? {});
   }
   let gate = await runDeployGate({ ...options, config });
   if (gate.type === "rejected") return gate;
   if (options.replay !== undefined) {
-    const report = await replayStep(options, gate, config);
+    const report = await replayStep({ ...options, tenantId }, gate, config);
     if (report.type === "rejected") return { type: "rejected", report };
     gate = { ...gate, report };
   }
   const upload = await store.upload(
     {
-      tenantId: options.tenantId,
+      tenantId,
       code: gate.bundle.code,
       sourceMap: gate.bundle.sourceMap,
       manifest: gate.bundle.manifest,
@@ -65,7 +66,7 @@ export async function deployHook(options: DeployHookOptions): Promise<DeployResu
 
 /** The replay step: the gate's report with the comparison, rejected as `DeployHookOptions.replay` says. */
 async function replayStep(
-  options: DeployHookOptions,
+  options: DeployHookOptions & { readonly tenantId: TenantId },
   gate: Extract<GateResult, { type: "passed" }>,
   config: JsonValue,
 ): Promise<GateReport> {

@@ -47,7 +47,7 @@ const MAX_KEYS = 8;
 
 export const CHECKPOINT_VERSION = 1;
 const TYPE = "isohook.checkpoint";
-const MIN_KEY_BYTES = 16;
+export const MIN_KEY_BYTES = 16;
 /** A checkpoint's body is refused above this, before its MAC is computed. */
 export const MAX_CHECKPOINT_CHARS = 32 * 1024 * 1024;
 
@@ -100,6 +100,9 @@ export const CheckpointBody = z.strictObject({
     turn: Count,
     spent: z.strictObject({ turnMs: z.number().nonnegative(), runMs: z.number().nonnegative() }),
     states: z.record(z.string(), JsonObject),
+    trace: z
+      .strictObject({ traceId: z.string().regex(/^[0-9a-f]{32}$/), spanId: z.string().regex(/^[0-9a-f]{16}$/) })
+      .optional(),
   }),
   /** The host's own data for the resume (e.g. which scenario), sealed with the rest. */
   meta: JsonValue,

@@ -5,6 +5,8 @@ export {
   type Checkpoint,
   CheckpointBody,
   type CheckpointKey,
+  checkpointKeys,
+  MIN_KEY_BYTES,
   openCheckpoint,
 } from "./checkpoint.js";
 export { bundleFromEntry, type EntryBundleOptions, fixedBundleSource } from "./entry-source.js";

@@ -168,6 +168,8 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
     const { paused, ...rest } = result;
     const base = { ...rest, runId: s.runId, tenantId: s.tenantId, bundle: s.bundle, warnings: s.warnings };
     if (paused === undefined) return base;
+    // No run.end until the resumed run ends: the paused run's spans end here, so none is left open.
+    s.loop.hooks.pause({ stopReason: "approval", turns: rest.turns, usage: rest.usage });
     const key = run.checkpointKey ?? options.checkpointKey;
     if (key === undefined) {
       throw new RuntimeError(

@@ -5,7 +5,7 @@
  */
 export type { HookCallView, QuarantineEntry } from "./hook-call.js";
 export { ATTR, EVENT, METRIC, OTHER_TENANT, SCOPE, SPAN } from "./names.js";
-export type { RunEnding } from "./run-trace.js";
+export type { RunEnding, SpanRef } from "./run-trace.js";
 export {
   SandboxMetrics,
   type SandboxSource,

@@ -20,6 +20,12 @@ export interface RunEnding {
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
 }
 
+/** A span by its W3C ids (lowercase hex: 32 digits of trace id, 16 of span id). */
+export interface SpanRef {
+  readonly traceId: string;
+  readonly spanId: string;
+}
+
 /**
  * Now, on one clock for every span of a run (the process's high-resolution clock since its time origin).
  * An SDK left to time spans itself anchors each to `Date.now()`, whole milliseconds apart, so a hook call
@@ -145,6 +151,12 @@ export class RunTrace {
     span.end(end);
     this.#hookStart = end;
     this.#hooks++;
+  }
+
+  /** The run span, for a resumed run to link to. */
+  get ref(): SpanRef {
+    const { traceId, spanId } = this.#run.spanContext();
+    return { traceId, spanId };
   }
 
   end(ending: RunEnding | undefined): void {

@@ -4,6 +4,7 @@ import {
   metrics,
   ProxyTracerProvider,
   SpanKind,
+  TraceFlags,
   type Tracer,
   trace,
 } from "@opentelemetry/api";
@@ -11,7 +12,7 @@ import type { BundleRef, HookPoint } from "../protocol/index.js";
 import type { CallReach, HookCallView, QuarantineEntry } from "./hook-call.js";
 import { HookMetrics } from "./hook-metrics.js";
 import { ATTR, SCOPE, SPAN } from "./names.js";
-import { hrNow, type RunEnding, RunTrace } from "./run-trace.js";
+import { hrNow, type RunEnding, RunTrace, type SpanRef } from "./run-trace.js";
 import type { WorkerEventView } from "./sandbox-metrics.js";
 import { DEFAULT_MAX_TENANTS, TenantLabels } from "./tenant-labels.js";
 import { RecentWorkerDeath } from "./worker-exits.js";
@@ -21,6 +22,8 @@ export interface RunTelemetryInfo {
   readonly tenantId: string;
   readonly runId: string;
   readonly bundle: BundleRef | undefined;
+  /** A resumed run: the paused run's span, which this run's span links to. */
+  readonly resumes?: SpanRef | undefined;
 }
 
 /**
@@ -75,9 +78,13 @@ export class Telemetry {
       attributes[ATTR.bundleVersion] = info.bundle.version;
       attributes[ATTR.bundleHash] = info.bundle.hash;
     }
+    const links =
+      info.resumes === undefined
+        ? []
+        : [{ context: { ...info.resumes, traceFlags: TraceFlags.SAMPLED, isRemote: true } }];
     const span = this.#tracer.startSpan(
       SPAN.run,
-      { kind: SpanKind.INTERNAL, startTime: hrNow(), attributes },
+      { kind: SpanKind.INTERNAL, startTime: hrNow(), attributes, links },
       context.active(),
     );
     // A run the sampler drops is not traced at all: no turn, dispatch or hook span is started for it.
@@ -135,9 +142,14 @@ export class RunTelemetry {
     this.#metrics?.quarantined(this.#tenantId, entry);
   }
 
-  /** The run ended (`run.end`), or was dropped without one (`undefined`). */
+  /** The run ended (`run.end`), paused for approval, or was dropped without one (`undefined`). */
   end(ending: RunEnding | undefined): void {
     this.#trace?.end(ending);
+  }
+
+  /** The run span, when traced. */
+  get ref(): SpanRef | undefined {
+    return this.#trace?.ref;
   }
 }
 

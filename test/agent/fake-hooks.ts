@@ -58,6 +58,7 @@ export function fakeHooks(overrides: Overrides = {}): FakeHooks {
     observed: () => Promise.resolve(),
 
     snapshot: () => ({ turn, spent: { turnMs: 0, runMs: 0 }, states: {} }),
+    pause: () => {},
     // With no override a point decides what the stack decides when no hook runs: its row's no-op.
     dispatch<P extends HookPoint>(point: P, event: HookEvent<P>, options?: DispatchOptions) {
       const rule: PointRule<P> = RULES[point];

@@ -102,7 +102,12 @@ describe("isohook fuzz", () => {
     const json = await sweep("--no-grow", "--points", "tool.call", "--json");
     const unknown = await cli(["--tenant", "nobody", "--store", path]);
     expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining("No tenant `nobody`")]);
-    const reports = jsonLines(json.stdout) as { type: string; tenantId: string; clean: boolean }[];
+    const jsonOut = jsonLines(json.stdout);
+    // A failed sweep ends with the error object, after every bundle's report.
+    expect(jsonOut.at(-1)).toEqual({
+      error: { code: "fuzz_findings", message: "A fuzzed bundle failed: see its report" },
+    });
+    const reports = jsonOut.slice(0, -1) as { type: string; tenantId: string; clean: boolean }[];
     expect(reports.map((r) => [r.tenantId, r.type]).sort()).toEqual([
       ["acme", "skipped"], // exports tool.result only
       ["quadratic", "fuzz"],

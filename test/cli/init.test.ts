@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/index.js";
+import { PROJECT_TOOLS } from "../../src/cli/init-template.js";
 import { fakeIO } from "./fake-io.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -55,8 +56,11 @@ describe("isohook init", () => {
     expect(created.stdout).toContain("Created a hook project in my-hooks (tool.call)");
     const project = join(dir, "my-hooks");
     const pkg = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
-    expect(pkg.devDependencies.isohook).toMatch(/^\^\d+\.\d+\.\d+/);
-    expect(await readFile(join(project, "index.test.ts"), "utf8")).toContain('from "isohook/testing"');
+    // isohook is not on the registry: the project installs the isohook that made it.
+    expect(pkg.devDependencies).toEqual({ isohook: `file:${REPO.replace(/\/$/, "")}`, ...PROJECT_TOOLS });
+    const ours = JSON.parse(await readFile(join(REPO, "package.json"), "utf8")).devDependencies;
+    expect(PROJECT_TOOLS).toEqual({ typescript: ours.typescript, vitest: ours.vitest });
+    expect(await readFile(join(project, "hook.test.ts"), "utf8")).toContain('from "isohook/testing"');
     await installOffline(project);
 
     const tsc = join(REPO, "node_modules/typescript/bin/tsc");
@@ -68,7 +72,7 @@ describe("isohook init", () => {
     expect(passing.output).toMatch(/Tests +2 passed/);
     expect(passing.code).toBe(0);
 
-    const index = join(project, "index.ts");
+    const index = join(project, "hook/index.ts");
     await writeFile(
       index,
       (await readFile(index, "utf8")).replace('return { type: "block"', 'return undefined; ({ type: "block"'),
@@ -87,10 +91,10 @@ describe("isohook init", () => {
       dir: "many",
       hookPoints: ["run.start", "model.response", "tool.call", "tool.result", "turn.end"],
     });
-    const index = await readFile(join(dir, "many/index.ts"), "utf8");
+    const index = await readFile(join(dir, "many/hook/index.ts"), "utf8");
     for (const handler of ["runStart", "modelResponse", "toolCall", "toolResult", "turnEnd"])
       expect(index).toContain(`  ${handler}(event, ctx) {`);
-    const tested = await cli(["test", "many"]);
+    const tested = await cli(["test", "many/hook"]);
     expect(tested.stdout).toMatch(/^6 passed, 0 failed/m);
     expect(tested.code).toBe(0);
   });

@@ -144,7 +144,8 @@ describe("the held calls in the text output", () => {
       index: 0,
     };
     const result = { pending: [pending], checkpoint: { type: "isohook.checkpoint" } } as unknown as RunAgentResult;
-    await reportPaused(result, { values: {}, positionals: [], json: false }, io);
+    const checkpoint = join(dir, "printable.checkpoint.json");
+    await reportPaused(result, { values: { checkpoint }, positionals: [], json: false }, io);
     for (const raw of ["\u001b", "\r", "\u202e"]) expect(io.out()).not.toContain(raw);
     expect(io.out()).toContain("“ok\\x1b[2K\\x1b[1A\\rAPPROVED”");
     expect(io.out()).toContain("\\u202eevil");

@@ -91,10 +91,15 @@ describe("isohook test", () => {
     expect(stdout).toContain('ok   line 1 tool.call → block {"reason":"destructive shell command: rm -rf /"}');
   });
 
-  it("prints one JSON object with each outcome, its point, costs, logs and state, and exits 1 on a mismatch", async () => {
+  it("prints one JSON object with each outcome, its point, costs, logs and state, then the error object on a mismatch", async () => {
     const { code, stdout } = await run(["test", "policy.ts", "--events", "events.jsonl", "--json"], dir);
     expect(code).toBe(1);
-    const output = JSON.parse(stdout);
+    const [output, error, ...more] = stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(more).toEqual([]);
+    expect(error).toEqual({ error: { code: "fixtures_failed", message: "1 of 3 lines failed in events.jsonl" } });
     expect(output).toMatchObject({ file: "events.jsonl", passed: 1, failed: 1, unchecked: 1 });
     const lines = output.results;
     expect(lines).toHaveLength(3);

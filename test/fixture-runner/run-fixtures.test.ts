@@ -164,6 +164,10 @@ describe("mismatchOf", () => {
     expect(mismatchOf(block({}), decided({ type: "stop", reason: "r" }))).toBe(
       'expected a `block` result, got a `stop` result {"type":"stop","reason":"r"}',
     );
+    const ask: Expectation = { type: "result", result: { type: "ask", reason: "r" } };
+    expect(mismatchOf(ask, decided({ type: "block", reason: "r" }))).toBe(
+      'expected an `ask` result, got a `block` result {"type":"block","reason":"r"}',
+    );
     expect(mismatchOf(block({}), decided(null))).toBe("expected a `block` result, got the no-op");
     expect(mismatchOf(block({}), failed)).toBe("expected a `block` result, got failure threw: boom");
     expect(mismatchOf({ type: "failure", code: "timeout" }, failed)).toBe(

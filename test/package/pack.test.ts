@@ -4,74 +4,11 @@
  * without tsx, a hook of its own that imports `isohook/hook-sdk`, its own strict `tsc` over code that
  * imports `isohook`, and that code run through the process sandbox.
  */
-import { execFile } from "node:child_process";
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
-const NPX = process.platform === "win32" ? "npx.cmd" : "npx";
-
-interface Ran {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(file: string, args: readonly string[], cwd: string, timeoutMs = 120_000): Promise<Ran> {
-  return new Promise((done) => {
-    execFile(file, args, { cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1;
-      done({ code, stdout, stderr });
-    });
-  });
-}
-
-async function ok(file: string, args: readonly string[], cwd: string): Promise<Ran> {
-  const ran = await run(file, args, cwd);
-  if (ran.code !== 0) throw new Error(`${file} ${args.join(" ")} exited ${ran.code}:\n${ran.stdout}\n${ran.stderr}`);
-  return ran;
-}
-
-const versionOf = async (dir: string): Promise<string | undefined> => {
-  try {
-    const manifest: unknown = JSON.parse(await readFile(join(dir, "package.json"), "utf8"));
-    return typeof manifest === "object" && manifest !== null && "version" in manifest
-      ? String(manifest.version)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
-/**
- * Packages with install scripts (the native builds) are installed without running them, then replaced by
- * the repo's own copy of the same version, built for this same Node by the repo's install; one the repo's
- * install dropped (the isolated-vm build for another Node) is removed, as npm drops it.
- */
-async function reuseRepoBuilds(project: string): Promise<string[]> {
-  const reused: string[] = [];
-  const modules = join(project, "node_modules");
-  for (const name of await readdir(modules)) {
-    if (name.startsWith(".") || name.startsWith("@")) continue;
-    const manifest: unknown = JSON.parse(await readFile(join(modules, name, "package.json"), "utf8"));
-    const scripts = typeof manifest === "object" && manifest !== null && "scripts" in manifest ? manifest.scripts : {};
-    const hasInstall =
-      typeof scripts === "object" && scripts !== null && ("install" in scripts || "postinstall" in scripts);
-    if (!hasInstall) continue;
-    const theirs = await versionOf(join(modules, name));
-    const ours = await versionOf(join(REPO, "node_modules", name));
-    await rm(join(modules, name), { recursive: true, force: true });
-    if (ours === undefined) continue;
-    expect(`${name}@${ours}`).toBe(`${name}@${theirs}`);
-    await symlink(join(REPO, "node_modules", name), join(modules, name), "dir");
-    reused.push(name);
-  }
-  return reused;
-}
+import { NPX, ok, packedProject, REPO, run } from "./packed-project.js";
 
 const HOOK = `import { defineHooks } from "isohook/hook-sdk";
 
@@ -151,31 +88,8 @@ let reused: string[];
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "isohook-pack-"));
-  // dist/ is built by the suite's global setup (test/build-dist.ts), as `prepack` would.
-  const packed = await ok(NPM, ["pack", "--silent", "--ignore-scripts", "--pack-destination", work], REPO);
-  const tarball = join(work, packed.stdout.trim().split("\n").at(-1) ?? "");
-  project = join(work, "consumer");
+  ({ project, installMs, reused } = await packedProject(work, ["typescript", "@types/node", "zod"]));
   await mkdir(join(project, "hooks", "no-rm"), { recursive: true });
-  await writeFile(join(project, "package.json"), '{ "name": "consumer", "private": true, "type": "module" }\n');
-  const pinned = async (name: string) => `${name}@${await versionOf(join(REPO, "node_modules", name))}`;
-  const extras = await Promise.all(["typescript", "@types/node", "zod"].map(pinned));
-  const started = performance.now();
-  await ok(
-    NPM,
-    [
-      "install",
-      "--prefer-offline",
-      "--ignore-scripts",
-      "--no-audit",
-      "--no-fund",
-      "--loglevel=error",
-      tarball,
-      ...extras,
-    ],
-    project,
-  );
-  reused = await reuseRepoBuilds(project);
-  installMs = performance.now() - started;
   await writeFile(join(project, "hooks", "no-rm", "index.ts"), HOOK);
   await writeFile(join(project, "hooks", "no-rm", "fixtures.jsonl"), FIXTURES);
   await writeFile(join(project, "hooks", "tsconfig.json"), JSON.stringify(HOOK_TSCONFIG));
@@ -187,7 +101,7 @@ afterAll(async () => {
   if (work !== undefined) await rm(work, { recursive: true, force: true });
 });
 
-describe("the packed package", () => {
+describe("the packed package", { timeout: 180_000 }, () => {
   it("installs from its tarball in seconds, reusing the repo's native builds", async () => {
     expect(reused).toContain("better-sqlite3");
     expect(reused.filter((name) => name.startsWith("isolated-vm-"))).toHaveLength(1);
@@ -195,9 +109,10 @@ describe("the packed package", () => {
     expect((await lstat(join(project, "node_modules", "isohook", "dist", "src", "index.js"))).isFile()).toBe(true);
   });
 
-  it("ships dist/, the CLI output schema, the example hooks and scenarios, and no sources or tests", async () => {
+  it("ships dist/, the licence, the guides and the CLI output schema, the example hooks and scenarios, and no sources or tests", async () => {
     const shipped = await readdir(join(project, "node_modules", "isohook"));
     expect(shipped.sort()).toEqual([
+      "LICENSE",
       "README.md",
       "dist",
       "docs",
@@ -206,7 +121,12 @@ describe("the packed package", () => {
       "scenarios",
       "tsconfig.hook.json",
     ]);
-    expect(await readdir(join(project, "node_modules", "isohook", "docs"))).toEqual(["cli-output.schema.json"]);
+    // The guides the README links to ship with it.
+    const docs = (await readdir(join(REPO, "docs"))).filter((name) => name.endsWith(".md"));
+    expect(docs).toContain("getting-started.md");
+    expect((await readdir(join(project, "node_modules", "isohook", "docs"))).sort()).toEqual(
+      [...docs, "cli-output.schema.json"].sort(),
+    );
     const dist = await readdir(join(project, "node_modules", "isohook", "dist"));
     expect(dist.sort()).toEqual(["sandbox", "src"]);
   });

@@ -4,11 +4,11 @@ import { shortHash, textTable } from "../text-table.js";
 
 export const auditCommand: Command = {
   name: "audit",
-  summary: "Show the audit log of uploads, activations, rollbacks and deletions",
+  summary: "Show the audit log of uploads, activations, rollbacks, rollouts and decision-log changes",
   help: `Usage: isohook audit [--tenant <id>] [--limit <n>] [--store <path>] [--json]
 
-Prints the store's audit log, oldest first: every upload, activation, rollback and deletion, with who did
-it, when, the version and (for activations and rollbacks) the version active before; every change of a
+Prints the store's audit log, oldest first: every upload, activation and rollback (and deletion, which
+only the library's \`deleteVersion\` makes), with who did it, when, the version and (for activations and rollbacks) the version active before; every change of a
 tenant's decision-log settings (action "log", its detail the new settings or "off"); every rollout (its
 detail the share, FROM the active version beside it) and shadow-mode change (shadow, shadow_off). An
 activation or rollback that ended a rollout says so in its detail (\`rollout of v2 at 50 % ended\`, or

@@ -2,7 +2,7 @@ import { open } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type DecisionView, exportLine, outcomeOf, outcomeText, viewOf } from "../../decisionlog/index.js";
 import { CliError, type Command, EXIT, integerFlag, stringFlag, writeJson } from "../command.js";
-import { pointFlag, sinceFlag } from "../decision-options.js";
+import { knownTenant, logOffHint, pointFlag, sinceFlag } from "../decision-options.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { textTable } from "../text-table.js";
 
@@ -47,24 +47,25 @@ Exit codes: 0 listed, 1 the store cannot be read or the file cannot be written, 
     const since = sinceFlag(args, Date.now());
     const limit = integerFlag(args, "limit", 1, 100_000);
     const file = stringFlag(args, "export");
-    const stored = await withStore(args, io, { create: false }, (store) =>
-      store.decisions(
-        {
-          tenantId,
-          ...(point !== undefined ? { point } : {}),
-          ...(since !== undefined ? { since } : {}),
-          ...(limit !== undefined ? { limit } : {}),
-        },
-        io.signal,
-      ),
-    );
+    const { stored, hint } = await withStore(args, io, { create: false }, async (store) => {
+      await knownTenant(store, tenantId, io.signal);
+      const query = {
+        tenantId,
+        ...(point !== undefined ? { point } : {}),
+        ...(since !== undefined ? { since } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+      };
+      const stored = await store.decisions(query, io.signal);
+      return { stored, hint: stored.length === 0 ? await logOffHint(store, tenantId, io.signal) : "" };
+    });
     const views = stored.map(viewOf);
     const exported = file === undefined ? null : await exportTo(resolve(io.cwd, file), views);
     if (args.json) {
       writeJson(io, { tenantId, decisions: views, exported });
       return EXIT.ok;
     }
-    if (views.length === 0) io.stdout(`No recorded calls of ${tenantId}${point ? ` at ${point}` : ""}.\n`);
+    if (views.length === 0)
+      io.stdout(`No recorded calls of ${tenantId}${point ? ` at ${point}` : ""}.${hint === "" ? "" : ` ${hint}.`}\n`);
     else
       io.stdout(
         textTable(

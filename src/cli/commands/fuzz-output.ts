@@ -1,5 +1,5 @@
 import type { FuzzFailure, FuzzReport, GrowthFlag, PointReport } from "../../fuzz/index.js";
-import type { HookPoint } from "../../protocol/index.js";
+import { failureText, type HookPoint } from "../../protocol/index.js";
 import { printable } from "../../terminal/index.js";
 
 /**
@@ -76,14 +76,14 @@ function outcomes(point: PointReport): string {
 }
 
 function failureLines(failure: FuzzFailure, replay: string): string[] {
-  const lines = [`  ✗ ${failure.code}: ${printable(failure.message)}`];
+  const lines = [`  ✗ ${printable(failureText(failure))}`];
   if (failure.grown) {
     const g = failure.grown;
     lines.push(`      input: ${g.origin} with ${g.path} = ${printable(g.preview)} (${size(g.size, g.kind)})`);
   } else {
     lines.push(`      event: ${printable(clip(JSON.stringify(failure.event), 300))}`);
-    lines.push(`      replay: ${replay}`);
   }
+  lines.push(`      replay: ${replay}`);
   return lines;
 }
 

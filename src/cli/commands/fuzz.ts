@@ -1,19 +1,13 @@
 import { compileHook, describeBundle, resolveEntry } from "../../bundler/index.js";
 import { type FuzzReport, fuzzBundle, fuzzDictionary, type SeedEvent } from "../../fuzz/index.js";
-import {
-  type HookExecutor,
-  type HookPoint,
-  isHookPoint,
-  Limits,
-  type LimitsInput,
-  TenantId,
-} from "../../protocol/index.js";
+import { type HookExecutor, type HookPoint, Limits, type LimitsInput, TenantId } from "../../protocol/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
   type CliIO,
   type Command,
   EXIT,
+  failedVerdict,
   integerFlag,
   type ParsedArgs,
   stringFlag,
@@ -21,6 +15,7 @@ import {
   writeJson,
 } from "../command.js";
 import { hookEntryOf } from "../hook-entry.js";
+import { hookPointOf } from "../hook-point-option.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
 import { openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
@@ -54,7 +49,8 @@ Options:
 ${LIMITS_HELP}
   --no-grow          No timeout hunting
 ${STORE_HELP}
-  --json             The report as one JSON object (--all: one per tenant)
+  --json             The report as one JSON object (--all: one per tenant); on a finding, then
+                     {"error": {"code": "fuzz_findings", "message"}}
   -h, --help         Show this help
 
 Exit codes: 0 clean, 1 a failure or super-linear growth found (or the bundle cannot be fuzzed), 2 usage.
@@ -131,7 +127,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Comma
           const report = await fuzzSubject(executor, subject, settings, io);
           if (args.json) writeJson(io, { entry, ...report });
           else io.stdout(`${fuzzReportLines(report, subject.label, replayOf(subject, settings)).join("\n")}\n`);
-          return report.clean ? EXIT.ok : EXIT.failed;
+          return report.clean ? EXIT.ok : failedVerdict(io, args, "fuzz_findings", `${entry} failed the fuzz`);
         });
       }
       return withStore(args, io, { create: false }, async (store) => {
@@ -168,7 +164,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Comma
             else if (mode === "all") io.stdout(`${sweepLine(report, width)}\n`);
             else io.stdout(`${fuzzReportLines(report, subject.label, replayOf(subject, settings)).join("\n")}\n`);
           }
-          return clean ? EXIT.ok : EXIT.failed;
+          return clean ? EXIT.ok : failedVerdict(io, args, "fuzz_findings", "A fuzzed bundle failed: see its report");
         });
       });
     },
@@ -196,12 +192,8 @@ function pointsFlag(args: ParsedArgs): HookPoint[] | undefined {
     .split(",")
     .map((p) => p.trim())
     .filter((p) => p !== "");
-  for (const point of points) {
-    if (!isHookPoint(point))
-      throw new UsageError(`Unknown hook point \`${point}\` in --points: see \`isohook schema\``);
-  }
   if (points.length === 0) throw new UsageError("Expected --points to list hook points, e.g. --points tool.call");
-  return points as HookPoint[];
+  return points.map((point) => hookPointOf(point, "--points"));
 }
 
 interface Settings {

@@ -1,19 +1,21 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { basename, join, relative, resolve } from "node:path";
-import { HOOK_POINT_NAMES, HOOK_POINTS, type HookPoint, isHookPoint, type JsonValue } from "../../protocol/index.js";
+import { HOOK_POINT_NAMES, HOOK_POINTS, type HookPoint, type JsonValue } from "../../protocol/index.js";
 import { CliError, type Command, EXIT, UsageError, writeJson } from "../command.js";
+import { hookPointOf } from "../hook-point-option.js";
 import { hookProjectFiles } from "../init-template.js";
-import { packageVersion } from "../package-version.js";
+import { PACKAGE_ROOT } from "../package-info.js";
 
 const HELP = `Usage: isohook init <dir> [--point tool.call …] [--json]
 
 Creates a hook project in <dir> (a new or empty folder) that works outside this repo:
-  package.json     depends on isohook and vitest; \`npm test\` runs index.test.ts
-  tsconfig.json    for the hook (no Node types: the sandbox has no Node; isohook/hook-sdk declares console)
-  index.ts         typed handlers for the chosen hook points (default tool.call)
-  fixtures.jsonl   one case per point (run by \`isohook test\`, the deploy gate and the test)
-  index.test.ts    a vitest file using isohook/testing: bundles the hook and runs it in the real sandbox
-Then: cd <dir> && npm install && npm test; upload with \`isohook upload --tenant <id> <dir>\`.
+  package.json          depends on this isohook (a file: spec to the package this command runs from),
+                        vitest and typescript; \`npm test\` runs hook.test.ts, \`npm run typecheck\` tsc
+  tsconfig.json         for the hook (no Node types: the sandbox has no Node; isohook/hook-sdk declares console)
+  hook/index.ts         typed handlers for the chosen hook points (default tool.call)
+  hook/fixtures.jsonl   one case per point (run by \`isohook test\`, the deploy gate and the test)
+  hook.test.ts          a vitest file using isohook/testing: bundles the hook and runs it in the real sandbox
+Then: cd <dir> && npm install && npm test; upload with \`isohook upload --tenant <id> <dir>/hook\`.
 
 Options:
   --point <point>    A hook point to write a handler for; repeat for several (default: tool.call)
@@ -49,9 +51,10 @@ export const initCommand: Command = {
       const event = HOOK_POINTS[point].event.safeParse(sampleEvent(point));
       return event.success ? (event.data as JsonValue) : {};
     };
-    const files = hookProjectFiles(name, points, await packageVersion(), sample);
+    // isohook is not on the registry: the project depends on the package this command runs from.
+    const files = hookProjectFiles(name, points, `file:${PACKAGE_ROOT}`, sample);
     try {
-      await mkdir(dir, { recursive: true });
+      await mkdir(join(dir, "hook"), { recursive: true });
       for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text, { flag: "wx" });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
@@ -66,7 +69,7 @@ export const initCommand: Command = {
       [
         `Created a hook project in ${shown} (${points.join(", ")}): ${Object.keys(files).join(", ")}`,
         `Next: cd ${shown} && npm install && npm test`,
-        `      isohook test ${shown}    # the fixtures, one line each`,
+        `      isohook test ${join(shown, "hook")}    # the fixtures, one line each`,
         "",
       ].join("\n"),
     );
@@ -79,10 +82,8 @@ function pointsOf(raw: unknown): HookPoint[] {
   if (given.length === 0) return ["tool.call"];
   const points: HookPoint[] = [];
   for (const name of given) {
-    if (!isHookPoint(name)) {
-      throw new UsageError(`Unknown hook point \`${name}\`. Valid hook points: ${HOOK_POINT_NAMES.join(", ")}`);
-    }
-    if (!points.includes(name)) points.push(name);
+    const point = hookPointOf(name, "--point");
+    if (!points.includes(point)) points.push(point);
   }
   return HOOK_POINT_NAMES.filter((p) => points.includes(p));
 }

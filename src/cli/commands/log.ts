@@ -1,5 +1,6 @@
 import { DEFAULT_LOG_SETTINGS, type LogSettings, type MaskRule } from "../../store/index.js";
 import { type Command, EXIT, integerFlag, type ParsedArgs, stringFlag, UsageError, writeJson } from "../command.js";
+import { knownTenant } from "../decision-options.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 
 export const logCommand: Command = {
@@ -55,16 +56,20 @@ Exit codes: 0 done (or shown), 1 the store failed, 2 usage.
     const settings = on ? settingsOf(args) : undefined;
     if (!on && hasSettingFlags(args)) throw new UsageError("--sample, --mask, --hash and --retain… go with --on");
     if (!on && !off) {
-      const [found] = await withStore(args, io, { create: false }, (store) => store.logSettings(tenantId, io.signal));
+      const [found] = await withStore(args, io, { create: false }, async (store) => {
+        await knownTenant(store, tenantId, io.signal);
+        return store.logSettings(tenantId, io.signal);
+      });
       const current = found === undefined ? null : settingsOnly(found);
       if (args.json) writeJson(io, { tenantId, settings: current, previous: current, changed: false });
       else io.stdout(`${tenantId}: ${describe(current)}.\n`);
       return EXIT.ok;
     }
     const by = uploaderOf(args, io);
-    const change = await withStore(args, io, { create: false }, (store) =>
-      store.setLogSettings({ tenantId, settings: settings ?? null, by }, io.signal),
-    );
+    const change = await withStore(args, io, { create: false }, async (store) => {
+      await knownTenant(store, tenantId, io.signal);
+      return store.setLogSettings({ tenantId, settings: settings ?? null, by }, io.signal);
+    });
     const changed = JSON.stringify(change.settings) !== JSON.stringify(change.previous);
     if (args.json) writeJson(io, { ...change, changed });
     else

@@ -12,8 +12,17 @@ import {
 import { type ActiveBundle, parseLimits, type TenantId } from "../../protocol/index.js";
 import type { BundleStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
-import { CliError, type Command, EXIT, integerFlag, stringFlag, UsageError, writeJson } from "../command.js";
-import { sinceFlag } from "../decision-options.js";
+import {
+  CliError,
+  type Command,
+  EXIT,
+  failedVerdict,
+  integerFlag,
+  stringFlag,
+  UsageError,
+  writeJson,
+} from "../command.js";
+import { logOffHint, sinceFlag } from "../decision-options.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
 import { openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
@@ -38,11 +47,12 @@ Options:
 ${LIMITS_HELP}
 ${STORE_HELP}
   --json               One JSON object: {"tenantId", "version", "source", "report"}; with --fail-on-diff and
-                       a change, {"error": {"code": "decisions_changed", "message", "comparison"}}
+                       a change, then {"error": {"code": "decisions_changed", "message"}}
   -h, --help           Show this help
 
 Exit codes: 0 replayed (no change, or changes without --fail-on-diff), 1 a decision changed with
---fail-on-diff, or the version, file or store cannot be read, 2 usage.
+--fail-on-diff, or there was nothing to replay with --fail-on-diff, or the version, file or store cannot
+be read, 2 usage.
 `;
 
 export function createReplayCommand(deps: SandboxDeps = processSandbox): Command {
@@ -71,14 +81,26 @@ export function createReplayCommand(deps: SandboxDeps = processSandbox): Command
       const limit = integerFlag(args, "limit", 1, 100_000) ?? 1_000;
       const limits = parseLimits(limitsOf(args), (message) => new UsageError(message));
       const fileRecords = from === undefined ? undefined : await readExport(resolve(io.cwd, from), from);
-      const { candidate, records } = await withStore(args, io, { create: false }, async (store) => ({
-        candidate: await candidateOf(store, tenantId, version, io.signal),
-        records:
+      const { candidate, records, hint } = await withStore(args, io, { create: false }, async (store) => {
+        const candidate = await candidateOf(store, tenantId, version, io.signal);
+        const records =
           fileRecords ??
           (await store.decisions({ tenantId, limit, ...(since !== undefined ? { since } : {}) }, io.signal))
             .map(viewOf)
-            .map(replayRecordOf),
-      }));
+            .map(replayRecordOf);
+        const hint = records.length === 0 && from === undefined ? await logOffHint(store, tenantId, io.signal) : "";
+        return { candidate, records, hint };
+      });
+      // A gate that compared nothing has not passed: a pipeline would read exit 0 as "no decision changed".
+      if (records.length === 0 && args.values["fail-on-diff"] === true)
+        throw new CliError(
+          `Nothing to replay: ${from === undefined ? `no recorded calls of ${tenantId}` : `${printable(from)} has no calls`}, so --fail-on-diff cannot vouch for v${version}.${hint === "" ? "" : ` ${hint}, run the agent, then replay.`}`,
+          "nothing_replayed",
+        );
+      if (records.length === 0 && !args.json)
+        io.stderr(
+          `isohook replay: warning: no calls to replay, nothing was compared.${hint === "" ? "" : ` ${hint}.`}\n`,
+        );
       const executor = await openSandbox(deps, limits, io.signal);
       let report: ComparisonReport;
       try {
@@ -88,20 +110,15 @@ export function createReplayCommand(deps: SandboxDeps = processSandbox): Command
       }
       const source = from === undefined ? "log" : "file";
       const changed = report.differed > 0;
-      if (changed && args.values["fail-on-diff"] === true) {
-        const lines = formatComparison(report, { baseline: "recorded", candidate: `v${version}` });
-        throw new CliError(
-          [
-            `${report.differed} decision${report.differed === 1 ? "" : "s"} of ${tenantId} changed under v${version}:`,
-            ...lines,
-          ].join("\n"),
-          "decisions_changed",
-          { comparison: report },
-        );
-      }
+      const gate = changed && args.values["fail-on-diff"] === true;
+      const summary = `${report.differed} decision${report.differed === 1 ? "" : "s"} of ${tenantId} changed under v${version}`;
       if (args.json) {
         writeJson(io, { tenantId, version, source, report });
-        return EXIT.ok;
+        return gate ? failedVerdict(io, args, "decisions_changed", summary) : EXIT.ok;
+      }
+      if (gate) {
+        const lines = formatComparison(report, { baseline: "recorded", candidate: `v${version}` });
+        throw new CliError([`${summary}:`, ...lines].join("\n"), "decisions_changed");
       }
       const what = from === undefined ? "recorded calls" : `calls from ${printable(from)}`;
       io.stdout(

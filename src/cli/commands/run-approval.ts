@@ -15,7 +15,9 @@ import {
   type Checkpoint,
   type CheckpointBody,
   type CheckpointKey,
+  checkpointKeys,
   type HookRuntime,
+  MIN_KEY_BYTES,
   openCheckpoint,
   type RunAgentOptions,
   type RunAgentResult,
@@ -58,7 +60,21 @@ function checkpointKeyOf(env: CliIO["env"]): CheckpointKey | undefined {
     throw new UsageError(
       `${PREVIOUS_CHECKPOINT_KEY_ENV} only opens checkpoints beside the key that seals new ones: set ${CHECKPOINT_KEY_ENV} too`,
     );
-  return key === undefined || previous === undefined ? key : [key, previous];
+  const keys: CheckpointKey | undefined = key === undefined || previous === undefined ? key : [key, previous];
+  // Checked before the run starts, so a bad key cannot cost a paused run after its tools ran.
+  if (keys !== undefined) {
+    try {
+      checkpointKeys(keys);
+    } catch {
+      const short = [key, previous].some((k) => k !== undefined && Buffer.byteLength(k) < MIN_KEY_BYTES);
+      throw new UsageError(
+        short
+          ? `${CHECKPOINT_KEY_ENV} (and ${PREVIOUS_CHECKPOINT_KEY_ENV}) must be at least ${MIN_KEY_BYTES} bytes: 32 random bytes, e.g. $(node -e "console.log(require('crypto').randomBytes(32).toString('base64'))")`
+          : `${CHECKPOINT_KEY_ENV} is not a usable checkpoint key`,
+      );
+    }
+  }
+  return keys;
 }
 
 /** Reads the flags: a fresh run from `--scenario`, or a resume from `--resume` with its decisions. */
@@ -170,13 +186,19 @@ export async function runtimeCall<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Prints the held calls (tenant text through printable) and writes `--checkpoint`. */
+/**
+ * Prints the held calls (tenant text through printable) and writes the checkpoint: to `--checkpoint`, or in
+ * text mode to `<runId>.checkpoint.json` in the working directory (characters other than letters, digits,
+ * `_` and `-` in the run id as `_`) (with `--json` it is in the result line).
+ */
 export async function reportPaused(result: RunAgentResult, args: ParsedArgs, io: CliIO): Promise<void> {
   const { checkpoint } = result;
   if (checkpoint === undefined) return;
-  const file = stringFlag(args, "checkpoint");
+  // A run id may hold any printable character: the default file name keeps it from naming another folder.
+  const named = () => `${result.runId.replace(/[^A-Za-z0-9_-]/g, "_")}.checkpoint.json`;
+  const file = stringFlag(args, "checkpoint") ?? (args.json ? undefined : named());
   if (file !== undefined) await writeFile(resolve(io.cwd, file), `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
-  if (args.json) return;
+  if (args.json || file === undefined) return;
   const pending = result.pending ?? [];
   io.stdout("  waiting for approval:\n");
   for (const p of pending) {
@@ -187,9 +209,7 @@ export async function reportPaused(result: RunAgentResult, args: ParsedArgs, io:
   }
   const ids = pending.map((p) => `--approve ${printable(p.callId)}`).join(" ");
   io.stdout(
-    file === undefined
-      ? "  checkpoint: in the --json result line; pass --checkpoint <file> to write it to a file\n"
-      : `  checkpoint: ${printable(file)} — continue with: isohook run --resume ${printable(file)} ${ids} (or --reject, --edit)\n`,
+    `  checkpoint: ${printable(file)} — continue with: isohook run --resume ${printable(file)} ${ids} (or --reject, --edit)\n`,
   );
 }
 
@@ -252,17 +272,31 @@ async function readCheckpointFile(file: string): Promise<unknown> {
     if (error instanceof CliError) throw error;
     throw new CliError(`Cannot read the checkpoint ${file}: ${(error as Error).message}`, "invalid_checkpoint");
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
+  const value = checkpointIn(text);
+  if (value === undefined)
     throw new CliError(
-      `${file} is not JSON (a truncated file?): pass the checkpoint as the run wrote it`,
+      `${file} is not JSON (a truncated file?): pass the checkpoint as the run wrote it, or what \`run --json\` printed`,
       "invalid_checkpoint",
     );
+  return value;
+}
+
+/** The checkpoint in a file's text: the checkpoint itself, or the result line of `run --json` output (the last one). */
+function checkpointIn(text: string): unknown {
+  const parse = (json: string): unknown => {
+    try {
+      return JSON.parse(json);
+    } catch {
+      return undefined;
+    }
+  };
+  const whole = parse(text);
+  const values = whole !== undefined ? [whole] : text.split("\n").map(parse).reverse();
+  for (const value of values) {
+    const line = value as { type?: unknown; checkpoint?: unknown } | null | undefined;
+    if (line?.type === "result" && line.checkpoint !== undefined) return line.checkpoint;
   }
-  const line = value as { type?: unknown; checkpoint?: unknown } | null;
-  return line?.type === "result" && line.checkpoint !== undefined ? line.checkpoint : value;
+  return whole;
 }
 
 function refusal<T>(fn: () => T): T {

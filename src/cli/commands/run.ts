@@ -53,10 +53,12 @@ Options:
                        maxTurns, approvals
   --run-id <id>        The run's id (default: a fresh run_<uuid>). With a rollout in progress, the run
                        id picks the version, so the same id always gets the same one
-  --checkpoint <file>  Where to write the checkpoint when the run pauses for approval
+  --checkpoint <file>  Where to write the checkpoint when the run pauses for approval (default in text
+                       mode: <runId>.checkpoint.json here; with --json: in the result line)
   --checkpoint-ttl <age>
                        How long the checkpoint can be resumed: 90s, 30m, 12h, 7d (default 7d)
-  --resume <file>      Continue a paused run: a checkpoint file, or the result line of \`run --json\`
+  --resume <file>      Continue a paused run: a checkpoint file, or what \`run --json\` printed (all of it,
+                       or its result line)
   --approve <callId>   Run the held call with its arguments (repeatable)
   --reject <callId>    Answer the held call with the error result "rejected: <reason>" (repeatable)
   --reason <text>      The reason given with --reject (default "rejected by the operator")

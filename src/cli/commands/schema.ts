@@ -1,6 +1,6 @@
-import { suggestHandler } from "../../bundler/index.js";
-import { HOOK_POINT_NAMES, hookPointOfHandler, hookSchema, isHookPoint } from "../../protocol/index.js";
+import { HOOK_POINT_NAMES, hookSchema } from "../../protocol/index.js";
 import { type Command, EXIT, UsageError, writeJson } from "../command.js";
+import { hookPointOf } from "../hook-point-option.js";
 
 const HELP = `Usage: isohook schema [hook-point] [--json]
 
@@ -22,12 +22,6 @@ Options:
 Exit codes: 0 printed, 2 usage.
 `;
 
-function unknownPoint(name: string): UsageError {
-  const handler = hookPointOfHandler(name) ?? hookPointOfHandler(suggestHandler(name) ?? "");
-  const hint = handler === undefined ? "" : ` (did you mean \`${handler}\`?)`;
-  return new UsageError(`Unknown hook point \`${name}\`${hint}. Valid hook points: ${HOOK_POINT_NAMES.join(", ")}`);
-}
-
 export const schemaCommand: Command = {
   name: "schema",
   summary: "Print JSON Schema of hook events and results",
@@ -37,8 +31,7 @@ export const schemaCommand: Command = {
   async run(args, io) {
     const [name, ...rest] = args.positionals;
     if (rest.length > 0) throw new UsageError(`Expected at most one hook point, got ${args.positionals.length}`);
-    if (name !== undefined && !isHookPoint(name)) throw unknownPoint(name);
-    const schema = hookSchema(name);
+    const schema = hookSchema(name === undefined ? undefined : hookPointOf(name));
     if (args.json) writeJson(io, schema);
     else io.stdout(`${JSON.stringify(schema, null, 2)}\n`);
     return EXIT.ok;

@@ -23,6 +23,7 @@ import {
   type CliIO,
   type Command,
   EXIT,
+  failedVerdict,
   type ParsedArgs,
   stringFlag,
   UsageError,
@@ -54,7 +55,8 @@ Options:
 ${LIMITS_HELP}
   -w, --watch        Run again on every save under the hook's folder, until Ctrl-C
   --json             One JSON object: {"file", "passed", "failed", "unchecked", "results": [the outcome
-                     plus line, point, runMs, cpuMs, logs, passed, mismatch]}
+                     plus line, point, runMs, cpuMs, logs, passed, mismatch]}; when a line fails, then
+                     {"error": {"code": "fixtures_failed", "message"}}
   -h, --help         Show this help
 
 Exit codes: 0 every expectation met, 1 a mismatch (or the hook or events file has problems), 2 usage.
@@ -160,7 +162,8 @@ async function runOnce(run: TestRun, eventsFile: string): Promise<number> {
     for (const report of reports) io.stdout(readableLine(report));
     io.stdout(`${totals(reports.length, passed, failed)} — ${file}\n`);
   }
-  return failed > 0 ? EXIT.failed : EXIT.ok;
+  if (failed === 0) return EXIT.ok;
+  return failedVerdict(io, args, "fixtures_failed", `${failed} of ${reports.length} lines failed in ${file}`);
 }
 
 export const testCommand = createTestCommand();
