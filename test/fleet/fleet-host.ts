@@ -33,6 +33,7 @@ const runtime = await createHookRuntime({
         origin: event.origin,
         strike: event.strike,
       });
+    else if (event.type === "decisionlog.dropped") send({ type: "dropped", host, count: event.count });
     else if (event.type === "store.unreachable" || event.type === "store.reachable")
       send({ type: "store", host, at: Date.now(), state: event.type });
   },

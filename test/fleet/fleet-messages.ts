@@ -41,6 +41,7 @@ export type FleetMessage =
       readonly strike: number;
     }
   | { readonly type: "store"; readonly host: string; readonly at: number; readonly state: string }
+  | { readonly type: "dropped"; readonly host: string; readonly count: number }
   | {
       readonly type: "stats";
       readonly host: string;

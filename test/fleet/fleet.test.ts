@@ -52,6 +52,8 @@ describe.runIf(await postgresAvailable())("a fleet of four hosts under faults", 
       // `recorded` counts what entered the buffer; a full buffer's drops (`droppedFull`) never did.
       expect(s.written + s.droppedFailed).toBe(s.recorded);
       expect(s.rows).toBe(s.written);
+      // …and every drop was told as an event too.
+      expect(s.told).toBe(s.droppedFull + s.droppedFailed);
     }
   });
 });
