@@ -45,6 +45,8 @@ export type FleetMessage =
   | {
       readonly type: "stats";
       readonly host: string;
+      /** False when the runtime's close did not end within 60 s. */
+      readonly closed: boolean;
       readonly recorded: number;
       readonly written: number;
       readonly droppedFull: number;

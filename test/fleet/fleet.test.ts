@@ -50,6 +50,7 @@ describe.runIf(await postgresAvailable())("a fleet of four hosts under faults", 
     // Every decision-log record is written or counted as dropped; what was written is in the table.
     expect(report.stats.map((s) => s.host).sort()).toEqual(live);
     for (const s of report.stats) {
+      expect(s.closed).toBe(true);
       expect(s.pending).toBe(0);
       expect(s.recorded).toBeGreaterThan(0);
       // `recorded` counts what entered the buffer; a full buffer's drops (`droppedFull`) never did.
