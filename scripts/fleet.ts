@@ -38,7 +38,7 @@ console.log(
 );
 for (const s of report.stats) {
   console.log(
-    `  ${s.host} decision log: recorded ${s.recorded}, written ${s.written} (rows in PostgreSQL ${s.rows}), dropped ${s.droppedFull + s.droppedFailed} (counted), pending ${s.pending}`,
+    `  ${s.host} decision log: recorded ${s.recorded}, written ${s.written} (rows in PostgreSQL ${s.rows}), dropped ${s.droppedFull + s.droppedFailed} (counted; told by events: ${s.told}), pending ${s.pending}${s.closed ? "" : ", its close did not end within 60 s"}`,
   );
 }
 for (const v of report.violations.slice(0, 5)) console.log(`  violation: ${v}`);

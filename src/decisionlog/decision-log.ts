@@ -56,6 +56,9 @@ export class DecisionLog implements DecisionSink {
   readonly #lastPrune = new Map<TenantId, number>();
   #closed = false;
   #stats = { recorded: 0, written: 0, droppedFull: 0, droppedFailed: 0, pruned: 0 };
+  /** Full-buffer drops not yet told to `onDropped`: told at most once per `flushMs`, not once per entry. */
+  #untoldFull = 0;
+  #toldAt = Number.NEGATIVE_INFINITY;
 
   private constructor(store: DecisionLogStore, options: ResolvedLogOptions) {
     this.#store = store;
@@ -91,6 +94,8 @@ export class DecisionLog implements DecisionSink {
     const { bufferSize, bufferChars } = this.#options;
     if (this.#closed || this.#buffer.length >= bufferSize || this.#bufferedChars + chars > bufferChars) {
       this.#stats.droppedFull++;
+      this.#untoldFull++;
+      if (this.#options.clock() - this.#toldAt >= this.#options.flushMs) this.#tellFull();
       return;
     }
     this.#buffer.push(entry);
@@ -142,6 +147,7 @@ export class DecisionLog implements DecisionSink {
   }
 
   #drain(): Promise<void> {
+    this.#tellFull();
     if (this.#writing !== undefined) return this.#writing;
     const batch = this.#buffer.splice(0, this.#options.batchSize);
     if (batch.length === 0) return Promise.resolve();
@@ -171,9 +177,25 @@ export class DecisionLog implements DecisionSink {
       this.#stats.written += await this.#store.appendDecisions(rows);
     } catch {
       this.#stats.droppedFailed += batch.length;
+      this.#dropped("failed", batch.length);
       return;
     }
     await this.#prune(rows);
+  }
+
+  #tellFull(): void {
+    if (this.#untoldFull === 0) return;
+    this.#toldAt = this.#options.clock();
+    this.#dropped("full", this.#untoldFull);
+    this.#untoldFull = 0;
+  }
+
+  #dropped(reason: "full" | "failed", count: number): void {
+    try {
+      this.#options.onDropped?.({ type: "decisionlog.dropped", reason, count });
+    } catch {
+      // A listener's throw must not stop the writer.
+    }
   }
 
   async #prune(rows: readonly DecisionRow[]): Promise<void> {

@@ -28,7 +28,7 @@ export {
   viewOf,
 } from "./decision-view.js";
 export { type ComparisonLabels, formatComparison } from "./format-comparison.js";
-export { type LogOptions, parseLogOptions } from "./log-options.js";
+export { type DecisionsDroppedEvent, type LogOptions, parseLogOptions } from "./log-options.js";
 export { applyMask, compileMask, type MaskPlan } from "./masking.js";
 export {
   comparable,

@@ -24,6 +24,18 @@ export interface LogOptions {
   /** Events longer than this are stored truncated and marked [65,536 characters]. */
   readonly maxEventChars?: number;
   readonly clock?: () => number;
+  /** Told of every drop: a failed batch at once, a full buffer's drops at most once per `flushMs` (never per entry). */
+  readonly onDropped?: (event: DecisionsDroppedEvent) => void;
+}
+
+/**
+ * Decision-log entries dropped: `full`, the buffer was full (the store is slower than the calls, or down);
+ * `failed`, the store refused a batch. Also counted in `DecisionLog.stats()`.
+ */
+export interface DecisionsDroppedEvent {
+  readonly type: "decisionlog.dropped";
+  readonly reason: "full" | "failed";
+  readonly count: number;
 }
 
 export interface ResolvedLogOptions {
@@ -36,6 +48,7 @@ export interface ResolvedLogOptions {
   readonly pruneMs: number;
   readonly maxEventChars: number;
   readonly clock: () => number;
+  readonly onDropped: ((event: DecisionsDroppedEvent) => void) | undefined;
 }
 
 const int = (name: string, min: number, max: number, fallback: number) =>
@@ -72,6 +85,11 @@ const Schema = z.strictObject({
   clock: z
     .custom<() => number>((v) => typeof v === "function", { error: "Expected `clock` to be a function" })
     .default(() => Date.now),
+  onDropped: z
+    .custom<(event: DecisionsDroppedEvent) => void>((v) => typeof v === "function", {
+      error: "Expected `onDropped` to be a function",
+    })
+    .optional(),
 });
 
 /** Validates the options; throws a `TypeError` naming the first bad one. */
@@ -86,7 +104,11 @@ export function parseLogOptions(options: LogOptions): ResolvedLogOptions {
     );
   }
   const { all, ...rest } = parsed.data;
-  return { ...rest, all: all === undefined ? undefined : allSettings(all as Partial<LogSettings>) };
+  return {
+    ...rest,
+    onDropped: rest.onDropped,
+    all: all === undefined ? undefined : allSettings(all as Partial<LogSettings>),
+  };
 }
 
 function allSettings(all: Partial<LogSettings>): LogSettings {

@@ -1,5 +1,6 @@
 import type { SupervisorEvent } from "../../sandbox/supervisor/index.js";
 import type { AgentEvent } from "../agent/index.js";
+import type { DecisionsDroppedEvent } from "../decisionlog/index.js";
 import type {
   DispatchEvent,
   HookCalledEvent,
@@ -58,4 +59,4 @@ export type RunEvent =
  * What the runtime reports to its own `onEvent`: every dispatcher event, the sandbox workers' lifecycle,
  * and the reachability of a store the runtime opened from a location (`store.unreachable`, `store.reachable`).
  */
-export type RuntimeEvent = DispatchEvent | SupervisorEvent | StoreEvent;
+export type RuntimeEvent = DispatchEvent | SupervisorEvent | StoreEvent | DecisionsDroppedEvent;

@@ -1,5 +1,5 @@
 import { createHookExecutor, ExecutorOptionsError, type SupervisorEvent } from "../../sandbox/supervisor/index.js";
-import { DecisionLog } from "../decisionlog/index.js";
+import { DecisionLog, type DecisionsDroppedEvent } from "../decisionlog/index.js";
 import { createDispatcher, type DispatchEvent, type PlatformHooks } from "../dispatch/index.js";
 import type { BundleSource, HookExecutor } from "../protocol/index.js";
 import { notify } from "../protocol/index.js";
@@ -171,7 +171,13 @@ async function openDecisionLog(
   const { store: logStore, ...logOptions } = chosen ?? {};
   const target = logStore ?? store;
   if (target === undefined) return undefined;
-  return DecisionLog.open(target, logOptions);
+  // Drops reach the runtime's events as well as the log's own listener.
+  const own = logOptions.onDropped;
+  const onDropped = (event: DecisionsDroppedEvent) => {
+    own?.(event);
+    notify(options.onEvent, event);
+  };
+  return DecisionLog.open(target, { ...logOptions, onDropped });
 }
 
 /** What sandbox metrics can read of an executor: a process executor's workers (pending calls, RSS). */

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteBundleStore } from "../../src/store/index.js";
 import { dropSchema, freshSchema, pgUrl, postgresAvailable } from "../store/helpers/postgres.js";
+import { isohookProcess } from "./cli-process.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const KEY = "test checkpoint key: 32 bytes ok";
@@ -14,22 +14,7 @@ let dir: string;
 let scenario: string;
 
 function isohook(args: string[], env: Record<string, string | undefined> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", "src/cli/main.ts", ...args], {
-      cwd: REPO,
-      env: { ...process.env, ISOHOOK_STORE: undefined, ISOHOOK_CHECKPOINT_KEY: KEY, ...env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return isohookProcess(args, { ISOHOOK_STORE: undefined, ISOHOOK_CHECKPOINT_KEY: KEY, ...env });
 }
 
 beforeAll(async () => {

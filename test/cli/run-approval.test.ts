@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reportPaused } from "../../src/cli/commands/run-approval.js";
 import type { RunAgentResult } from "../../src/runtime/index.js";
+import { isohookProcess } from "./cli-process.js";
 import { fakeIO } from "./fake-io.js";
 
 /** The done-when of issue 11, with the real CLI: a push held for approval, resumed in a second process. */
@@ -17,21 +17,10 @@ let scenario: string;
 
 /** Runs `isohook …` in its own process, as a user would. */
 function isohook(args: string[], env: Record<string, string | undefined> = { ISOHOOK_CHECKPOINT_KEY: KEY }) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", "src/cli/main.ts", ...args], {
-      cwd: REPO,
-      env: { ...process.env, ISOHOOK_CHECKPOINT_KEY: undefined, ISOHOOK_CHECKPOINT_PREVIOUS_KEY: undefined, ...env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  return isohookProcess(args, {
+    ISOHOOK_CHECKPOINT_KEY: undefined,
+    ISOHOOK_CHECKPOINT_PREVIOUS_KEY: undefined,
+    ...env,
   });
 }
 

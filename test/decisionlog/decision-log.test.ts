@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { DecisionLog, recordOf, runShare, sampledRun, viewOf } from "../../src/decisionlog/index.js";
+import {
+  DecisionLog,
+  type DecisionsDroppedEvent,
+  recordOf,
+  runShare,
+  sampledRun,
+  viewOf,
+} from "../../src/decisionlog/index.js";
 import { createDispatcher, type DecisionEntry, type DecisionSink } from "../../src/dispatch/index.js";
 import { RunId, TenantId } from "../../src/protocol/index.js";
 import { type DecisionRow, type LogSettings, MemoryBundleStore } from "../../src/store/index.js";
@@ -149,7 +156,13 @@ describe("the decision log", () => {
         return new Promise<number>(() => {}); // never settles
       },
     });
-    const log = await DecisionLog.open(blocking, { bufferSize: 10, batchSize: 4, flushMs: 1 });
+    const told: DecisionsDroppedEvent[] = [];
+    const log = await DecisionLog.open(blocking, {
+      bufferSize: 10,
+      batchSize: 4,
+      flushMs: 1,
+      onDropped: (e) => told.push(e),
+    });
     const dispatcher = dispatcherWith(log);
     const decisions: string[] = [];
     for (let i = 0; i < 60; i++) {
@@ -164,6 +177,11 @@ describe("the decision log", () => {
     expect(stats.recorded + stats.droppedFull).toBe(60);
     expect(stats.pending).toBe(stats.recorded);
     expect(stats.written).toBe(0);
+    // Drops are told in sums, not once per entry.
+    expect(told.length).toBeGreaterThan(0);
+    expect(told.length).toBeLessThan(stats.droppedFull);
+    expect(told.every((e) => e.type === "decisionlog.dropped" && e.reason === "full")).toBe(true);
+    expect(told.reduce((n, e) => n + e.count, 0)).toBeLessThanOrEqual(stats.droppedFull);
   });
 
   it("counts a batch the store refused and keeps taking calls", async () => {
@@ -172,10 +190,12 @@ describe("the decision log", () => {
       logSettings: (t?: TenantId) => store.logSettings(t),
       appendDecisions: () => Promise.reject(new Error("disk full")),
     });
-    const log = await DecisionLog.open(failing);
+    const told: DecisionsDroppedEvent[] = [];
+    const log = await DecisionLog.open(failing, { onDropped: (e) => told.push(e) });
     await call(dispatcherWith(log), "run-f");
     await log.close();
     expect(log.stats()).toMatchObject({ recorded: 1, written: 0, droppedFailed: 1 });
+    expect(told).toEqual([{ type: "decisionlog.dropped", reason: "failed", count: 1 }]);
   });
 
   it("keeps a decision when the sink throws", async () => {

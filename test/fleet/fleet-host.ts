@@ -33,6 +33,7 @@ const runtime = await createHookRuntime({
         origin: event.origin,
         strike: event.strike,
       });
+    else if (event.type === "decisionlog.dropped") send({ type: "dropped", host, count: event.count });
     else if (event.type === "store.unreachable" || event.type === "store.reachable")
       send({ type: "store", host, at: Date.now(), state: event.type });
   },
@@ -118,11 +119,14 @@ async function lane(offset: number): Promise<void> {
 send({ type: "ready", host });
 await Promise.all([lane(0), lane(1)]);
 clearInterval(watcher);
-await runtime.close();
-const stats = runtime.decisionLog?.stats();
-send({
-  type: "stats",
-  host,
-  ...(stats ?? { recorded: 0, written: 0, droppedFull: 0, droppedFailed: 0, pending: 0, pruned: 0 }),
-});
+// A close that does not end is a finding: the stats go to the parent either way, saying so.
+let closed = false;
+await Promise.race([
+  runtime.close().then(() => {
+    closed = true;
+  }),
+  new Promise((resolve) => setTimeout(resolve, 60_000).unref()),
+]);
+const stats = runtime.decisionLog?.stats() ?? { recorded: 0, written: 0, droppedFull: 0, droppedFailed: 0, pending: 0 };
+send({ type: "stats", host, closed, ...stats });
 process.disconnect?.();

@@ -41,9 +41,12 @@ export type FleetMessage =
       readonly strike: number;
     }
   | { readonly type: "store"; readonly host: string; readonly at: number; readonly state: string }
+  | { readonly type: "dropped"; readonly host: string; readonly count: number }
   | {
       readonly type: "stats";
       readonly host: string;
+      /** False when the runtime's close did not end within 60 s. */
+      readonly closed: boolean;
       readonly recorded: number;
       readonly written: number;
       readonly droppedFull: number;

@@ -52,7 +52,11 @@ export interface FleetReport {
   readonly killed: { readonly host: string; readonly at: number };
   readonly outageAt: number;
   readonly restartedAt: number | undefined;
-  readonly stats: readonly (Extract<FleetMessage, { type: "stats" }> & { readonly rows: number })[];
+  /** Each live host's decision-log counts, the rows of its runs in the table, and the drops its events told. */
+  readonly stats: readonly (Extract<FleetMessage, { type: "stats" }> & {
+    readonly rows: number;
+    readonly told: number;
+  })[];
   readonly quarantine: { readonly failures: number };
   readonly durationMs: number;
 }
@@ -193,6 +197,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       "SELECT split_part(run_id, '_', 2) AS host, count(*)::int AS n FROM isohook.decisions GROUP BY 1",
     );
     const rowsOf = (host: string) => Number(rows.find((r) => r.host === host)?.n ?? 0);
+    const toldOf = (host: string) =>
+      messages.reduce((n, m) => n + (m.type === "dropped" && m.host === host ? m.count : 0), 0);
     const runs = messages.filter((m): m is RunReport => m.type === "run");
     const release = changes.find((c) => c.tenant === "mallory");
     const episode = (r: RunReport) => (release === undefined || r.startedAt < release.callAt ? 0 : 1);
@@ -216,7 +222,9 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       killed: { host: victim, at: killedAt },
       outageAt,
       restartedAt,
-      stats: messages.flatMap((m) => (m.type === "stats" ? [{ ...m, rows: rowsOf(m.host) }] : [])),
+      stats: messages.flatMap((m) =>
+        m.type === "stats" ? [{ ...m, rows: rowsOf(m.host), told: toldOf(m.host) }] : [],
+      ),
       quarantine: { failures: QUARANTINE.failures },
       durationMs: Date.now() - started,
     };

@@ -25,11 +25,15 @@ describe.runIf(await postgresAvailable())("a fleet of four hosts under faults", 
     expect(flips).toBeGreaterThanOrEqual(4);
     for (const host of live) expect(report.pickups.filter((p) => p.host === host)).toHaveLength(flips);
 
-    // mallory: cut off everywhere after at most K + hosts timeouts, twice (before and after its release).
-    const bound = report.quarantine.failures + HOSTS;
-    expect(report.strikes[0]).toBeGreaterThanOrEqual(report.quarantine.failures);
+    // mallory: cut off everywhere, twice (before and after its release), after fewer timeouts than the
+    // hosts' own books would allow (K each). K + hosts is the bound when every host hears the entry within
+    // one call's time; scripts/fleet.ts prints the count against it (on a loaded machine a host can hear
+    // late, so that bound is not asserted here). Fewer than K calls can do it: a call that also reloaded
+    // its worker counts once per timeout it held.
+    const bound = report.quarantine.failures * HOSTS - 1;
+    expect(report.strikes[0]).toBeGreaterThan(0);
     expect(report.strikes[0]).toBeLessThanOrEqual(bound);
-    expect(report.strikes[1]).toBeGreaterThanOrEqual(report.quarantine.failures);
+    expect(report.strikes[1]).toBeGreaterThan(0);
     expect(report.strikes[1]).toBeLessThanOrEqual(bound);
     for (const host of live) {
       expect(report.cutOff[0]).toContain(host);
@@ -46,10 +50,14 @@ describe.runIf(await postgresAvailable())("a fleet of four hosts under faults", 
     // Every decision-log record is written or counted as dropped; what was written is in the table.
     expect(report.stats.map((s) => s.host).sort()).toEqual(live);
     for (const s of report.stats) {
+      expect(s.closed).toBe(true);
       expect(s.pending).toBe(0);
       expect(s.recorded).toBeGreaterThan(0);
-      expect(s.written + s.droppedFull + s.droppedFailed).toBe(s.recorded);
+      // `recorded` counts what entered the buffer; a full buffer's drops (`droppedFull`) never did.
+      expect(s.written + s.droppedFailed).toBe(s.recorded);
       expect(s.rows).toBe(s.written);
+      // …and every drop was told as an event too.
+      expect(s.told).toBe(s.droppedFull + s.droppedFailed);
     }
   });
 });

@@ -16,7 +16,7 @@ import {
   SCHEMA_VERSION,
   SqliteBundleStore,
 } from "../../src/store/index.js";
-import { PG_MIGRATIONS } from "../../src/store/postgres/postgres-schema.js";
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "../../src/store/postgres/postgres-schema.js";
 import { MIGRATIONS } from "../../src/store/schema.js";
 import { fakeBundle } from "./helpers/bundles.js";
 import { dropSchema, freshSchema, pgQuery, pgUrl, postgresAvailable } from "./helpers/postgres.js";
@@ -102,7 +102,7 @@ describe("migrations 2 and 3 on a store at schema version 1", () => {
       }
       const store = await PostgresBundleStore.open(pgUrl(schema));
       try {
-        expect(store.migration).toEqual({ from: 1, to: SCHEMA_VERSION });
+        expect(store.migration).toEqual({ from: 1, to: PG_SCHEMA_VERSION });
         await afterMigration(store);
       } finally {
         await store.close();
