@@ -6,6 +6,7 @@ export {
   CheckpointBody,
   type CheckpointKey,
   openCheckpoint,
+  parseCheckpointJson,
 } from "./checkpoint.js";
 export { bundleFromEntry, type EntryBundleOptions, fixedBundleSource } from "./entry-source.js";
 export { RuntimeError, type RuntimeErrorCode } from "./errors.js";
