@@ -30,7 +30,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
  * ```
  */
 export function storeLocation(location: string, schemaOption?: string): StoreLocation {
-  if (!POSTGRES_URL.test(location)) return { kind: "sqlite", path: location };
+  if (!isPostgresUrl(location)) return { kind: "sqlite", path: location };
   let url: URL;
   try {
     url = new URL(location);
@@ -45,6 +45,11 @@ export function storeLocation(location: string, schemaOption?: string): StoreLoc
   const schema = checkSchemaName(schemaOption ?? fromUrl ?? DEFAULT_PG_SCHEMA);
   const bare = url.toString();
   return { kind: "postgres", url: bare, schema, display: redact(bare) };
+}
+
+/** True for a PostgreSQL store location (`postgres://…`, `postgresql://…`), valid or not. */
+export function isPostgresUrl(location: string): boolean {
+  return POSTGRES_URL.test(location);
 }
 
 export function checkSchemaName(schema: string): string {

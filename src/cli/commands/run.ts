@@ -12,7 +12,7 @@ import {
   type RunEvent,
   runTrace,
 } from "../../runtime/index.js";
-import { type BundleStore, openStore } from "../../store/index.js";
+import { type BundleStore, isPostgresUrl, openStore } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
 import { eventJson } from "../json-output-events.js";
@@ -28,7 +28,7 @@ import {
 
 export { scenarioOf };
 
-import { cliStoreError, isPostgres, STORE_HELP, storeLocationOf } from "../store-option.js";
+import { cliStoreError, STORE_HELP, storeLocationOf } from "../store-option.js";
 
 const HELP = `Usage: isohook run --scenario <file.json> [--run-id <id>] [--checkpoint <out.json>] [--store path] [--json]
        isohook run --resume <checkpoint.json> (--approve <callId> | --reject <callId> [--reason <text>] | --edit <callId>=<json>)…
@@ -112,7 +112,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
         throw new UsageError(`Expected --run-id to be ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
       const tools = toolsOf(loaded);
       const storePath = loaded.hookEntry === undefined ? storeLocationOf(args, io) : undefined;
-      if (storePath !== undefined && !isPostgres(storePath)) await mustExist(storePath, loaded);
+      if (storePath !== undefined && !isPostgresUrl(storePath)) await mustExist(storePath, loaded);
       const limits = loaded.scenario.limits;
       const executor = await deps.openExecutor({
         ...(limits ? { limits } : {}),
@@ -127,7 +127,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           });
           if (resume === undefined && (await store.active(loaded.scenario.tenant, io.signal)) === undefined) {
             throw new CliError(
-              `Tenant ${loaded.scenario.tenant} has no active bundle in ${isPostgres(storePath) ? "the PostgreSQL store" : storePath}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
+              `Tenant ${loaded.scenario.tenant} has no active bundle in ${isPostgresUrl(storePath) ? "the PostgreSQL store" : storePath}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
               "no_active_bundle",
             );
           }
