@@ -23,6 +23,7 @@ export {
   Scenario,
   ScenarioError,
   type ScenarioInput,
+  scenarioOfText,
 } from "./scenario.js";
 export { declaredTool, ToolDeclaration, type ToolDeclarationInput, ToolSchemaError } from "./scenario-tool.js";
 export { ScriptedTurn, type ScriptedTurnInput, scriptedModel } from "./scripted-model.js";

@@ -90,6 +90,11 @@ export async function loadScenario(file: string, signal?: AbortSignal): Promise<
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : String(error);
     throw new ScenarioError(`Cannot read scenario ${file}: ${reason}`);
   }
+  return scenarioOfText(text, file);
+}
+
+/** A scenario from the text of `file` (read by the caller); throws `ScenarioError` naming the file and the field. */
+export function scenarioOfText(text: string, file: string): LoadedScenario {
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -1,17 +1,17 @@
 import { createHash } from "node:crypto";
-import { access } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Message, type Metafile, type Plugin } from "esbuild";
 import { BundleHash, DEFAULT_LIMITS } from "../protocol/index.js";
 import { BundleError, type BundleErrorCode, type BundleProblem, headlineOf } from "./bundle-error.js";
 import { findComputedLoads } from "./computed-loads.js";
-import { containmentPlugin, MAX_SOURCE_BYTES } from "./containment.js";
+import { containmentPlugin } from "./containment.js";
 import { resolveEntry, toPosix } from "./entry.js";
 import { mapEsbuildErrors } from "./esbuild-messages.js";
 import { scanHookFolder } from "./folder-scan.js";
 import { guardPlugin } from "./guard-plugin.js";
-import { type FolderBounds, HookFileError, readHookFile } from "./hook-file.js";
+import { HookFileError } from "./hook-file.js";
+import { tsconfigOf } from "./tsconfig.js";
 
 /** The global the bundle script leaves its module namespace in (contracts §1); the prelude deletes it. */
 export const BUNDLE_GLOBAL = "__isohook_bundle";
@@ -114,29 +114,14 @@ export async function compileHook(entry: string, options: BundleOptions = {}): P
   return { code, sourceMap, hash, bytes, entry: resolved.display };
 }
 
-/**
- * The hook folder's own tsconfig.json, checked like any file of it; without one, none: esbuild would
- * otherwise use the nearest tsconfig.json above the folder (its `paths` and compiler options).
- */
-async function tsconfigOf(folder: FolderBounds, cwd: string): Promise<{ tsconfig: string } | { tsconfigRaw: object }> {
-  const file = join(folder.root, "tsconfig.json");
-  const exists = await access(file).then(
-    () => true,
-    () => false,
-  );
-  if (!exists) return { tsconfigRaw: {} };
-  await readHookFile(file, { shown: toPosix(relative(cwd, file)), maxBytes: MAX_SOURCE_BYTES, folder });
-  return { tsconfig: file };
-}
-
 function runEsbuild(
   file: string,
   workDir: string,
-  tsconfig: { tsconfig: string } | { tsconfigRaw: object },
+  tsconfigRaw: { compilerOptions: Record<string, unknown> },
   plugins: Plugin[],
 ) {
   return build({
-    ...tsconfig,
+    tsconfigRaw,
     stdin: {
       contents: `export { default } from ${JSON.stringify(`./${basename(file)}`)};\n`,
       resolveDir: workDir,

@@ -74,13 +74,13 @@ export async function readHookFile(path: string, options: ReadHookFileOptions): 
     // ELOOP: the last component became a symlink after realpath; ENXIO: a socket (or a FIFO without reader).
     if (codeOf(error) === "ELOOP" && folder !== undefined) throw leavesFolder(shown, folder);
     if (codeOf(error) === "ENXIO")
-      throw new HookFileError("not_a_file", shown, `${shown} is a socket or a FIFO: ${ONLY_FILES}`);
+      throw new HookFileError("not_a_file", shown, `${shown} is a socket or a FIFO: ${onlyFiles(folder)}`);
     throw missingOrUnreadable(error, shown);
   }
   try {
     const stats = await handle.stat();
     checkStats(stats, options);
-    const text = await readCapped(handle, options.maxBytes, shown);
+    const text = await readCapped(handle, options);
     if (options.maxLines !== undefined) checkLines(text, options.maxLines, shown);
     return text;
   } finally {
@@ -88,11 +88,19 @@ export async function readHookFile(path: string, options: ReadHookFileOptions): 
   }
 }
 
-const ONLY_FILES = "isohook reads only regular files from a hook folder. Replace it with a regular file.";
+/** Where the file came from, for messages: a hook folder's, or one the operator named. */
+function source(folder: FolderBounds | undefined): string {
+  return folder === undefined ? "a file it is given" : "a hook folder file";
+}
+
+function onlyFiles(folder: FolderBounds | undefined): string {
+  return `isohook reads only regular files${folder === undefined ? "" : " from a hook folder"}. Replace it with a regular file.`;
+}
 
 function checkStats(stats: Stats, options: ReadHookFileOptions): void {
   const { shown, folder, maxBytes } = options;
-  if (!stats.isFile()) throw new HookFileError("not_a_file", shown, `${shown} is ${fileKind(stats)}: ${ONLY_FILES}`);
+  if (!stats.isFile())
+    throw new HookFileError("not_a_file", shown, `${shown} is ${fileKind(stats)}: ${onlyFiles(folder)}`);
   if (folder !== undefined && stats.nlink > 1) {
     throw new HookFileError(
       "hard_link",
@@ -107,10 +115,11 @@ function checkStats(stats: Stats, options: ReadHookFileOptions): void {
       `${shown} is on another file system than ${folder.shown} (a mount point inside the hook folder): isohook reads only the folder's own files. Copy the file into the folder.`,
     );
   }
-  if (stats.size > maxBytes) throw tooLarge(shown, maxBytes, `${stats.size.toLocaleString("en-US")} bytes`);
+  if (stats.size > maxBytes) throw tooLarge(options, `${stats.size.toLocaleString("en-US")} bytes`);
 }
 
-async function readCapped(handle: FileHandle, maxBytes: number, shown: string): Promise<string> {
+async function readCapped(handle: FileHandle, options: ReadHookFileOptions): Promise<string> {
+  const { maxBytes } = options;
   // A regular file may still grow, or report size 0 while it has content (procfs): read to the cap only.
   const buffer = new Uint8Array(Math.min(maxBytes + 1, 64 * 1024));
   const decoder = new TextDecoder();
@@ -120,7 +129,7 @@ async function readCapped(handle: FileHandle, maxBytes: number, shown: string): 
     const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), null);
     if (bytesRead === 0) break;
     total += bytesRead;
-    if (total > maxBytes) throw tooLarge(shown, maxBytes, "more");
+    if (total > maxBytes) throw tooLarge(options, "more");
     text += decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
   }
   return text + decoder.decode();
@@ -139,11 +148,11 @@ function checkLines(text: string, maxLines: number, shown: string): void {
   }
 }
 
-function tooLarge(shown: string, maxBytes: number, size: string): HookFileError {
+function tooLarge({ shown, maxBytes, folder }: ReadHookFileOptions, size: string): HookFileError {
   return new HookFileError(
     "file_too_large",
     shown,
-    `${shown} is larger than ${maxBytes.toLocaleString("en-US")} bytes (${size}), the most isohook reads from a hook folder file. Make it smaller.`,
+    `${shown} is larger than ${maxBytes.toLocaleString("en-US")} bytes (${size}), the most isohook reads from ${source(folder)}. Make it smaller.`,
   );
 }
 

@@ -33,11 +33,15 @@ export function pointFlag(args: ParsedArgs): HookPoint | undefined {
 }
 
 /**
- * Refuses a tenant the store has never seen: a mistyped `--tenant` would otherwise read as "nothing
- * recorded" or switch on a log nothing writes to. The message offers the closest known tenant.
+ * Refuses a tenant the store has never seen (no version, no log settings, no recorded call): a mistyped
+ * `--tenant` would otherwise read as "nothing recorded" or switch on a log nothing writes to. A tenant whose
+ * bundles come from elsewhere but whose calls are logged here is known. The message offers the closest
+ * known tenant.
  */
 export async function knownTenant(store: BundleStore, tenantId: TenantId, signal?: AbortSignal): Promise<void> {
   if ((await store.tenant(tenantId, signal)) !== undefined) return;
+  if ((await store.logSettings(tenantId, signal)).length > 0) return;
+  if ((await store.decisions({ tenantId, limit: 1 }, signal)).length > 0) return;
   const guess = closestName(
     tenantId,
     (await store.tenants(signal)).map((t) => t.tenantId),

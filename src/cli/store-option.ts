@@ -1,6 +1,13 @@
 import { userInfo } from "node:os";
 import { TenantId } from "../protocol/index.js";
-import { type BundleStore, type OpenedStore, openStore, resolveStoreLocation, StoreError } from "../store/index.js";
+import {
+  type BundleStore,
+  type OpenedStore,
+  openStore,
+  resolveStoreLocation,
+  StoreError,
+  storeLocation,
+} from "../store/index.js";
 import { CliError, type CliIO, type OptionSpec, type ParsedArgs, stringFlag, UsageError } from "./command.js";
 
 /** Where the store lives unless `--store` or `ISOHOOK_STORE` says otherwise (relative to the working directory). */
@@ -19,6 +26,13 @@ export function storeLocationOf(args: ParsedArgs, io: CliIO): string {
   const chosen = stringFlag(args, "store") ?? io.env.ISOHOOK_STORE ?? DEFAULT_STORE_PATH;
   if (chosen === "")
     throw new UsageError("Expected --store to be a file path or a postgres:// URL, got an empty string");
+  // A bad URL or schema name is a usage error (exit 2, the one JSON error shape), caught before opening.
+  try {
+    storeLocation(chosen);
+  } catch (error) {
+    if (error instanceof StoreError) throw new UsageError(error.message);
+    throw error;
+  }
   return resolveStoreLocation(chosen, io.cwd);
 }
 

@@ -134,7 +134,8 @@ function ctxOf(stored: StoredDecision): JsonObject {
   return Object.assign(ctx, kept);
 }
 
-function clip(text: string, width: number): string {
+/** Tenant text for one terminal line: whitespace runs as one space, at most `width` characters, printable. */
+export function clip(text: string, width: number): string {
   const flat = text.replace(/\s+/g, " ");
   return printable(flat.length > width ? `${flat.slice(0, width - 1)}…` : flat);
 }

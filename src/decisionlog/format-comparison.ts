@@ -1,6 +1,6 @@
 import { printable } from "../terminal/index.js";
 import type { ComparisonReport, CostSummary } from "./compare.js";
-import { outcomeText } from "./decision-view.js";
+import { clip, outcomeText } from "./decision-view.js";
 
 export interface ComparisonLabels {
   /** e.g. "recorded" (replay) or "active v3" (shadow). */
@@ -44,7 +44,8 @@ export function formatComparison(report: ComparisonReport, labels: ComparisonLab
     lines.push(`  difference ${i + 1}: ${d.point} (${where})`);
     lines.push(`    ${labels.baseline.padEnd(10)} ${outcomeText(d.baseline, 100)}`);
     lines.push(`    ${labels.candidate.padEnd(10)} ${outcomeText(d.candidate, 100)}`);
-    lines.push(`    event      ${printable(JSON.stringify(d.event))}`);
+    // Clipped: an event can be megabytes; `--json` keeps it exact.
+    lines.push(`    event      ${clip(JSON.stringify(d.event), 300)}`);
   });
   return lines;
 }

@@ -1,4 +1,4 @@
-import { invokeHook } from "../dispatch/index.js";
+import { callsHandler, invokeHook } from "../dispatch/index.js";
 import {
   type ActiveBundle,
   HOOK_POINT_NAMES,
@@ -40,13 +40,12 @@ export interface ReplayOptions {
  * Runs recorded calls through a candidate version in the sandbox, one at a time, and compares its
  * outcomes with the recorded ones. Each call gets the recorded event and the recorded ctx (run id, turn,
  * and the `state` the hook had then), with the candidate's own hook id, bundle and config. A point the
- * candidate does not export is its no-op, as in a run. The candidate's hook is asked directly, without the
+ * candidate does not call (not exported, or its tool matcher does not select the tool) is its no-op, as in a run. The candidate's hook is asked directly, without the
  * point's stacking checks (an invalid rewrite the dispatcher would have refused shows as the rewrite).
  */
 export async function replayDecisions(options: ReplayOptions): Promise<ComparisonReport> {
   const { executor, candidate, limits, signal } = options;
   const sandboxBundle = { hash: candidate.manifest.hash, code: candidate.code };
-  const exported = new Set(candidate.manifest.hookPoints);
   const bundle = { version: candidate.version, hash: candidate.manifest.hash };
   const hookId = `tenant:${candidate.tenantId}@v${candidate.version}`;
   const skipped = { truncated: 0, "without a recorded decision": 0 };
@@ -62,7 +61,7 @@ export async function replayDecisions(options: ReplayOptions): Promise<Compariso
       continue;
     }
     let side: ComparedSide;
-    if (!exported.has(record.point)) {
+    if (!callsHandler(candidate.manifest, record.point, false, record.event)) {
       side = { version: candidate.version, outcome: { key: "noop", result: null, failure: null }, runMs: 0 };
     } else {
       const ctx = { ...record.ctx, tenantId: candidate.tenantId, hookId, bundle, config: candidate.config };

@@ -45,6 +45,7 @@ export type {
   QuarantineExitedEvent,
 } from "./events.js";
 export { type InvokedHook, invokeHook } from "./invoke-hook.js";
+export { callsHandler, type HandlerManifest } from "./matchers.js";
 export { type DispatcherOptionsInput, parseDispatcherOptions } from "./options.js";
 export type {
   FailureReport,

@@ -165,11 +165,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   const { summary: fixtures, dictionary } = await checkFixtures(loaded, shownFile, reasons, async (fixtures) =>
     runFixtures({
       executor,
-      bundle: {
-        code: built.code,
-        manifest: { hash: built.hash, hookPoints, observe: exported.observe },
-        sourceMap: built.sourceMap,
-      },
+      bundle: { code: built.code, manifest, sourceMap: built.sourceMap },
       tenantId,
       fixtures,
       limits,

@@ -177,12 +177,7 @@ export function openCheckpoint(checkpoint: unknown, key: CheckpointKey): Checkpo
       "The checkpoint does not match its MAC: it was changed or truncated, or sealed with another checkpoint key. Nothing in it was used; resume the checkpoint exactly as runAgent returned it, with the key that sealed it",
     );
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw invalid("The checkpoint's body is not JSON");
-  }
+  const json = parseCheckpointJson(body, "The checkpoint's body");
   const parsed = CheckpointBody.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -192,6 +187,41 @@ export function openCheckpoint(checkpoint: unknown, key: CheckpointKey): Checkpo
   }
   return parsed.data;
 }
+
+/** Deepest nesting of arrays and objects a checkpoint (or a file holding one) may have. */
+export const MAX_CHECKPOINT_DEPTH = 256;
+/** Most arrays, objects and items a checkpoint (or a file holding one) may have, strings aside. */
+export const MAX_CHECKPOINT_VALUES = 1_000_000;
+
+/**
+ * JSON text of a checkpoint, or of a file that holds one, parsed only after one scan (no allocation) finds
+ * its nesting and number of values bounded: a few MB of `[[[[…` or `[0,0,0,…` would otherwise take GBs and
+ * seconds in `JSON.parse` before a MAC or a shape check could refuse it. Throws `invalid_checkpoint`
+ * naming `what`.
+ */
+export function parseCheckpointJson(text: string, what: string): unknown {
+  let depth = 0;
+  let values = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) if (text.charCodeAt(i) === BACKSLASH) i++;
+    } else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (++depth > MAX_CHECKPOINT_DEPTH) throw invalid(`${what} nests deeper than ${MAX_CHECKPOINT_DEPTH} levels`);
+      values++;
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) depth--;
+    else if (c === COMMA) values++;
+    if (values > MAX_CHECKPOINT_VALUES) throw invalid(`${what} holds more than ${MAX_CHECKPOINT_VALUES} values`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid(`${what} is not JSON`);
+  }
+}
+
+const [QUOTE, BACKSLASH, COMMA] = [34, 92, 44];
+const [OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE] = [91, 93, 123, 125];
 
 /**
  * The key, or each key of a list (the sealing one first), as bytes; throws `RuntimeError` `invalid_options`

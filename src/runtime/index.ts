@@ -8,6 +8,7 @@ export {
   checkpointKeys,
   MIN_KEY_BYTES,
   openCheckpoint,
+  parseCheckpointJson,
 } from "./checkpoint.js";
 export { bundleFromEntry, type EntryBundleOptions, fixedBundleSource } from "./entry-source.js";
 export { RuntimeError, type RuntimeErrorCode } from "./errors.js";

@@ -38,4 +38,10 @@ export { APPLICATION_ID, SCHEMA_VERSION } from "./schema.js";
 export { SqliteBundleStore, type SqliteStoreOptions } from "./sqlite/sqlite-store.js";
 export type { StoreEvent } from "./store-health.js";
 export { MAX_CONFIG_BYTES, type UploadStep } from "./store-inputs.js";
-export { DEFAULT_PG_SCHEMA, resolveStoreLocation, type StoreLocation, storeLocation } from "./store-location.js";
+export {
+  DEFAULT_PG_SCHEMA,
+  isPostgresUrl,
+  resolveStoreLocation,
+  type StoreLocation,
+  storeLocation,
+} from "./store-location.js";

@@ -37,7 +37,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
  * ```
  */
 export function storeLocation(location: string, schemaOption?: string): StoreLocation {
-  if (!POSTGRES_URL.test(location)) return { kind: "sqlite", path: location, label: location, file: location };
+  if (!isPostgresUrl(location)) return { kind: "sqlite", path: location, label: location, file: location };
   let url: URL;
   try {
     url = new URL(location);
@@ -58,6 +58,11 @@ export function storeLocation(location: string, schemaOption?: string): StoreLoc
 /** A store location as given, with a file path resolved against `cwd` (a URL is kept as it is). */
 export function resolveStoreLocation(location: string, cwd: string): string {
   return POSTGRES_URL.test(location) ? location : resolve(cwd, location);
+}
+
+/** True for a PostgreSQL store location (`postgres://…`, `postgresql://…`), valid or not. */
+export function isPostgresUrl(location: string): boolean {
+  return POSTGRES_URL.test(location);
 }
 
 export function checkSchemaName(schema: string): string {

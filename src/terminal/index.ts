@@ -1,1 +1,1 @@
-export { type PrintableOptions, printable, printableJson } from "./printable.js";
+export { line, type PrintableOptions, printable, printableJson } from "./printable.js";

@@ -33,6 +33,20 @@ export function printable(text: string, options: PrintableOptions = {}): string 
 }
 
 /**
+ * One line of human output with every interpolated value passed through `printable`: the tag, not each
+ * call site, escapes the fields, so a field added to a report later cannot forget it. Values the CLI
+ * formats itself (sizes, durations) pass through unchanged.
+ *
+ * @example
+ * line`  costliest: ${path} took ${ms}`; // a path "a\nclean" stays on this line: "a\\nclean"
+ */
+export function line(strings: TemplateStringsArray, ...values: unknown[]): string {
+  let text = strings[0] ?? "";
+  for (let i = 0; i < values.length; i++) text += printable(String(values[i])) + (strings[i + 1] ?? "");
+  return text;
+}
+
+/**
  * `JSON.stringify(value)` with the characters it leaves raw and a terminal acts on (C1 controls, DEL,
  * format and bidi characters, U+2028/U+2029) written as `\uXXXX` escapes: parsing it gives back exactly
  * `value`, printing it moves nothing. (JSON.stringify already escapes C0 controls and lone surrogates.)

@@ -135,6 +135,19 @@ describe("isohook fuzz", () => {
     expect(json.stdout).toContain(String.raw`\u001b[2J\u001b]0;owned\u0007 gone`);
   }, 60_000);
 
+  it("keeps a line break in a fixture key's growth path on its line, in the report and the sweep", async () => {
+    const entry = writeHook(
+      dir,
+      "newline-key",
+      `export default { toolCall(e) { for (const v of Object.values(e.call.args)) if (String(v).length > 3000) throw new Error("long"); } };\n`,
+      toolCallFixture("shell", { "x\nall tenants clean\n": "ls" }, { noop: true }),
+    );
+    const { code, stdout } = await cli([entry, "--seed", "1", "--runs", "5", "--time", "60"]);
+    expect(code).toBe(1);
+    expect(stdout).toContain("x\\nall tenants clean\\n");
+    expect(stdout.split("\n").filter((l) => l.startsWith("all tenants clean"))).toEqual([]);
+  }, 120_000);
+
   it.each([
     [[], /Fuzz one thing/],
     [["hooks/runaway", "--all"], /Fuzz one thing/],

@@ -191,6 +191,18 @@ describe("compareDecisions", () => {
     candidate: side(b, n * 2, 2),
   });
 
+  it("clips a huge event to one short terminal line; the report keeps it exact", () => {
+    const huge = {
+      ...pair("tool.call", null, { type: "block", reason: "x" }, 1),
+      event: { text: "y".repeat(1 << 20) },
+    };
+    const report = compareDecisions([huge]);
+    const line = formatComparison(report, { baseline: "a", candidate: "b" }).find((l) => l.includes("event"));
+    expect(line?.length).toBeLessThan(400);
+    expect(line).toContain("…");
+    expect(JSON.stringify(report.differences[0]?.event)).toHaveLength((1 << 20) + 11);
+  });
+
   it("counts by point, by change and by failure code, with each side's cost, and keeps the first differences", () => {
     const block = { type: "block", reason: "x" };
     const pairs = [

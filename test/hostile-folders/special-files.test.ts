@@ -208,7 +208,7 @@ describe("fixtures files past the caps", () => {
   it("reads no more than the cap of a file larger than fstat says (procfs reports size 0)", async () => {
     await expect(readHookFile("/proc/self/maps", { shown: "maps", maxBytes: 10 })).rejects.toMatchObject({
       code: "file_too_large",
-      message: "maps is larger than 10 bytes (more), the most isohook reads from a hook folder file. Make it smaller.",
+      message: "maps is larger than 10 bytes (more), the most isohook reads from a file it is given. Make it smaller.",
     });
   });
 });

@@ -77,7 +77,7 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
     allowPositionals: false,
     async run(args, io) {
       const started = performance.now();
-      const scenarios = await Promise.all(TENANTS.map((t) => scenarioOf(join(PACKAGE_ROOT, t.scenario), io.signal)));
+      const scenarios = await Promise.all(TENANTS.map((t) => scenarioOf(join(PACKAGE_ROOT, t.scenario))));
       const dir = await mkdtemp(join(tmpdir(), "isohook-demo-"));
       const limits = Limits.parse(deps.limits ?? {});
       const executor = await deps.openExecutor(limits, io.signal);

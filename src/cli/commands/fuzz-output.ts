@@ -1,13 +1,15 @@
 import type { FuzzFailure, FuzzReport, GrowthFlag, PointReport } from "../../fuzz/index.js";
 import { failureText, type HookPoint } from "../../protocol/index.js";
-import { printable } from "../../terminal/index.js";
+import { line, printable } from "../../terminal/index.js";
 
 /**
  * A fuzz report as lines for people: per point the runs and outcomes, CPU and headroom, each failure with
  * its event and the command that replays it, then the timeout hunt and its flags; last the verdict.
  */
 export function fuzzReportLines(report: FuzzReport, label: string, replay: (point: HookPoint) => string): string[] {
-  const lines = [`fuzz ${label} · ${report.hash.slice(0, 19)}… · seed ${report.seed} · ${seconds(report.durationMs)}`];
+  const lines = [
+    line`fuzz ${label} · ${report.hash.slice(0, 19)}… · seed ${report.seed} · ${seconds(report.durationMs)}`,
+  ];
   for (const point of report.points) {
     lines.push(`${point.point}: ${point.runs} runs · ${outcomes(point)}`);
     if (point.cpu) {
@@ -25,7 +27,7 @@ export function fuzzReportLines(report: FuzzReport, label: string, replay: (poin
       if (g.peak) {
         const { input, cpuMs } = g.peak;
         lines.push(
-          `    costliest: ${input.path} at ${size(input.size, input.kind)} took ${ms(cpuMs)} (${percent(cpuMs / report.timeoutMs)} of ${report.timeoutMs} ms)`,
+          line`    costliest: ${input.path} at ${size(input.size, input.kind)} took ${ms(cpuMs)} (${percent(cpuMs / report.timeoutMs)} of ${report.timeoutMs} ms)`,
         );
       }
       if (g.starved > 0)
@@ -48,19 +50,19 @@ export function sweepLine(report: FuzzReport, tenantWidth = 0): string {
   const runs = report.points.reduce((n, p) => n + p.runs, 0);
   const worst = Math.max(0, ...report.points.map((p) => p.cpu?.p99OfTimeout ?? 0));
   const facts = `${count(report.points.length, "point")}, ${runs} runs, p99 at ${percent(worst)} of ${report.timeoutMs} ms, ${seconds(report.durationMs)}`;
-  if (report.clean) return `${head}  clean    ${facts}`;
+  if (report.clean) return line`${head}  clean    ${facts}`;
   const findings: string[] = [];
   for (const point of report.points) {
     for (const f of point.failures) {
-      const how = f.grown ? `at ${f.grown.path} of ${size(f.grown.size, f.grown.kind)}` : `(seed ${f.seed})`;
-      findings.push(`${point.point} ${f.code} ${how}`);
+      const how = f.grown ? line`at ${f.grown.path} of ${size(f.grown.size, f.grown.kind)}` : `(seed ${f.seed})`;
+      findings.push(line`${point.point} ${f.code} ${how}`);
     }
     for (const flag of point.growth?.flags ?? [])
       findings.push(
-        `${point.point} ${flag.input.path} slope ${flag.slope.toFixed(2)}, timeout at ~${size(flag.projectedSize, flag.input.kind)}`,
+        line`${point.point} ${flag.input.path} slope ${flag.slope.toFixed(2)}, timeout at ~${size(flag.projectedSize, flag.input.kind)}`,
       );
   }
-  return `${head}  FAILED   ${findings.join("; ")} — ${facts}`;
+  return line`${head}  FAILED   ${findings.join("; ")} — ${facts}`;
 }
 
 function outcomes(point: PointReport): string {
@@ -76,12 +78,12 @@ function outcomes(point: PointReport): string {
 }
 
 function failureLines(failure: FuzzFailure, replay: string): string[] {
-  const lines = [`  ✗ ${printable(failureText(failure))}`];
+  const lines = [line`  ✗ ${failureText(failure)}`];
   if (failure.grown) {
     const g = failure.grown;
-    lines.push(`      input: ${g.origin} with ${g.path} = ${printable(g.preview)} (${size(g.size, g.kind)})`);
+    lines.push(line`      input: ${g.origin} with ${g.path} = ${printable(g.preview)} (${size(g.size, g.kind)})`);
   } else {
-    lines.push(`      event: ${printable(clip(JSON.stringify(failure.event), 300))}`);
+    lines.push(line`      event: ${clip(JSON.stringify(failure.event), 300)}`);
   }
   lines.push(`      replay: ${replay}`);
   return lines;
@@ -92,8 +94,8 @@ function flagLines(flag: GrowthFlag, timeoutMs: number): string[] {
   const last = flag.points[flag.points.length - 1];
   const where = flag.beyondCap ? " (beyond the event cap)" : "";
   return [
-    `  ⚠ super-linear: ${input.path} grows CPU as size^${flag.slope.toFixed(2)}; a call reaches ${timeoutMs} ms at ~${size(flag.projectedSize, input.kind)}${where}`,
-    `      input: ${input.origin} with ${input.path} = ${printable(input.preview)}${last ? ` → ${ms(last.cpuMs)}` : ""}`,
+    line`  ⚠ super-linear: ${input.path} grows CPU as size^${flag.slope.toFixed(2)}; a call reaches ${timeoutMs} ms at ~${size(flag.projectedSize, input.kind)}${where}`,
+    line`      input: ${input.origin} with ${input.path} = ${printable(input.preview)}${last ? ` → ${ms(last.cpuMs)}` : ""}`,
     `      measured: ${flag.points.map((p) => `${size(p.size, input.kind)} ${ms(p.cpuMs)}`).join(", ")}${flag.alike > 0 ? ` · ${count(flag.alike, "other input")} alike` : ""}`,
   ];
 }

@@ -1,5 +1,3 @@
-import { resolve } from "node:path";
-import { HookFileError, readHookFile } from "../../bundler/index.js";
 import {
   type ComparisonReport,
   formatComparison,
@@ -24,6 +22,7 @@ import {
 } from "../command.js";
 import { logOffHint, sinceFlag } from "../decision-options.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
+import { readOperatorFile } from "../operator-file.js";
 import { openSandbox, processSandbox, type SandboxDeps } from "../sandbox-option.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 
@@ -80,7 +79,7 @@ export function createReplayCommand(deps: SandboxDeps = processSandbox): Command
       if (from !== undefined && since !== undefined) throw new UsageError("Pass --from or --since, not both");
       const limit = integerFlag(args, "limit", 1, 100_000) ?? 1_000;
       const limits = parseLimits(limitsOf(args), (message) => new UsageError(message));
-      const fileRecords = from === undefined ? undefined : await readExport(resolve(io.cwd, from), from);
+      const fileRecords = from === undefined ? undefined : await readExport(io.cwd, from);
       const { candidate, records, hint } = await withStore(args, io, { create: false }, async (store) => {
         const candidate = await candidateOf(store, tenantId, version, io.signal);
         const records =
@@ -155,14 +154,8 @@ export async function candidateOf(
 }
 
 /** An export file's lines; a bad line stops the replay naming it. */
-async function readExport(path: string, shown: string): Promise<ReplayRecord[]> {
-  let text: string;
-  try {
-    text = await readHookFile(path, { shown, maxBytes: 64 * 1024 * 1024 });
-  } catch (error) {
-    if (!(error instanceof HookFileError)) throw error;
-    throw new CliError(`Cannot read ${shown}: ${error.message}`, error.code);
-  }
+async function readExport(cwd: string, shown: string): Promise<ReplayRecord[]> {
+  const text = await readOperatorFile(cwd, shown, "the export", 64 * 1024 * 1024);
   const records: ReplayRecord[] = [];
   const lines = text.split("\n");
   for (const [index, raw] of lines.entries()) {

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import {
   type ApprovalDecision,
   type ApprovalDecisions,
   type LoadedScenario,
-  loadScenario,
   ScenarioError,
+  scenarioOfText,
   scriptedModel,
   type Tool,
 } from "../../agent/index.js";
@@ -19,6 +19,7 @@ import {
   type HookRuntime,
   MIN_KEY_BYTES,
   openCheckpoint,
+  parseCheckpointJson,
   type RunAgentOptions,
   type RunAgentResult,
   type RunEvent,
@@ -27,6 +28,7 @@ import {
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type ParsedArgs, stringFlag, UsageError } from "../command.js";
 import { ageMs } from "../decision-options.js";
+import { readOperatorFile } from "../operator-file.js";
 
 /** The environment variable the CLI reads the checkpoint key from. */
 export const CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_KEY";
@@ -87,12 +89,8 @@ export async function startOf(args: ParsedArgs, io: CliIO): Promise<RunStart> {
     if (Object.keys(decisions).length > 0 || args.values.reason !== undefined)
       throw new UsageError("--approve, --reject, --edit and --reason answer a paused run: give them with --resume");
     const file = resolve(io.cwd, stringFlag(args, "scenario", true));
-    const loaded = await scenarioOf(file, io.signal);
-    return {
-      loaded,
-      resume: undefined,
-      approval: { key, ttlMs, meta: { scenario: file, sha256: await sha256Of(file) } },
-    };
+    const { loaded, sha256 } = await readScenario(file);
+    return { loaded, resume: undefined, approval: { key, ttlMs, meta: { scenario: file, sha256 } } };
   }
   if (args.values.scenario !== undefined)
     throw new UsageError("--resume reads the scenario the paused run came from: leave out --scenario");
@@ -102,25 +100,22 @@ export async function startOf(args: ParsedArgs, io: CliIO): Promise<RunStart> {
     );
   if (key === undefined)
     throw new UsageError(`Set ${CHECKPOINT_KEY_ENV} to the key the paused run was checkpointed with`);
-  const checkpoint = await readCheckpointFile(resolve(io.cwd, resumeFile));
+  const checkpoint = await readCheckpointFile(io.cwd, resumeFile);
   const body = refusal(() => openCheckpoint(checkpoint, key));
   const meta = scenarioMeta(body.meta);
-  let sha256: string;
-  try {
-    sha256 = await sha256Of(meta.scenario);
-  } catch {
+  const { loaded, sha256 } = await readScenario(meta.scenario).catch((error: unknown) => {
+    if (!(error instanceof CliError) || error.code !== "file_not_found") throw error;
     throw new CliError(
       `The paused run's scenario ${meta.scenario} cannot be read: put it back to resume`,
       "scenario_changed",
     );
-  }
+  });
   if (sha256 !== meta.sha256) {
     throw new CliError(
       `The paused run's scenario ${meta.scenario} changed since the run paused; a run resumes only with the scenario it started with`,
       "scenario_changed",
     );
   }
-  const loaded = await scenarioOf(meta.scenario, io.signal);
   // openCheckpoint checked its shape and MAC.
   return { loaded, resume: { checkpoint: checkpoint as Checkpoint, body, decisions }, approval: { key, ttlMs, meta } };
 }
@@ -261,42 +256,32 @@ function decisionFlags(args: ParsedArgs): Record<string, ApprovalDecision> {
   return decisions;
 }
 
-/** A checkpoint file: the checkpoint itself, or a `run --json` result line that carries one. */
-async function readCheckpointFile(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    if ((await stat(file)).size > MAX_CHECKPOINT_FILE_BYTES)
-      throw new CliError(`${file} is over ${MAX_CHECKPOINT_FILE_BYTES} bytes: no checkpoint is`, "invalid_checkpoint");
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new CliError(`Cannot read the checkpoint ${file}: ${(error as Error).message}`, "invalid_checkpoint");
-  }
-  const value = checkpointIn(text);
-  if (value === undefined)
-    throw new CliError(
-      `${file} is not JSON (a truncated file?): pass the checkpoint as the run wrote it, or what \`run --json\` printed`,
-      "invalid_checkpoint",
-    );
-  return value;
-}
-
-/** The checkpoint in a file's text: the checkpoint itself, or the result line of `run --json` output (the last one). */
-function checkpointIn(text: string): unknown {
-  const parse = (json: string): unknown => {
-    try {
-      return JSON.parse(json);
-    } catch {
-      return undefined;
-    }
+/**
+ * A checkpoint file read by the operator-file reader: the checkpoint, or what `run --json` printed (all of
+ * it, or its result line; the last result line holds the checkpoint). Each JSON text is parsed only once its
+ * nesting and size are found bounded: it comes back from clients.
+ */
+async function readCheckpointFile(cwd: string, file: string): Promise<unknown> {
+  const text = await readOperatorFile(cwd, file, "the checkpoint", MAX_CHECKPOINT_FILE_BYTES);
+  const resultOf = (value: unknown): unknown => {
+    const line = value as { type?: unknown; checkpoint?: unknown } | null;
+    return line?.type === "result" && line.checkpoint !== undefined ? line.checkpoint : undefined;
   };
-  const whole = parse(text);
-  const values = whole !== undefined ? [whole] : text.split("\n").map(parse).reverse();
-  for (const value of values) {
-    const line = value as { type?: unknown; checkpoint?: unknown } | null | undefined;
-    if (line?.type === "result" && line.checkpoint !== undefined) return line.checkpoint;
+  try {
+    const value = refusal(() => parseCheckpointJson(text, file));
+    return resultOf(value) ?? value;
+  } catch (whole) {
+    // What `run --json` printed: one JSON value a line, the result line last.
+    for (const json of text.trimEnd().split("\n").reverse()) {
+      try {
+        const checkpoint = resultOf(refusal(() => parseCheckpointJson(json, file)));
+        if (checkpoint !== undefined) return checkpoint;
+      } catch {
+        // Not the result line.
+      }
+    }
+    throw whole;
   }
-  return whole;
 }
 
 function refusal<T>(fn: () => T): T {
@@ -319,17 +304,20 @@ function scenarioMeta(meta: unknown): ScenarioApproval["meta"] {
   return { scenario: m.scenario, sha256: m.sha256 };
 }
 
-export async function scenarioOf(file: string, signal: AbortSignal | undefined): Promise<LoadedScenario> {
+/** Largest scenario file read. */
+const MAX_SCENARIO_BYTES = 16 * 1024 * 1024;
+
+export async function scenarioOf(file: string): Promise<LoadedScenario> {
+  return (await readScenario(file)).loaded;
+}
+
+/** A scenario file read once by the operator-file reader: the scenario, and the SHA-256 a resume checks. */
+async function readScenario(file: string): Promise<{ loaded: LoadedScenario; sha256: string }> {
+  const text = await readOperatorFile("/", file, "the scenario", MAX_SCENARIO_BYTES);
   try {
-    return await loadScenario(file, signal);
+    return { loaded: scenarioOfText(text, file), sha256: createHash("sha256").update(text).digest("hex") };
   } catch (error) {
     if (error instanceof ScenarioError) throw new CliError(error.message, error.code);
     throw error;
   }
-}
-
-async function sha256Of(file: string): Promise<string> {
-  return createHash("sha256")
-    .update(await readFile(file))
-    .digest("hex");
 }

@@ -1,5 +1,3 @@
-import { open } from "node:fs/promises";
-import { resolve } from "node:path";
 import { z } from "zod";
 import {
   type ComparedSide,
@@ -13,6 +11,7 @@ import {
 import { HOOK_POINT_NAMES, type HookPoint, JsonObject, JsonValue } from "../../protocol/index.js";
 import { CliError, type Command, EXIT, integerFlag, stringFlag, UsageError, writeJson } from "../command.js";
 import { sinceFlag } from "../decision-options.js";
+import { readOperatorFile } from "../operator-file.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 
 /** A run's events file is operator text: read at most this much. */
@@ -74,7 +73,7 @@ Exit codes: 0 reported (differences included), 1 no shadowed calls found or the 
         else pairs.push(pair);
       }
     } else {
-      pairs = shadowedCalls(await readEvents(resolve(io.cwd, from)), tenantId);
+      pairs = shadowedCalls(await readEvents(io.cwd, from), tenantId);
     }
     if (pairs.length === 0) {
       const where =
@@ -123,23 +122,8 @@ function shadowedCalls(lines: readonly unknown[], tenantId: string): DecisionPai
   return pairs;
 }
 
-async function readEvents(path: string): Promise<unknown[]> {
-  let text: string;
-  try {
-    const file = await open(path, "r");
-    try {
-      const stat = await file.stat();
-      if (!stat.isFile()) throw new CliError(`${path} is not a regular file: pass a file of run events.`, "not_a_file");
-      if (stat.size > MAX_EVENTS_BYTES)
-        throw new CliError(`${path} is over ${MAX_EVENTS_BYTES / 1024 / 1024} MiB: split it.`, "too_large");
-      text = await file.readFile("utf8");
-    } finally {
-      await file.close();
-    }
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new CliError(`Cannot read ${path}: ${(error as Error).message}`, "unreadable");
-  }
+async function readEvents(cwd: string, path: string): Promise<unknown[]> {
+  const text = await readOperatorFile(cwd, path, "the run events", MAX_EVENTS_BYTES);
   const lines: unknown[] = [];
   for (const [i, line] of text.split("\n").entries()) {
     if (line.trim() === "") continue;

@@ -1,5 +1,3 @@
-import { resolve } from "node:path";
-import { HookFileError, readHookFile } from "../../bundler/index.js";
 import { type ComparisonReport, formatComparison } from "../../decisionlog/index.js";
 import type { JsonValue } from "../../protocol/index.js";
 import {
@@ -15,6 +13,7 @@ import {
 import { hookEntryOf } from "../hook-entry.js";
 import { lazyExecutor } from "../lazy-executor.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
+import { readOperatorFile } from "../operator-file.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 import { formatBytes, shortHash } from "../text-table.js";
 
@@ -159,14 +158,8 @@ const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
 async function readConfig(args: ParsedArgs, io: CliIO): Promise<JsonValue | undefined> {
   const file = args.values.config;
   if (typeof file !== "string") return undefined;
-  let text: string;
-  try {
-    // Often the tenant's file: a FIFO or device must not hang the upload, nor a huge file fill memory.
-    text = await readHookFile(resolve(io.cwd, file), { shown: file, maxBytes: CONFIG_FILE_MAX_BYTES });
-  } catch (error) {
-    if (!(error instanceof HookFileError)) throw error;
-    throw new CliError(`Cannot read the config file ${file}: ${error.message}`, error.code);
-  }
+  // Often the tenant's file: a FIFO or device must not hang the upload, nor a huge file fill memory.
+  const text = await readOperatorFile(io.cwd, file, "the config file", CONFIG_FILE_MAX_BYTES);
   try {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
