@@ -122,7 +122,7 @@ export function strikeOf(failure: Failure | undefined, cost: SandboxCost, timeou
   if (failure !== undefined && countsTowardsQuarantine(failure)) {
     if (failure.code !== "timeout" || timeoutIsTenants(cost, timeoutMs)) return failure.code;
   }
-  if (cost.loadAfterRecycle === true && ownLoadMs(cost, timeoutMs) > timeoutMs) return "timeout";
+  if (cost.loadAfterRecycle === true && (cost.loadMs ?? 0) + cost.runMs > timeoutMs) return "timeout";
   return undefined;
 }
 
