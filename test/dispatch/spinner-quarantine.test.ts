@@ -9,7 +9,7 @@ import { activeBundle, hooksBundle } from "../sandbox/bundle-fixtures.js";
 
 /**
  * Quarantine counts what the tenant did, not how busy the machine is: a hook that spins on every call is
- * quarantined at its 5th timeout with every core taken by two spinning processes, where the wall-clock
+ * quarantined at its 5th timeout (never sooner) with every core taken by two spinning processes, where the wall-clock
  * backstop holds each of its calls several timeouts long and each call after the first reloads its bundle.
  */
 
@@ -61,7 +61,10 @@ describe("a spinning tenant on a machine whose every core is busy", () => {
     }
     const entered = events.find((e) => e.type === "quarantine.entered");
     expect(entered).toMatchObject({ type: "quarantine.entered", code: "timeout", tenantId });
-    expect(timedOut).toHaveLength(5);
+    // Never sooner than 5 (counting the backstop's overshoot quarantined it at its 2nd); a call the machine
+    // starved short of its CPU time strikes nothing, so on a host busier still one or two may not count.
+    expect(timedOut.length).toBeGreaterThanOrEqual(5);
+    expect(timedOut.length).toBeLessThanOrEqual(8);
     // The load held the calls past their timeout and they reloaded: counting the whole call would weigh more.
     const held = timedOut.filter((r) => r.loadAfterRecycle === true && (r.loadMs ?? 0) + r.runMs >= 2 * TIMEOUT_MS);
     expect(held.length).toBeGreaterThan(0);
