@@ -14,6 +14,7 @@ import {
 } from "../../src/protocol/index.js";
 import { SandboxStartError } from "./errors.js";
 import type { SupervisorEvent, WorkerExit } from "./events.js";
+import { LongCallTenants } from "./long-calls.js";
 import { ObserveLane } from "./observe-lane.js";
 import type { ProcessOptions } from "./options.js";
 import { fail, type PendingCall } from "./pending-call.js";
@@ -45,6 +46,9 @@ function killAllOnExit(): void {
  * The `process` executor: tenants sharded over N supervised worker processes (stable hash of the tenant
  * id), calls pipelined over each worker's framed channel, one spare worker booted ahead so a crashed worker is replaced at once,
  * RSS watched and a worker over its cap drained and replaced. See worker-process.ts for the channel.
+ * Tenants whose calls run long (long-calls.ts) go to one more worker, the long-call worker (slot index
+ * `workers`, started with the first such tenant), so that a spinning tenant holds no short call of the
+ * tenants on its shard.
  *
  * Costs (`SandboxCost`): `runMs` is the worker's own measure of the call's run, so a tenant is
  * never charged for the calls of tenants sharing its worker; what the caller waited beyond it (calls
@@ -57,6 +61,7 @@ export class ProcessExecutor implements HookExecutor {
   #sandboxLimits: SandboxLimits;
   #slots: WorkerSlot[];
   #lanes: ObserveLane[];
+  #long = new LongCallTenants();
   #spare: WorkerProcess | undefined;
   #all = new Set<WorkerProcess>();
   #closing: Promise<void> | undefined;
@@ -108,12 +113,17 @@ export class ProcessExecutor implements HookExecutor {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const admitted = admitCall(call, this.#options.limits);
     if (isRefused(admitted)) return Promise.resolve(admitted);
-    const slot = this.#slotOf(call.tenantId);
+    const slot = this.#long.isLong(call.tenantId, performance.now()) ? this.#longSlot() : this.#slotOf(call.tenantId);
     const lane = this.#lanes[slot.index] as ObserveLane;
     if (admitted.priority === "observe") {
       return lane.observe((askedAt) => this.#send(slot, bundle, admitted, signal, askedAt), signal);
     }
-    return lane.decision(this.#send(slot, bundle, admitted, signal, undefined));
+    return lane.decision(
+      this.#send(slot, bundle, admitted, signal, undefined).then((result) => {
+        this.#long.settled(call.tenantId, result, performance.now());
+        return result;
+      }),
+    );
   }
 
   #send(
@@ -166,7 +176,7 @@ export class ProcessExecutor implements HookExecutor {
 
   /** The shard a tenant's calls go to. */
   shardOf(tenantId: string): number {
-    return shardOf(tenantId, this.#slots.length);
+    return shardOf(tenantId, this.#options.workers);
   }
 
   /** Synchronous SIGKILL of every worker, for process exit handlers. */
@@ -185,8 +195,19 @@ export class ProcessExecutor implements HookExecutor {
   }
 
   #slotOf(tenantId: string): WorkerSlot {
-    const slot = this.#slots[shardOf(tenantId, this.#slots.length)];
+    const slot = this.#slots[shardOf(tenantId, this.#options.workers)];
     if (slot === undefined) throw new RangeError("shardOf returned a slot out of range");
+    return slot;
+  }
+
+  /** The long-call worker's slot, after the shards' (made with the first long-running tenant). */
+  #longSlot(): WorkerSlot {
+    const index = this.#options.workers;
+    const existing = this.#slots[index];
+    if (existing !== undefined) return existing;
+    const slot = new WorkerSlot(index, this.#spawn);
+    this.#slots.push(slot);
+    this.#lanes.push(new ObserveLane());
     return slot;
   }
 

@@ -3,6 +3,7 @@ import {
   countsTowardsQuarantine,
   type Failure,
   type FailureCode,
+  MAX_WALL_BACKSTOP_FACTOR,
   QUARANTINE_CODES,
   type SandboxCost,
   type TenantId,
@@ -197,11 +198,29 @@ export function timeoutIsTenants(cost: SandboxCost, timeoutMs: number): boolean 
 
 /**
  * How many failures a struck call counts for in the quarantine window: 1, or, when a load the tenant caused
- * is part of it, one per whole per-call timeout the call held the worker. Quarantine then cuts a tenant off
- * after about K call timeouts of worker time, however that time was spent: a 900 ms reload is 18 timeouts
- * of 50 ms, not one.
+ * is part of it, one per whole per-call timeout of that load and its run (`ownLoadMs`). Quarantine then cuts
+ * a tenant off after about K call timeouts of its own doing: a 900 ms reload is 18 timeouts of 50 ms, not
+ * one, while a spinner's run counts once however long the wall-clock backstop let it go on.
  */
 export function strikeWeight(cost: SandboxCost, timeoutMs: number): number {
   if (cost.loadAfterRecycle !== true) return 1;
-  return Math.max(1, Math.floor(((cost.loadMs ?? 0) + cost.runMs) / timeoutMs));
+  return Math.max(1, Math.floor(ownLoadMs(cost, timeoutMs) / timeoutMs));
+}
+
+/** A run shorter than this says too little about the share of a core its worker had (thread-cpu.ts). */
+const SHARE_FROM_RUN_MS = 10;
+
+/**
+ * What a reload the tenant caused and its run cost in the tenant's own terms: the load's wall time scaled
+ * by the share of a core the run had (its CPU time over its wall time, for runs long enough to say; the
+ * load is wall time and stretches with the machine's load as the run does), plus the run's time so scaled
+ * (its CPU time), up to the timeout. On an idle machine that is the load and the run as the clock saw
+ * them; with every core busy, a load and a run the machine stretched fivefold count for what they used.
+ * The share is taken no lower than the backstop allows for (1 / `MAX_WALL_BACKSTOP_FACTOR`): a run that
+ * waits instead of computing makes its share look small, and must not make a slow reload of its own free.
+ */
+function ownLoadMs(cost: SandboxCost, timeoutMs: number): number {
+  const measured = cost.runMs >= SHARE_FROM_RUN_MS ? cost.cpuMs / cost.runMs : 1;
+  const share = Math.min(1, Math.max(1 / MAX_WALL_BACKSTOP_FACTOR, measured));
+  return ((cost.loadMs ?? 0) + Math.min(cost.runMs, timeoutMs / share)) * share;
 }

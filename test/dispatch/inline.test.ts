@@ -84,7 +84,13 @@ describe("dispatch through the inline sandbox", () => {
     const run = dispatcher.openRun({ tenantId: TENANT, runId: RunId.parse("r2"), bundle });
     const spun = await run.dispatch("tool.call", event({ spin: true }));
     expect(spun.decision).toMatchObject({ type: "block", reason: "timeout", by: { failure: "timeout" } });
-    await run.dispatch("tool.call", event({ spin: true }));
+    // A call the loaded machine starved short of its CPU time strikes nothing: spin until the second strike.
+    for (let i = 0; i < 10 && (dispatcher.quarantinedUntil(TENANT, bundle.manifest.hash) ?? 0) <= Date.now(); i++) {
+      expect((await run.dispatch("tool.call", event({ spin: true }))).decision).toMatchObject({
+        type: "block",
+        reason: "timeout",
+      });
+    }
     expect(dispatcher.quarantinedUntil(TENANT, bundle.manifest.hash)).toBeGreaterThan(Date.now());
     const after = await run.dispatch("tool.call", event({ command: "ls" }));
     expect(after.records[0]?.outcome).toMatchObject({ type: "failed", failure: { code: "quarantined" } });

@@ -62,6 +62,23 @@ describe("what a tenant is charged for a call", () => {
     expect(strikeWeight(cost({ runMs: 2, loadMs: 49, loadAfterRecycle: true }), 50)).toBe(1);
     expect(strikeWeight(cost({ runMs: 2, loadMs: 100, loadAfterRecycle: true }), 50)).toBe(2);
   });
+
+  it("counts a spinner's run once however far past its timeout the wall-clock backstop let it go", () => {
+    // Idle machine: stopped at 1.5 × its timeout, then reloaded in 3 ms.
+    expect(strikeWeight(cost({ cpuMs: 75, runMs: 75, loadMs: 3, loadAfterRecycle: true }), 50)).toBe(1);
+    // Every core busy: the backstop held it 263 ms for 13 ms of CPU, after a reload stretched to 192 ms.
+    const starved = cost({ cpuMs: 13, runMs: 263, loadMs: 192, loadAfterRecycle: true });
+    expect(strikeWeight(starved, 50)).toBe(1);
+    expect(strikeOf({ code: "timeout", message: "m" }, starved, 50)).toBe("timeout");
+  });
+
+  it("weighs a slow reload by the share of a core its run had, never less than the backstop allows for", () => {
+    // The same 900 ms reload on a machine that gave the run half a core: half the weight.
+    expect(strikeWeight(cost({ cpuMs: 20, runMs: 40, loadMs: 900, loadAfterRecycle: true }), 50)).toBe(9);
+    // A run that waits instead of computing does not make its own slow reload free.
+    const waited = cost({ cpuMs: 0, runMs: 100, loadMs: 900, loadAfterRecycle: true });
+    expect(strikeWeight(waited, 50)).toBe(4);
+  });
 });
 
 describe("a tenant that makes every call reload its bundle", () => {

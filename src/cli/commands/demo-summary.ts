@@ -99,7 +99,7 @@ export function summaryLines(tallies: readonly DemoTally[], timeoutMs: number): 
       if (t === runaway) continue;
       if (t.worker === runaway.worker) {
         lines.push(
-          `  ${t.tenant} shares worker ${t.worker} with it: its hook calls waited up to ${t.maxQueuedMs.toFixed(0)} ms behind the spins,`,
+          `  ${t.tenant} shares worker ${t.worker} with it: its hook calls waited up to ${t.maxQueuedMs.toFixed(0)} ms (the spins moved to the long-call worker),`,
           `  time not charged to its hook-time budget (its own hook time: max ${t.maxMs.toFixed(1)} ms), and it ${t.stopReason}.`,
         );
       } else {

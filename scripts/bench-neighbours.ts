@@ -1,0 +1,81 @@
+/**
+ * Noisy neighbours, measured side by side in one run: the wait (`queuedMs`) of a well-behaved tenant's calls
+ * alone on its worker, then with a tenant that spins on every call on the same shard; and the spinner's CPU
+ * and wall time at its stop against its timeout. Prints the machine's load with the figures.
+ *
+ *   node --no-node-snapshot --import tsx scripts/bench-neighbours.ts
+ */
+import { loadavg } from "node:os";
+import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
+import { TenantId } from "../src/protocol/index.js";
+import { HEALTHY, hookCall, hooksBundle } from "../test/sandbox/bundle-fixtures.js";
+
+const TIMEOUT_MS = 50;
+const CALLS = 400;
+const SPIN = hooksBundle("{ toolCall() { for (;;) {} } }");
+const acme = TenantId.parse("acme");
+const mallory = TenantId.parse("mallory");
+
+const quantile = (xs: readonly number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(xs.length * q) - 1)] ?? Number.NaN;
+
+async function main(): Promise<void> {
+  const executor = await startProcessExecutor({ workers: 1, limits: { timeoutMs: TIMEOUT_MS } });
+  const neighbour = async () => {
+    const waits: number[] = [];
+    for (let i = 0; i < CALLS; i++) {
+      const r = await executor.execute(...hookCall(acme, HEALTHY, { timeoutMs: TIMEOUT_MS }));
+      waits.push(r.queuedMs ?? 0);
+    }
+    return waits;
+  };
+  await neighbour();
+  const alone = await neighbour();
+
+  const stops: { cpuMs: number; runMs: number }[] = [];
+  const spin = async () => {
+    const r = await executor.execute(...hookCall(mallory, SPIN, { timeoutMs: TIMEOUT_MS }));
+    if (r.type === "failed" && r.failure.code === "timeout") stops.push({ cpuMs: r.cpuMs, runMs: r.runMs });
+  };
+  // The spinner's first call runs on the shared worker; its calls move to the long-call worker after it.
+  await spin();
+  let spinning = true;
+  const lanes = [0, 1].map(async () => {
+    while (spinning) await spin();
+  });
+  const beside = await neighbour();
+  spinning = false;
+  await Promise.all(lanes);
+  await executor.close();
+
+  const load = loadavg()[0]?.toFixed(1);
+  const p99Alone = quantile(alone, 0.99);
+  const p99Beside = quantile(beside, 0.99);
+  const added = p99Beside - p99Alone;
+  const cpu = stops.map((s) => s.cpuMs / TIMEOUT_MS);
+  const wall = stops.map((s) => s.runMs / TIMEOUT_MS);
+  console.log(`noisy neighbours (load ${load}, ${CALLS} neighbour calls each way, timeout ${TIMEOUT_MS} ms)`);
+  console.log(`  neighbour wait p99 alone          ${p99Alone.toFixed(2)} ms (p50 ${quantile(alone, 0.5).toFixed(2)})`);
+  console.log(
+    `  neighbour wait p99 beside spinner ${p99Beside.toFixed(2)} ms (p50 ${quantile(beside, 0.5).toFixed(2)})`,
+  );
+  console.log(`  added p99 wait                    ${added.toFixed(2)} ms (target ≤ 5 ms)`);
+  console.log(
+    `  spinner at stop, ${stops.length} calls:   CPU p50 ${quantile(cpu, 0.5).toFixed(2)}× / max ${Math.max(...cpu).toFixed(2)}×, ` +
+      `wall p50 ${quantile(wall, 0.5).toFixed(2)}× / max ${Math.max(...wall).toFixed(2)}× its timeout (target ≤ 1.1×)`,
+  );
+  if (added > 5) {
+    console.log(
+      "  miss: the added wait: the spinner's first call runs on the shared worker, and a loaded machine " +
+        "delays the neighbour's worker behind the long-call worker's spinning; next step: see docs/performance.md",
+    );
+  }
+  if (quantile(cpu, 0.5) > 1.1) {
+    console.log(
+      "  miss: the spinner's stop: applySync can stop a call only by its wall-clock backstop (1.5–5× by load, " +
+        "cpu-stretch.ts); next step: a watchdog that reads the isolate's CPU and terminates it (docs/performance.md)",
+    );
+  }
+}
+
+await main();
