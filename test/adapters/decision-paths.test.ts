@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createHookExecutor } from "../../sandbox/supervisor/index.js";
-import { buildBundle } from "../../src/bundler/index.js";
-import type { HookExecutor } from "../../src/protocol/index.js";
-import { TenantId } from "../../src/protocol/index.js";
-import { createHookRuntime, type HookRuntime } from "../../src/runtime/index.js";
-import { MemoryBundleStore } from "../../src/store/index.js";
+import type { HookRuntime } from "../../src/runtime/index.js";
 import { aiSdkGenerateText, aiSdkStreamText } from "../support/ai-sdk-paths.js";
 import { type DecisionPath, decisionsOf, isohookLoop, type Scenario } from "../support/decision-paths.js";
+import { frameworkRuntime } from "../support/framework-runtime.js";
 
 /**
  * One hook bundle, one scripted conversation, every path into the hooks: the same decisions, point by
@@ -47,20 +43,13 @@ const SCENARIO: Scenario = {
 };
 
 const tenantId = "acme";
-let executor: HookExecutor;
 let runtime: HookRuntime;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  executor = await createHookExecutor({ workers: 1, spareWorker: false, limits: { timeoutMs: 2_000 } });
-  const store = new MemoryBundleStore();
-  const built = await buildBundle("test/fixtures/frameworks/index.ts", { executor });
-  await store.upload({ tenantId: TenantId.parse(tenantId), ...built, by: "test", activate: true });
-  runtime = await createHookRuntime({ executor, store, decisionLog: false });
+  ({ runtime, close } = await frameworkRuntime());
 });
-afterAll(async () => {
-  await runtime?.close();
-  await executor?.close();
-});
+afterAll(() => close?.());
 
 describe("one bundle, one conversation, every path", () => {
   it("the isohook loop decides the scenario as the bundle says", async () => {

@@ -169,7 +169,17 @@ export function patchParams(params: LanguageModelV4CallOptions, patch: ModelRequ
 /** What a tool returned, as the tool result `tool.result` hooks read. */
 export function toolResultOf(output: unknown): ToolResult {
   if (typeof output === "string") return { content: capText(output), isError: false };
-  const text = output === undefined ? "" : JSON.stringify(output);
+  const text = jsonText(output);
   const details = isJsonValue(output) && text.length <= MAX_TEXT_CHARS ? { details: output } : {};
-  return { content: capText(text ?? String(output)), isError: false, ...details };
+  return { content: capText(text), isError: false, ...details };
+}
+
+/** Any value as text: JSON where it has one, else its string form (a BigInt, a cycle, a function). */
+export function jsonText(value: unknown): string {
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }

@@ -1,6 +1,6 @@
 import { asSchema, type StepResult, type ToolSet } from "ai";
 import { isJsonValue, type JsonObject, type ToolMessage, type ToolSpec } from "../../protocol/index.js";
-import { capText } from "./messages.js";
+import { capText, jsonText } from "./messages.js";
 import type { GuardState } from "./state.js";
 
 /**
@@ -39,8 +39,7 @@ export async function endTurn(state: GuardState, step: StepResult<ToolSet>): Pro
     if (part.type !== "tool-result" && part.type !== "tool-error") continue;
     const isError = part.type === "tool-error";
     const value = part.type === "tool-result" ? part.output : part.error;
-    const content =
-      value instanceof Error ? value.message : typeof value === "string" ? value : (JSON.stringify(value) ?? "");
+    const content = value instanceof Error ? value.message : jsonText(value);
     toolResults.push({
       role: "tool",
       toolCallId: part.toolCallId,
