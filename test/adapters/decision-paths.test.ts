@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { HookRuntime } from "../../src/runtime/index.js";
-import { aiSdkGenerateText, aiSdkStreamText } from "../support/ai-sdk-paths.js";
+import {
+  aiSdkGenerateText,
+  aiSdkStreamText,
+  openAiCompatibleGenerateText,
+  openAiCompatibleStreamText,
+} from "../support/ai-sdk-paths.js";
 import { type DecisionPath, decisionsOf, isohookLoop, type Scenario } from "../support/decision-paths.js";
 import { frameworkRuntime } from "../support/framework-runtime.js";
 
@@ -10,7 +15,13 @@ import { frameworkRuntime } from "../support/framework-runtime.js";
  * point, with the same deciding hook. A new adapter joins by adding its row to PATHS.
  */
 
-const PATHS: readonly DecisionPath[] = [isohookLoop, aiSdkGenerateText, aiSdkStreamText];
+const PATHS: readonly DecisionPath[] = [
+  isohookLoop,
+  aiSdkGenerateText,
+  aiSdkStreamText,
+  openAiCompatibleGenerateText,
+  openAiCompatibleStreamText,
+];
 
 const SCENARIO: Scenario = {
   input: "Tidy the workspace",
