@@ -1,6 +1,7 @@
 import { asSchema, type ToolExecutionOptions, type ToolSet } from "ai";
 import type { ToolCallDecision } from "../../dispatch/index.js";
-import type { JsonObject, ToolCall, ToolResult } from "../../protocol/index.js";
+import { type JsonObject, type ToolCall, ToolName, type ToolResult } from "../../protocol/index.js";
+import { RuntimeError } from "../../runtime/index.js";
 import { toolResultOf } from "./messages.js";
 import type { GuardState } from "./state.js";
 
@@ -11,6 +12,12 @@ import type { GuardState } from "./state.js";
  * the SDK executes the call (after a human approved it, for an ask).
  */
 export function guardTools<T extends ToolSet>(state: GuardState, tools: T): T {
+  for (const name of Object.keys(tools))
+    if (!ToolName.safeParse(name).success)
+      throw new RuntimeError(
+        "invalid_options",
+        `Expected tool names hooks can read (letters, digits, '_', '.', '-'; at most 128), got \`${name.slice(0, 140)}\`: rename the tool`,
+      );
   state.setTools(tools);
   const guarded: ToolSet = {};
   for (const [name, tool] of Object.entries(tools)) guarded[name] = guardTool(state, name, tool);
