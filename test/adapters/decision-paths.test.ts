@@ -67,6 +67,7 @@ describe("one bundle, one conversation, every path", () => {
     const lines = await decisionsOf(isohookLoop, runtime, tenantId, SCENARIO);
     const hook = "tenant:acme@v1";
     expect(lines).toEqual([
+      `input.inbound deliver ${hook}`,
       `tools.prepare tools ${hook}`,
       `model.request request ${hook}`,
       `model.response accept ${hook}`,

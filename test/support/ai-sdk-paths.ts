@@ -40,13 +40,15 @@ function aiSdkPath(name: string, mode: "generate" | "stream", source: ModelSourc
       const { model, close } = await source(scenario);
       const run = await runtime.openRun({ tenantId, onEvent });
       const guard = guardAiSdk(run);
+      const input = await guard.input(scenario.input);
+      if ("refused" in input) throw new Error(`the prompt was refused: ${input.refused}`);
       const options = {
         model: guard.model(model),
         tools: guard.tools(aiSdkTools(scenario)),
         prepareStep: guard.prepareStep,
         onStepFinish: guard.onStepFinish,
         stopWhen: [guard.stopWhen, stepCountIs(20)],
-        prompt: scenario.input,
+        prompt: input.prompt,
       };
       try {
         if (mode === "generate") await generateText(options);

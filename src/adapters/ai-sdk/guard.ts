@@ -19,19 +19,26 @@ export interface GuardOptions extends MiddlewareOptions {
  * ```ts
  * const run = await runtime.openRun({ tenantId: "acme" });
  * const guard = guardAiSdk(run);
+ * const input = await guard.input("Clean up the workspace");
+ * if ("refused" in input) return input.refused;
  * const result = await generateText({
  *   model: guard.model(openai("gpt-5")),
  *   tools: guard.tools({ shell }),
  *   prepareStep: guard.prepareStep,
  *   onStepFinish: guard.onStepFinish,
  *   stopWhen: [guard.stopWhen, stepCountIs(10)],
- *   prompt: "Clean up the workspace",
+ *   prompt: input.prompt,
  * });
  * await guard.end();
  * ```
  */
 export interface AiSdkGuard {
   readonly run: HookRun;
+  /**
+   * `input.inbound` on the user's prompt before the app hands it to the SDK: the message to send (a hook
+   * may rewrite it), or why a hook dropped it or stopped the run.
+   */
+  input(prompt: string): Promise<{ readonly prompt: string } | { readonly refused: string }>;
   /** The model with `model.request` and `model.response` around each call. */
   model(model: LanguageModelV4): LanguageModelV4;
   /** The tools with `tool.call` and `tool.result` around each call; `ask` becomes the SDK's tool approval. */
@@ -55,6 +62,13 @@ export function guardAiSdk(run: HookRun, options: GuardOptions = {}): AiSdkGuard
   const middleware = hookMiddleware(state, options);
   return {
     run,
+    async input(prompt) {
+      const message = { role: "user" as const, content: prompt };
+      const { decision } = await run.dispatch("input.inbound", { source: "user", message }, { signal: options.signal });
+      if (decision.type === "stop") state.stop(decision.reason);
+      if (decision.type !== "deliver") return { refused: decision.reason };
+      return { prompt: decision.message.content };
+    },
     model: (model) => wrapLanguageModel({ model, middleware }) as LanguageModelV4,
     tools: (tools) => guardTools(state, tools),
     prepareStep: async () => {
