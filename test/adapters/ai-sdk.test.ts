@@ -120,6 +120,26 @@ describe("isohook/ai-sdk: tools", () => {
     await guard.end();
   });
 
+  it("never runs a call a human denied", async () => {
+    ran.length = 0;
+    const guard = await guarded();
+    const model = scriptedLanguageModel([
+      { toolCalls: [{ name: "shell", args: { command: "git push" } }] },
+      { text: "ok" },
+    ]);
+    const tools = guard.tools({ shell: shellTool() });
+    const prompt: ModelMessage[] = [{ role: "user", content: "push it" }];
+    const first = await generateText({ model: guard.model(model), tools, messages: prompt });
+    const request = first.content.find((p) => p.type === "tool-approval-request");
+    const denial: ModelMessage = {
+      role: "tool",
+      content: [{ type: "tool-approval-response", approvalId: request?.approvalId ?? "", approved: false }],
+    };
+    await generateText({ model: guard.model(model), tools, messages: [...prompt, ...first.response.messages, denial] });
+    expect(ran).toEqual([]);
+    await guard.end();
+  });
+
   it("refuses a rewrite the tool's schema rejects: the hook fails and its failure policy decides", async () => {
     const written: unknown[] = [];
     const events: RunEvent[] = [];
