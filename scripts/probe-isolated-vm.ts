@@ -6,7 +6,7 @@
  *
  *   node --no-node-snapshot --import tsx scripts/probe-isolated-vm.ts
  *
- * What it shows (see the isolate engineer's report for the DESIGN corrections that follow):
+ * What it shows (docs/architecture.md, "Rules learned from isolated-vm", builds on them):
  * - a JS timer cannot fire while `applySync` blocks the thread, so an in-thread watchdog cannot work;
  * - microtasks drain after the guest function returned (inside the timed call), so an async hook's
  *   settled value needs a second `applySync` to fetch;

@@ -1,8 +1,9 @@
 /**
  * isohook's public surface, listed name by name: what is not here is internal or lives on a named
  * subpath for specialists (`isohook/sandbox`, `isohook/admin`, `isohook/loop`, `isohook/schemas`,
- * `isohook/hook-sdk`). The public surface is a security surface, so nothing is re-exported wholesale.
- * test/architecture.test.ts holds this file to 40 names, 25 of them values.
+ * `isohook/testing`, `isohook/hook-sdk`). The public surface is a security surface, so nothing is
+ * re-exported wholesale. test/architecture.test.ts holds this file to 40 names, 25 of them values;
+ * test/public-surface.test.ts lists each subpath's names.
  *
  * ```ts
  * import { createHookRuntime, defineTool, scriptedModel } from "isohook";

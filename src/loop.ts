@@ -2,7 +2,8 @@
  * `isohook/loop`: for hosts that bring their own loop. `runtime.openRun()` gives a `HookRun` that dispatches
  * one hook point at a time with everything a run in isohook's loop gets; below it, the dispatcher
  * (stacking, failure policy, quarantine, budgets, provenance) and the agent loop for hosts that wire their
- * own executor, and what a run paused for approval is made of (pending calls, snapshots, checkpoints).
+ * own executor, and what a run paused for approval is made of (pending calls, snapshots, checkpoints). Its names
+ * are listed in test/public-surface.test.ts: a new one is a deliberate edit there.
  */
 export {
   type AgentEvent,
@@ -31,6 +32,7 @@ export {
   type DispatchOptions,
   type FailurePolicy,
   type HookCalledEvent,
+  type HookShadowedEvent,
   type HookSource,
   type OpenRunOptions,
   type PlatformHandler,

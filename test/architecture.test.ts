@@ -1,8 +1,8 @@
 /**
- * The boundaries of DESIGN §6, checked on every .ts file under src/ and sandbox/:
+ * The boundaries of docs/architecture.md, "The areas", checked on every .ts file under src/ and sandbox/:
  * src/protocol imports only zod; sandbox/guest imports nothing at run time; only src/bundler imports
  * esbuild; only sandbox/worker/isolated-vm.ts loads isolated-vm (and nothing loads it statically from outside, so the
- * host never loads it unless inline mode is asked for); pg only in src/store/postgres-*, loaded by import(); only
+ * host never loads it unless inline mode is asked for); pg only in src/store/postgres/, loaded by import(); only
  * src/fuzz imports fast-check (one fuzz engine: the deploy gate and `isohook fuzz` both go through it), and
  * src/fuzz sits below them, on the protocol and dispatch only; only src/telemetry (and the CLI's console wiring)
  * imports @opentelemetry/api, and only that wiring loads an OpenTelemetry SDK, with import(); areas import each other only through their
@@ -175,9 +175,11 @@ describe("architecture", () => {
 
   it("loads pg only with import() in the PostgreSQL store, so a SQLite host never loads it", () => {
     const pg = edges.filter((e) => e.isPackage && e.target === "pg");
-    const bad = pg.filter((e) => e.kind === "static" || !e.from.startsWith("src/store/postgres-"));
+    const bad = pg.filter((e) => e.kind === "static" || !e.from.startsWith("src/store/postgres/"));
     expect(bad.map(show)).toEqual([]);
-    expect(pg.filter((e) => e.kind === "dynamic").map((e) => e.from)).toEqual(["src/store/postgres-connections.ts"]);
+    expect(pg.filter((e) => e.kind === "dynamic").map((e) => e.from)).toEqual([
+      "src/store/postgres/postgres-connections.ts",
+    ]);
   });
 
   it("imports the AI SDK (ai, @ai-sdk/*) only in its adapter, an optional peer the core never loads", () => {

@@ -1,7 +1,7 @@
 /**
  * The guest prelude: trusted code installed into every isolate BEFORE the tenant bundle. It lives in the
- * guest area's index.ts because guest files may not import each other at run time (DESIGN §6) and the
- * worker may reach this area only through its index; hook-sdk.ts is the other guest file, for hook authors.
+ * guest area's index.ts because guest files may not import each other at run time (docs/architecture.md, "The areas")
+ * and the worker may reach this area only through its index; hook-sdk.ts is the other guest file, for hook authors.
  *
  * How it gets there: the worker embeds `installPrelude.toString()` in a classic script (see
  * sandbox/worker/prelude-script.ts). The function must therefore be self-contained: it references only its
@@ -9,7 +9,7 @@
  * file (tsx, vitest) has erased the types; esbuild's `keepNames` may wrap inner functions in `__name(…)`,
  * which the script defines as the identity. The worker self-tests the produced script once per process.
  *
- * Protocol with the worker (strings only, DESIGN §2.1):
+ * Protocol with the worker (strings only, docs/architecture.md, "The trust boundary"):
  * - the script evaluates to `[call, collect, adopt, describe]` (the worker takes references to these four
  *   trusted functions before any tenant code runs);
  * - the worker runs the bundle script, then `adopt()`, which takes `__isohook_bundle.default` into this
@@ -279,8 +279,8 @@ export function installPrelude(config: PreludeConfig): PreludeEntries {
   /**
    * A thrown error's `stack`, capped, or undefined, read without running tenant getters: only an own data
    * property or V8's own stack accessor (never a getter the tenant defined), formatted by V8's default (a
-   * tenant's `Error.prepareStackTrace` is set aside for the read, or the stack is skipped when it cannot be). The text is only something the host parses
-   * for positions in this bundle, never trusted.
+   * tenant's `Error.prepareStackTrace` is set aside for the read, or the stack is skipped when it cannot be). The text
+   * is only something the host parses for positions in this bundle, never trusted.
    */
   function stackOf(error: unknown): string | undefined {
     if (typeof error !== "object" || error === null) return undefined;

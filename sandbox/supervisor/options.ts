@@ -10,7 +10,7 @@ import type { SupervisorEvent } from "./events.js";
 export interface ExecutorOptions {
   /** `process` (default): isolates in supervised worker processes. `inline`: in this process, tests and benchmarks only. */
   readonly mode?: "process" | "inline";
-  /** Sandbox limits (DESIGN §5); defaults: 50 ms, 32 MB, 1 MB events, 64 KB results… */
+  /** Sandbox limits (docs/architecture.md, "Limits"); defaults: 50 ms, 32 MB, 1 MB events, 64 KB results… */
   readonly limits?: LimitsInput;
   /** Worker processes (process mode). Default: the number of CPU cores. */
   readonly workers?: number;

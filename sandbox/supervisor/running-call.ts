@@ -43,9 +43,9 @@ function markedCall(entry: PendingCall, mark: RunningMark): RunningCall {
 }
 
 /**
- * The call that was running when a worker ended, which takes the blame (DESIGN §1): for a kill over a
- * deadline, the call the host killed it over; for a crash or a malformed message, the call the mark names
- * if it is still pending (none if the worker died between calls; the oldest pending call when the worker
+ * The call that was running when a worker ended, which takes the blame (docs/architecture.md, "The trust boundary"):
+ * for a kill over a deadline, the call the host killed it over; for a crash or a malformed message, the call the mark
+ * names if it is still pending (none if the worker died between calls; the oldest pending call when the worker
  * has no mark file). Ends the host decided (boot, recycling, close) blame no call.
  */
 export function culpritOf(

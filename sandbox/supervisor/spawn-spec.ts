@@ -20,8 +20,8 @@ const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? "ts" : "js";
 
 /**
  * The spawn spec for `entry` (default: sandbox/worker/worker-main). `--no-node-snapshot` because the worker
- * loads isolated-vm (DESIGN §2.8); a `.ts` entry is loaded through tsx, resolved to a file URL so the
- * worker finds it whatever its cwd.
+ * loads isolated-vm (docs/architecture.md, "The trust boundary"); a `.ts` entry is loaded through tsx, resolved to a
+ * file URL so the worker finds it whatever its cwd.
  */
 export function workerSpawnSpec(entry?: string): WorkerSpawnSpec {
   const file = entry ?? fileURLToPath(new URL(`../worker/worker-main.${OWN_EXTENSION}`, import.meta.url));

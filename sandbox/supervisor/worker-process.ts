@@ -32,7 +32,7 @@ import { WorkerChannel } from "./worker-channel.js";
  * (if any) is the culprit and every other pending call is a bystander: after a crash, deadline kill or
  * protocol error a call is handed back once (`WorkerExit.retry`) for the executor to re-send to the
  * replacement (`resend`); otherwise it settles with `Failure.bystander`, which quarantine does not count
- * (DESIGN §1). Without a mark file the oldest pending call is taken instead.
+ * (docs/architecture.md, "The trust boundary"). Without a mark file the oldest pending call is taken instead.
  */
 
 export interface WorkerProcessOptions {

@@ -19,7 +19,7 @@ import { IsolatePool } from "./isolate-pool.js";
 import type { IsolatePoolOptions } from "./pool-types.js";
 
 export interface InlineExecutorOptions {
-  /** Sandbox limits (DESIGN §5); validated here. */
+  /** Sandbox limits (docs/architecture.md, "Limits"); validated here. */
   readonly limits?: LimitsInput;
   /** Isolate budgets of the underlying pool. */
   readonly pool?: IsolatePoolOptions;
@@ -33,8 +33,8 @@ let warned = false;
  * A `HookExecutor` that keeps isolates in the calling process, on the calling thread: each `execute` runs
  * synchronously and resolves at once, so nothing queues (no `queuedMs`) and `runMs` is the pool's
  * own measure of the handler (a cold call's bundle load is `loadMs`, apart). For tests and benchmarks only — a fatal out-of-memory in a guest
- * aborts the whole process and nothing but the `applySync` timeout bounds a call (DESIGN §1) — so it
- * warns once per process on stderr unless `quiet`.
+ * aborts the whole process and nothing but the `applySync` timeout bounds a call (docs/architecture.md, "The trust
+ * boundary") — so it warns once per process on stderr unless `quiet`.
  *
  * ```ts
  * const executor = createInlineExecutor({ limits: { timeoutMs: 100 }, quiet: true });

@@ -26,9 +26,9 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
 /**
  * The in-process isolate manager: one V8 isolate per (tenant, bundle hash), created lazily on the first
  * call, bundle compiled once, one long-lived context. Every call is one synchronous `applySync`, strings in
- * and one string out (DESIGN §2); an async handler takes a second `applySync` to collect its settled reply.
- * The call's `timeoutMs` is CPU time of this thread (thread-cpu.ts): `applySync` gets a wall-clock
- * backstop sized by the machine's load (cpu-stretch.ts), and a call whose CPU time passed its timeout fails
+ * and one string out (docs/architecture.md, "The trust boundary"); an async handler takes a second `applySync` to
+ * collect its settled reply. The call's `timeoutMs` is CPU time of this thread (thread-cpu.ts): `applySync` gets a
+ * wall-clock backstop sized by the machine's load (cpu-stretch.ts), and a call whose CPU time passed its timeout fails
  * `timeout` whether the backstop stopped it or it finished (docs/architecture.md, "Timeouts: CPU time,
  * wall-clock backstop"). Used by the worker process main and by the inline executor. The pool keeps
  * the bundles and runs calls; opening an isolate is open-isolate.ts, the live isolates and their eviction
@@ -36,8 +36,8 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
  *
  * ```ts
  * const pool = new IsolatePool({ maxIsolates: 128 });
- * pool.load(hash, code, { memoryMb: 32, maxResultChars: 65_536, maxStateChars: 16_384, maxLogLines: 50, maxLogChars: 8_192 });
- * const r = pool.call(hash, { tenantId, point: "tool.call", eventJson, ctxJson, timeoutMs: 50 });
+ * pool.load(hash, code, { memoryMb: 32, maxResultChars: 65_536, maxStateChars: 16_384, maxLogLines: 50, maxLogChars:
+ * 8_192 }); const r = pool.call(hash, { tenantId, point: "tool.call", eventJson, ctxJson, timeoutMs: 50 });
  * // r.type === "replied" → parseGuestReply(point, r.reply, limits) on the host
  * ```
  *
@@ -47,10 +47,10 @@ type PoolResult = SandboxResult<WorkerFailureCode>;
  * bundle's load timeout (`SandboxLimits.loadTimeoutMs`, default `loadTimeoutOf`). The call's `timeoutMs`
  * then covers its handler only, so the first call after a recycle is not cut short by loading; the result
  * reports the load apart (`loadMs`). An isolate is disposed and recreated lazily after every timeout,
- * memory-limit event or error outside the prelude's control (DESIGN §2.7); the load that recreates it is
- * the tenant's doing and says so (`loadAfterRecycle`), as does the load after one that failed on the
- * bundle's code. There is no in-thread watchdog: `applySync` blocks this thread, so no timer can fire
- * during a call; what the `timeout` does not cover is stopped by killing the process (the supervisor's
+ * memory-limit event or error outside the prelude's control (docs/architecture.md, rule 9 of "Rules learned from
+ * isolated-vm"); the load that recreates it is the tenant's doing and says so (`loadAfterRecycle`), as does the load
+ * after one that failed on the bundle's code. There is no in-thread watchdog: `applySync` blocks this thread, so no
+ * timer can fire during a call; what the `timeout` does not cover is stopped by killing the process (the supervisor's
  * deadline). Methods never throw for anything a guest does; they throw `PoolClosedError` after `dispose()`.
  */
 export class IsolatePool {

@@ -4,7 +4,7 @@ import * as ivm from "./isolated-vm.js";
 /**
  * A fresh isolate with the trusted prelude installed and references to its four entry points, before any
  * tenant code ran in it. The only `reference` the pool ever takes on an isolate value is this entry array
- * (DESIGN §2.1 forbids it on values a guest could have shaped; nothing here was).
+ * (docs/architecture.md, "The trust boundary", forbids it on values a guest could have shaped; nothing here was).
  */
 export interface PreparedIsolate {
   readonly isolate: ivm.Isolate;

@@ -44,14 +44,14 @@ export const Scenario = z.strictObject({
   model: z.strictObject({ id: z.string().min(1).optional(), turns: z.array(ScriptedTurn).min(1) }),
   maxTurns: z.number().int().min(1).max(1_000).default(20),
   parallelToolCalls: z.boolean().default(false),
-  /** Sandbox limits for this session's executor (DESIGN §5); unset ones keep their defaults. */
+  /** Sandbox limits for this session's executor (docs/architecture.md, "Limits"); unset ones keep their defaults. */
   limits: Limits.optional(),
   /**
    * Answers to asks, by call id (scripted calls are `call_<turn>_<index>` unless named), the way a human
    * would: when every pending call has one, the run goes on; otherwise it ends with stop reason `approval`.
    */
   approvals: z.record(z.string().min(1), ApprovalDecision).optional(),
-  /** Hook time per turn and per run in ms (DESIGN §5: 250 / 5000). */
+  /** Hook time per turn and per run in ms (docs/architecture.md, "Limits": 250 / 5000). */
   budgets: z
     .strictObject({
       turnMs: z.number().int().min(1).optional(),

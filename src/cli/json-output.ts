@@ -3,6 +3,7 @@ import { BundleManifest, Failure, JsonObject, JsonValue, Message, Usage } from "
 import { ComparisonJson, DecisionsOutput, LogOutput, ReplayOutput } from "./json-output-decisions.js";
 import { RunEventLine, StatsOutput } from "./json-output-events.js";
 import { Count, Hash, Iso, Logs, Point, Version } from "./json-output-fields.js";
+import { QuarantineEntry } from "./json-output-quarantine.js";
 import {
   Activation,
   RolloutOutput,
@@ -222,7 +223,7 @@ export const CLI_OUTPUT = {
         id: z.int().positive(),
         at: Iso,
         tenantId: z.string(),
-        type: z.enum(["upload", "activate", "rollback", "delete", "log", "rollout", "shadow", "shadow_off"]),
+        type: z.enum(["upload", "activate", "rollback", "delete", "log", "rollout", "shadow", "shadow_off", "release"]),
         version: Version.nullable().meta({ description: "null for a `log` change" }),
         previousVersion: Version.nullable(),
         hash: Hash.nullable(),
@@ -234,6 +235,7 @@ export const CLI_OUTPUT = {
       }),
     ),
   }),
+  quarantine: z.union([z.strictObject({ quarantines: z.array(QuarantineEntry) }), QuarantineEntry]),
   log: LogOutput,
   decisions: DecisionsOutput,
   replay: ReplayOutput,

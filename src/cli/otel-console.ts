@@ -24,7 +24,7 @@ export async function startOtel(io: CliIO): Promise<OtelSession | undefined> {
   if (mode === undefined || mode === "") return undefined;
   if (mode !== "console") {
     throw new CliError(
-      `${OTEL_ENV}=${JSON.stringify(mode)} is not supported: set it to \`console\` (spans and metrics as JSON lines on stderr), or leave it unset. A platform wires its own collector through the library (README, "Telemetry")`,
+      `${OTEL_ENV}=${JSON.stringify(mode)} is not supported: set it to \`console\` (spans and metrics as JSON lines on stderr), or leave it unset. A platform wires its own collector through the library (docs/telemetry.md)`,
       "invalid_otel",
     );
   }

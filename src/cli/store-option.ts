@@ -1,7 +1,6 @@
 import { userInfo } from "node:os";
-import { resolve } from "node:path";
 import { TenantId } from "../protocol/index.js";
-import { type BundleStore, type OpenedStore, openStore, StoreError, storeLocation } from "../store/index.js";
+import { type BundleStore, type OpenedStore, openStore, resolveStoreLocation, StoreError } from "../store/index.js";
 import { CliError, type CliIO, type OptionSpec, type ParsedArgs, stringFlag, UsageError } from "./command.js";
 
 /** Where the store lives unless `--store` or `ISOHOOK_STORE` says otherwise (relative to the working directory). */
@@ -20,12 +19,7 @@ export function storeLocationOf(args: ParsedArgs, io: CliIO): string {
   const chosen = stringFlag(args, "store") ?? io.env.ISOHOOK_STORE ?? DEFAULT_STORE_PATH;
   if (chosen === "")
     throw new UsageError("Expected --store to be a file path or a postgres:// URL, got an empty string");
-  return isPostgres(chosen) ? chosen : resolve(io.cwd, chosen);
-}
-
-/** True for a PostgreSQL store location (`postgres://…`, `postgresql://…`). */
-export function isPostgres(location: string): boolean {
-  return storeLocation(location).kind === "postgres";
+  return resolveStoreLocation(chosen, io.cwd);
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { SandboxCost } from "../protocol/index.js";
 
 /**
- * Sandbox hook time of one run (DESIGN §4): a per-turn and a per-run budget beside the per-call timeout.
- * A call that would start with either spent fails `timeout` without running; a call that starts gets what
- * is left as its timeout when that is shorter than the per-call one. Each call is charged its own run time
+ * Sandbox hook time of one run (docs/architecture.md, "Failure is data"): a per-turn and a per-run budget beside the
+ * per-call timeout. A call that would start with either spent fails `timeout` without running; a call that starts gets
+ * what is left as its timeout when that is shorter than the per-call one. Each call is charged its own run time
  * in the sandbox (`SandboxCost.runMs`), never time it queued behind other tenants' calls, and a cold
  * isolate's bundle load only when the tenant's own failure caused it (`chargedMs`; docs/architecture.md,
  * "Reloads a tenant causes").

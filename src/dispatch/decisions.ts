@@ -16,9 +16,10 @@ import type {
 import type { FailurePolicy, HookSource } from "./registration.js";
 
 /**
- * What the stack of hooks decided at one point, combined by the stacking rules of DESIGN §3. The agent
- * loop switches on `decision.type` exhaustively. Every decision that a hook (or a hook's failure under a
- * `closed` policy) made names it in `by`; `by.failure` is set when the decision is a failure's safe one.
+ * What the stack of hooks decided at one point, combined by the stacking rules (docs/architecture.md, "Hook points,
+ * events and stacking"). The agent loop switches on `decision.type` exhaustively. Every decision that a hook (or a
+ * hook's failure under a `closed` policy) made names it in `by`; `by.failure` is set when the decision is a failure's
+ * safe one.
  */
 export interface DecidedBy {
   readonly hookId: HookId;

@@ -11,6 +11,8 @@ import type { Dispatcher, OpenRunOptions, RunDispatcher } from "./api.js";
 import { HookBudget } from "./budget.js";
 import type { DecisionSink } from "./decision-sink.js";
 import { DispatchError } from "./errors.js";
+import type { DispatchEvent } from "./events.js";
+import { FleetQuarantineBook } from "./fleet-quarantine.js";
 import { ObserveCalls } from "./observe-calls.js";
 import {
   type DispatcherOptionsInput,
@@ -20,7 +22,7 @@ import {
 } from "./options.js";
 import { PlatformHook, type PlatformRegistration, validatePlatformHooks } from "./platform-hooks.js";
 import { effectivePolicy } from "./policy.js";
-import { bundleKey, QuarantineBook } from "./quarantine.js";
+import { bundleKey, LocalQuarantineBook, type QuarantineBook } from "./quarantine.js";
 import type { PlatformHooks, PolicyMap } from "./registration.js";
 import { decidingBundle } from "./rollout-pick.js";
 import { openRunDispatcher } from "./run-dispatcher.js";
@@ -32,7 +34,7 @@ import { TenantObserver } from "./tenant-observer.js";
 /**
  * Creates the dispatcher the agent loop calls at every hook point. Options are validated (throws
  * `DispatchError` `invalid_options` naming each bad field); limits, budgets and quarantine default to
- * DESIGN §5. The dispatcher does not own the executor: close it yourself.
+ * docs/architecture.md, "Limits". The dispatcher does not own the executor: close it yourself.
  *
  * ```ts
  * const dispatcher = createDispatcher({ executor, emit: (event) => log(event) });
@@ -56,8 +58,21 @@ class HookDispatcher implements Dispatcher {
   constructor(options: ResolvedDispatcherOptions) {
     // A throwing `emit` must not undo a decision already taken: provenance is reported, never load-bearing.
     this.#options = { ...options, emit: options.emit === undefined ? undefined : notifier(options.emit) };
-    this.#book = new QuarantineBook(options.quarantine, this.#options.emit);
     this.#telemetry = new Telemetry(options.telemetry.maxTenants);
+    const { fleet, clock, quarantine: settings } = options;
+    if (fleet === undefined) this.#book = new LocalQuarantineBook(settings, this.#options.emit);
+    else {
+      const outer = this.#options.emit;
+      // A fleet entry reaches no call's span: it is counted here, by origin.
+      const emit = (event: DispatchEvent) => {
+        if (event.type === "quarantine.entered" && event.origin === "fleet") {
+          const { code, strike, cooldownMs } = event;
+          this.#telemetry.quarantined(event.tenantId, { code, strike, cooldownMs, origin: "fleet" });
+        }
+        outer?.(event);
+      };
+      this.#book = new FleetQuarantineBook({ settings, emit, ledger: fleet.ledger, host: fleet.host, clock });
+    }
   }
 
   registerPlatformHooks(hooks: PlatformHooks | readonly PlatformHooks[]): () => void {
@@ -175,8 +190,9 @@ class HookDispatcher implements Dispatcher {
     return this.#observeCalls.settled();
   }
 
-  close(): Promise<void> {
-    return this.#observeCalls.close();
+  async close(): Promise<void> {
+    await this.#observeCalls.close();
+    if (this.#book instanceof FleetQuarantineBook) await this.#book.close();
   }
 
   quarantinedUntil(tenantId: TenantId, hash: BundleHash): number | undefined {

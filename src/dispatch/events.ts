@@ -47,8 +47,12 @@ export interface QuarantineEnteredEvent {
   readonly cooldownMs: number;
   /** How many times this bundle entered quarantine, this one included (the cooldown doubles each time). */
   readonly strike: number;
-  /** The failure code that tipped it over. */
+  /** The failure code that tipped it over (for a fleet entry, the first of its codes). */
   readonly code: FailureCode;
+  /** `host`: this host's own failures; `fleet`: the store's book, from the failures of every host. */
+  readonly origin: "host" | "fleet";
+  /** For a fleet entry: the hosts whose failures put it there. */
+  readonly hosts?: readonly string[];
 }
 
 export interface QuarantineExitedEvent {
@@ -57,6 +61,8 @@ export interface QuarantineExitedEvent {
   readonly at: number;
   readonly tenantId: TenantId;
   readonly bundleHash: BundleHash;
+  /** Set when an operator lifted it before its end (`isohook quarantine release`): who. */
+  readonly releasedBy?: string;
 }
 
 export type Emit = (event: DispatchEvent) => void;

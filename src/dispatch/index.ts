@@ -1,8 +1,8 @@
 /**
  * Dispatch: stacks platform `first` hooks, the tenant's bundle and platform `last` hooks on each hook
- * point, combines their results by the stacking rules (DESIGN §3), applies the failure policy, quarantine
- * and budgets (DESIGN §4), and emits one provenance event per hook call. `invokeHook` is the one place
- * guest output is parsed.
+ * point, combines their results by the stacking rules (docs/architecture.md, "Hook points, events and stacking"),
+ * applies the failure policy, quarantine and budgets (docs/architecture.md, "Failure is data"), and emits one
+ * provenance event per hook call. `invokeHook` is the one place guest output is parsed.
  */
 export type {
   Dispatcher,
@@ -46,6 +46,13 @@ export type {
 } from "./events.js";
 export { type InvokedHook, invokeHook } from "./invoke-hook.js";
 export { type DispatcherOptionsInput, parseDispatcherOptions } from "./options.js";
+export type {
+  FailureReport,
+  FleetQuarantine,
+  QuarantineLedger,
+  QuarantineSettings,
+  ReportedFailure,
+} from "./quarantine-ledger.js";
 export type {
   FailurePolicy,
   HookSource,

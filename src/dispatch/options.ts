@@ -11,6 +11,7 @@ import {
 import type { DecisionSink } from "./decision-sink.js";
 import { DispatchError } from "./errors.js";
 import type { Emit } from "./events.js";
+import type { QuarantineLedger } from "./quarantine-ledger.js";
 import type { PolicyMap } from "./registration.js";
 
 const int = (name: string, min: number, max: number, fallback: number) =>
@@ -48,7 +49,10 @@ export const DispatcherOptions = z.strictObject({
       typeof (v as { describe?: unknown }).describe === "function",
     { error: "Expected `executor` to be a HookExecutor (an object with `execute` and `describe`)" },
   ),
-  /** Limits of the sandbox calls: the per-call timeout, event/result/state caps. Defaults DESIGN §5. */
+  /**
+   * Limits of the sandbox calls: the per-call timeout, event/result/state caps. Defaults: docs/architecture.md,
+   * "Limits".
+   */
   limits: Limits.default(DEFAULT_LIMITS),
   /** Receives one event per hook call and per quarantine change, synchronously; a throw is ignored. */
   emit: fn<Emit>("emit").optional(),
@@ -64,6 +68,21 @@ export const DispatcherOptions = z.strictObject({
         typeof (v as { record?: unknown }).record === "function" &&
         typeof (v as { sampled?: unknown }).sampled === "function",
       { error: "Expected `decisionLog` to be a DecisionSink (an object with `sampled` and `record`)" },
+    )
+    .optional(),
+  /**
+   * Quarantine shared by the hosts of a fleet: failures are reported to `ledger` (the shared store's
+   * `quarantine`) as `host`, and its entries apply here too. Absent: this dispatcher's book is its own.
+   */
+  fleet: z
+    .custom<{ readonly ledger: QuarantineLedger; readonly host: string }>(
+      (v) =>
+        typeof v === "object" &&
+        v !== null &&
+        typeof (v as { host?: unknown }).host === "string" &&
+        (v as { host: string }).host.length > 0 &&
+        typeof (v as { ledger?: { report?: unknown } }).ledger?.report === "function",
+      { error: "Expected `fleet` to be {ledger: a QuarantineLedger (with `report` and `watch`), host: a name}" },
     )
     .optional(),
   /** Milliseconds since some epoch; `Date.now` by default. Quarantine and event times read it. */

@@ -8,14 +8,7 @@ import {
   type TenantId,
 } from "../protocol/index.js";
 import type { Emit } from "./events.js";
-
-export interface QuarantineSettings {
-  readonly failures: number;
-  readonly windowMs: number;
-  readonly cooldownMs: number;
-  readonly maxCooldownMs: number;
-  readonly forgetAfterMs: number;
-}
+import type { FleetQuarantine, QuarantineSettings } from "./quarantine-ledger.js";
 
 interface Entry {
   /** Clock times of recent quarantine-kind failures, oldest first, all within the window. */
@@ -23,7 +16,12 @@ interface Entry {
   until: number | undefined;
   strikes: number;
   exitedAt: number | undefined;
+  /** Where the quarantine in force came from: this host's failures, or the fleet's (through the store). */
+  origin: QuarantineOrigin;
 }
+
+/** `host`: this host's own failures put the bundle there; `fleet`: the store's book did (failures of any host). */
+export type QuarantineOrigin = "host" | "fleet";
 
 /** A (tenant, bundle) pair as the book keys it; built once per run, not per call. */
 export interface BundleKey {
@@ -43,12 +41,24 @@ export interface QuarantineStatus {
 }
 
 /**
- * Which (tenant, bundle) pairs are in quarantine (DESIGN §4): K failures of the kinds in
+ * What the dispatcher asks of quarantine, per call: whether a (tenant, bundle) is in quarantine now, and a
+ * failure to count. `LocalQuarantineBook` keeps one host's book; `FleetQuarantineBook` shares it through
+ * the store. `status` is on every call's path and never waits.
+ */
+export interface QuarantineBook {
+  /** The quarantine the pair is in at `now`, or undefined. */
+  status(key: BundleKey, now: number): QuarantineStatus | undefined;
+  /** Counts a failure of `code`, `weight` times; returns the quarantine it started here, if any. */
+  strike(key: BundleKey, code: FailureCode, now: number, weight?: number): QuarantineStatus | undefined;
+}
+
+/**
+ * Which (tenant, bundle) pairs are in quarantine (docs/architecture.md, "Failure is data"): K failures of the kinds in
  * `QUARANTINE_CODES` within W put a pair in quarantine for a cooldown that doubles with each entry (up to a
  * maximum) and starts over once the pair stayed quiet for `forgetAfterMs` after its last quarantine. Exit
  * is observed lazily, at the first look after the cooldown, so tests drive it with their clock.
  */
-export class QuarantineBook {
+export class LocalQuarantineBook implements QuarantineBook {
   readonly #settings: QuarantineSettings;
   readonly #emit: Emit | undefined;
   readonly #entries = new Map<string, Entry>();
@@ -79,10 +89,11 @@ export class QuarantineBook {
     if (!QUARANTINE_CODES.has(code)) return undefined;
     let entry = this.#entries.get(key.id);
     if (entry === undefined) {
-      entry = { failures: [], until: undefined, strikes: 0, exitedAt: undefined };
+      entry = { failures: [], until: undefined, strikes: 0, exitedAt: undefined, origin: "host" };
       this.#entries.set(key.id, entry);
     }
     if (entry.until !== undefined) return undefined;
+    entry.origin = "host";
     const { failures, windowMs, cooldownMs, maxCooldownMs, forgetAfterMs } = this.#settings;
     if (entry.exitedAt !== undefined && now - entry.exitedAt >= forgetAfterMs) {
       entry.strikes = 0;
@@ -104,8 +115,57 @@ export class QuarantineBook {
       cooldownMs: cooldown,
       strike: entry.strikes,
       code,
+      origin: "host",
     });
     return { until: entry.until, strike: entry.strikes };
+  }
+
+  /**
+   * Takes the fleet's word for a bundle: an entry in force (from another host, or the store's count of
+   * this host's failures with the others') puts it in quarantine here too, a release lifts it. An entry
+   * this book already has, with the same end, changes nothing and emits nothing.
+   */
+  adopt(key: BundleKey, fleet: FleetQuarantine, now: number): void {
+    let entry = this.#entries.get(key.id);
+    const inForce = fleet.releasedAt === null && now < fleet.until;
+    if (!inForce) {
+      if (entry?.until === undefined || fleet.releasedAt === null) return;
+      entry.until = undefined;
+      entry.exitedAt = fleet.releasedAt;
+      entry.failures = [];
+      const by = fleet.releasedBy ?? "";
+      this.#emit?.({
+        type: "quarantine.exited",
+        at: now,
+        tenantId: key.tenantId,
+        bundleHash: key.hash,
+        releasedBy: by,
+      });
+      return;
+    }
+    if (entry === undefined) {
+      entry = { failures: [], until: undefined, strikes: 0, exitedAt: undefined, origin: "fleet" };
+      this.#entries.set(key.id, entry);
+    }
+    if (entry.until !== undefined && entry.until >= fleet.until) return;
+    const fresh = entry.until === undefined;
+    entry.until = fleet.until;
+    entry.strikes = fleet.strike;
+    entry.failures = [];
+    if (!fresh) return;
+    entry.origin = "fleet";
+    this.#emit?.({
+      type: "quarantine.entered",
+      at: now,
+      tenantId: key.tenantId,
+      bundleHash: key.hash,
+      until: fleet.until,
+      cooldownMs: fleet.until - fleet.since,
+      strike: fleet.strike,
+      code: fleet.codes[0] ?? "timeout",
+      origin: "fleet",
+      hosts: fleet.hosts,
+    });
   }
 }
 

@@ -5,9 +5,9 @@ import type { FailurePolicy } from "./registration.js";
 
 /**
  * One hook point's row in the dispatch table (`RULES`): its default failure policy and its stacking rule
- * (DESIGN §3) as a pure fold over the hooks' results in stack order. The dispatcher owns the loop, the
- * policy and the records; a rule only combines. `A` is the rule's accumulator; functions return a new one
- * and never mutate their input.
+ * (docs/architecture.md, "Hook points, events and stacking") as a pure fold over the hooks' results in stack order. The
+ * dispatcher owns the loop, the policy and the records; a rule only combines. `A` is the rule's accumulator; functions
+ * return a new one and never mutate their input.
  */
 export interface PointRule<P extends HookPoint, A = unknown> {
   readonly point: P;

@@ -39,7 +39,7 @@ export const RULES: { readonly [P in HookPoint]: PointRule<P> } = {
 
 /**
  * Each point's default policy, from its row: `tool.call`, `input.inbound` and `run.start` fail closed, the
- * rest open (DESIGN §4).
+ * rest open (docs/architecture.md, "Failure is data").
  */
 export const DEFAULT_POLICY: Readonly<Record<HookPoint, FailurePolicy>> = Object.freeze(
   Object.fromEntries(Object.values(RULES).map((rule) => [rule.point, rule.policy])) as Record<HookPoint, FailurePolicy>,

@@ -114,7 +114,12 @@ export class TenantCaller {
       const now = clock();
       const entered = book.strike(this.#key, strike, now, strikeWeight(cost, limits.timeoutMs));
       if (entered !== undefined)
-        scope.telemetry?.quarantined({ code: strike, strike: entered.strike, cooldownMs: entered.until - now });
+        scope.telemetry?.quarantined({
+          code: strike,
+          strike: entered.strike,
+          cooldownMs: entered.until - now,
+          origin: "host",
+        });
     }
     return this.state.settle(invoked, this.#sourceMap, limits.maxStateChars);
   }

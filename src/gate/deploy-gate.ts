@@ -61,8 +61,8 @@ export type GateResult =
   | { readonly type: "rejected"; readonly report: GateReport };
 
 /**
- * The deploy gate (DESIGN §7): the module bundles; its default export has only known hook points, as
- * functions; it is under the size cap; its `fixtures.jsonl` passes in the real sandbox; and a fuzz of
+ * The deploy gate (docs/architecture.md, "The deploy gate"): the module bundles; its default export has only known hook
+ * points, as functions; it is under the size cap; its `fixtures.jsonl` passes in the real sandbox; and a fuzz of
  * generated valid events on every exported point never fails (no timeout, memory, crash, pending, throw or
  * invalid result). The gate keeps going after a failed check wherever it still can, so a rejection lists
  * every reason. It stores nothing: `deployHook` does that for a passed gate.

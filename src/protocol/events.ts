@@ -12,7 +12,10 @@ import {
   Usage,
 } from "./messages.js";
 
-/** The event each hook point receives, as JSON. DESIGN §3 is the table these schemas implement. */
+/**
+ * The event each hook point receives, as JSON. docs/architecture.md, "Hook points, events and stacking", has their
+ * table.
+ */
 
 export const RunStartEvent = z.strictObject({ input: z.array(Message) });
 

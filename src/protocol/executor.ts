@@ -36,8 +36,8 @@ export interface SandboxCall {
 }
 
 /**
- * What a sandbox call cost, split so that no tenant is charged for another's time (DESIGN §4, budgets).
- * One record from the isolate to the provenance record (`HookRecord`): each stage fills in what it sees.
+ * What a sandbox call cost, split so that no tenant is charged for another's time (docs/architecture.md, "Failure is
+ * data"). One record from the isolate to the provenance record (`HookRecord`): each stage fills in what it sees.
  *
  * - `runMs`: wall time the call's handler ran in the sandbox, measured where it ran (the worker's clock
  *   around this call alone; for a call the host killed, from when it started running to the kill; 0 for a

@@ -1,8 +1,8 @@
 import { z } from "zod";
 
 /**
- * Sandbox limits (DESIGN §5). All configurable, all validated at construction. Each is named for what it
- * counts: `*Chars` limits count UTF-16 code units of JSON text (what `string.length` counts, so at most 3×
+ * Sandbox limits (docs/architecture.md, "Limits"). All configurable, all validated at construction. Each is named for
+ * what it counts: `*Chars` limits count UTF-16 code units of JSON text (what `string.length` counts, so at most 3×
  * that in UTF-8 bytes), `maxBundleBytes` counts UTF-8 bytes of the bundle script.
  */
 export const Limits = z.strictObject({

@@ -2,7 +2,10 @@ import { z } from "zod";
 import type { HookPoint, HookResult } from "./hook-points.js";
 import type { JsonObject } from "./json.js";
 
-/** Every way a hook call can fail (DESIGN §4). Failure is data: the dispatcher never throws these. */
+/**
+ * Every way a hook call can fail (docs/architecture.md, "Failure is data"). Failure is data: the dispatcher never
+ * throws these.
+ */
 export const FailureCode = z.enum([
   "timeout",
   "memory_limit",
@@ -39,7 +42,8 @@ export type StackFrame = z.infer<typeof StackFrame>;
 /**
  * A failed hook call. `bystander: true` marks a call that failed only because its sandbox worker died while
  * running ANOTHER call (queued behind it, or answered but not yet delivered): the supervisor sets it, never
- * the guest, and quarantine does not count it (DESIGN §1: the tenant whose call was running takes the strike).
+ * the guest, and quarantine does not count it (docs/architecture.md, "The trust boundary": the tenant whose call was
+ * running takes the strike).
  */
 export const Failure = z.strictObject({
   code: FailureCode,

@@ -74,6 +74,8 @@ export const CheckpointBody = z.strictObject({
   /** Unique per checkpoint: a runtime refuses to resume the same one twice. */
   id: z.uuid(),
   createdAt: z.iso.datetime(),
+  /** After this the checkpoint is refused (`checkpoint_expired`); absent: `createdAt` + the default TTL. */
+  expiresAt: z.iso.datetime().exactOptional(),
   tenantId: TenantId,
   runId: RunId,
   /** The bundle version the run used; the resumed run uses it again, whatever is active by then. */
@@ -113,13 +115,19 @@ export interface SealInput {
   readonly loop: PausedRun;
   readonly hooks: RunSnapshot;
   readonly meta: JsonValue;
+  /** How long the checkpoint can be resumed: default `DEFAULT_CHECKPOINT_TTL_MS`. */
+  readonly ttlMs?: number;
 }
 
+/** How long a checkpoint can be resumed unless the runtime or the run says otherwise: 7 days. */
+export const DEFAULT_CHECKPOINT_TTL_MS = 7 * 24 * 3_600_000;
+
 /** Seals a paused run with the key. */
-export function sealCheckpoint(input: SealInput, key: CheckpointKey): Checkpoint {
+export function sealCheckpoint(input: SealInput, key: CheckpointKey, now = Date.now()): Checkpoint {
   const body = JSON.stringify({
     id: randomUUID(),
-    createdAt: new Date().toISOString(),
+    createdAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + (input.ttlMs ?? DEFAULT_CHECKPOINT_TTL_MS)).toISOString(),
     tenantId: input.tenantId,
     runId: input.runId,
     bundle: input.bundle ?? null,
@@ -205,6 +213,23 @@ export function checkpointKeys(key: CheckpointKey): readonly Buffer[] {
     }
     return bytes;
   });
+}
+
+/** When the checkpoint expires, in milliseconds since the epoch. */
+export function checkpointExpiry(body: Pick<CheckpointBody, "createdAt" | "expiresAt">): number {
+  return body.expiresAt === undefined
+    ? Date.parse(body.createdAt) + DEFAULT_CHECKPOINT_TTL_MS
+    : Date.parse(body.expiresAt);
+}
+
+/** Checks a checkpoint's TTL option: whole milliseconds, from one second to one year. */
+export function checkCheckpointTtl(ttlMs: unknown, name: string): void {
+  if (typeof ttlMs !== "number" || !Number.isInteger(ttlMs) || ttlMs < 1_000 || ttlMs > 365 * 24 * 3_600_000) {
+    throw new RuntimeError(
+      "invalid_options",
+      `Expected \`${name}\` to be whole milliseconds from 1000 (one second) to 31536000000 (a year), got \`${String(ttlMs)}\``,
+    );
+  }
 }
 
 function mac(key: Buffer, version: number, body: string): string {

@@ -13,8 +13,10 @@ export type RuntimeErrorCode =
   | "checkpoint_tampered"
   /** A checkpoint of another tenant than the one resuming it. */
   | "checkpoint_foreign"
-  /** A checkpoint this runtime resumed already. */
+  /** A checkpoint resumed already: by this runtime, or by any runtime on the same store. */
   | "checkpoint_replayed"
+  /** A checkpoint past its expiry (`checkpointTtlMs` when it was sealed). */
+  | "checkpoint_expired"
   /** The bundle version the checkpoint ran on is gone, or is not the same bundle. */
   | "checkpoint_bundle"
   /** Decisions that do not answer the pending calls (missing, unknown, malformed, edited args off the schema). */

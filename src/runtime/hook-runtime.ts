@@ -32,9 +32,10 @@ export interface HookRuntime {
    * Continues a run that ended with stop reason `approval`, as if it never stopped: same run id, bundle
    * version (even if another is active now), transcript, turn, hook states and budgets. Rejects with
    * `RuntimeError` before anything runs for a checkpoint that is not intact (`checkpoint_tampered`,
-   * `checkpoint_version`, `invalid_checkpoint`), another tenant's (`checkpoint_foreign`), resumed already by
-   * this runtime (`checkpoint_replayed`), whose bundle is gone (`checkpoint_bundle`), or decisions that do
-   * not answer every pending call (`invalid_decision`); without a key, `no_checkpoint_key`.
+   * `checkpoint_version`, `invalid_checkpoint`), another tenant's (`checkpoint_foreign`), past its expiry
+   * (`checkpoint_expired`), resumed already by any runtime on the same store (`checkpoint_replayed`), whose
+   * bundle is gone (`checkpoint_bundle`), or decisions that do not answer every pending call
+   * (`invalid_decision`); without a key, `no_checkpoint_key`.
    *
    * ```ts
    * const paused = await runtime.runAgent({ tenantId, input, tools });
@@ -129,13 +130,14 @@ export async function createHookRuntime(options: HookRuntimeOptions = {}): Promi
   }
   sandboxMetrics = SandboxMetrics.start(sandboxSource(executor));
   const dispatcher = createDispatcher({
-    ...dispatcherOptions(options, executor),
+    ...dispatcherOptions(options, executor, store),
     emit,
     ...(decisionLog !== undefined ? { decisionLog } : {}),
   });
   dispatcherSeen = (event) => dispatcher.observeSandbox(event);
   const bundles: BundleSource | undefined = options.bundles ?? store;
-  const sessions = createAgentSessions({ options, dispatcher, bundles, listeners });
+  const checkpoints = options.checkpoints ?? store?.checkpoints;
+  const sessions = createAgentSessions({ options, dispatcher, bundles, listeners, checkpoints });
 
   return {
     openRun: sessions.openRun,

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { z } from "zod";
 import {
   checkExecutorOptions,
@@ -16,8 +17,8 @@ import {
   notify,
   parseLimits,
 } from "../protocol/index.js";
-import type { BundleStore, DecisionLogStore } from "../store/index.js";
-import { type CheckpointKey, checkpointKeys } from "./checkpoint.js";
+import type { BundleStore, CheckpointLedger, DecisionLogStore } from "../store/index.js";
+import { type CheckpointKey, checkCheckpointTtl, checkpointKeys } from "./checkpoint.js";
 import { RuntimeError } from "./errors.js";
 import type { RuntimeEvent } from "./events.js";
 
@@ -47,7 +48,10 @@ export interface HookRuntimeOptions {
    * Default: a process executor with default options.
    */
   readonly executor?: HookExecutor | RuntimeExecutorOptions;
-  /** Sandbox limits (DESIGN §5): of the executor the runtime starts, and of the dispatcher's checks. */
+  /**
+   * Sandbox limits (docs/architecture.md, "Limits"): of the executor the runtime starts, and of the dispatcher's
+   * checks.
+   */
   readonly limits?: LimitsInput;
   /** The dispatcher: budgets (default 250 / 5000 ms), quarantine, the policy floor, the clock (`Date.now`). */
   readonly dispatch?: RuntimeDispatchOptions;
@@ -83,6 +87,21 @@ export interface HookRuntimeOptions {
    * run), a run that pauses for approval, or a resume, is a `no_checkpoint_key` error.
    */
   readonly checkpointKey?: CheckpointKey;
+  /** How long a sealed checkpoint can be resumed (`checkpoint_expired` after): default 7 days. */
+  readonly checkpointTtlMs?: number;
+  /**
+   * Where resumed checkpoints are recorded so that each resumes once on every runtime sharing it; default:
+   * the `store`'s ledger (with `bundles` and no store, ids are remembered by this runtime only).
+   */
+  readonly checkpoints?: CheckpointLedger;
+  /**
+   * Quarantine shared through the `store` with every host on it (default true when there is a store): a
+   * bundle whose failures on any mix of hosts reach the threshold is quarantined on all of them, and
+   * `isohook quarantine release` lifts it everywhere. False: this runtime's book is its own.
+   */
+  readonly sharedQuarantine?: boolean;
+  /** This host's name in the shared quarantine book (`isohook quarantine list`): default `<hostname>:<pid>`. */
+  readonly host?: string;
 }
 
 const objectWith = (name: string, methods: string[], what: string) =>
@@ -126,6 +145,15 @@ const Schema = z.strictObject({
     })
     .optional(),
   checkpointKey: z.unknown().optional(),
+  checkpointTtlMs: z.unknown().optional(),
+  sharedQuarantine: z
+    .boolean({ error: (i) => `Expected \`sharedQuarantine\` to be a boolean, got \`${describeValue(i.input)}\`` })
+    .optional(),
+  host: z
+    .string()
+    .regex(/^[^\p{Cc}]{1,128}$/u, "Expected `host` to be a name of 1–128 printable characters")
+    .optional(),
+  checkpoints: objectWith("checkpoints", ["claim"], "a CheckpointLedger (an object with `claim`)").optional(),
   signal: z
     .custom<AbortSignal>((v) => v instanceof AbortSignal, {
       error: (issue) => `Expected \`signal\` to be an AbortSignal, got \`${describeValue(issue.input)}\``,
@@ -169,6 +197,7 @@ export function checkRuntimeOptions(options: HookRuntimeOptions): void {
   checkLogOption(options);
 
   if (options.checkpointKey !== undefined) checkpointKeys(options.checkpointKey);
+  if (options.checkpointTtlMs !== undefined) checkCheckpointTtl(options.checkpointTtlMs, "checkpointTtlMs");
   const { executor } = options;
   if (executor !== undefined && !isExecutor(executor)) {
     if ("limits" in executor)
@@ -228,8 +257,16 @@ export function executorOptions(
   };
 }
 
-/** The dispatcher's options: its own, the shared limits, and the executor. */
-export function dispatcherOptions(options: HookRuntimeOptions, executor: HookExecutor): DispatcherOptionsInput {
+/** The dispatcher's options: its own, the shared limits, the executor, and the store's shared quarantine. */
+export function dispatcherOptions(
+  options: HookRuntimeOptions,
+  executor: HookExecutor,
+  store?: BundleStore,
+): DispatcherOptionsInput {
   const { limits } = options;
-  return { ...options.dispatch, executor, ...(limits !== undefined ? { limits } : {}) };
+  const shared = store !== undefined && options.sharedQuarantine !== false && options.dispatch?.fleet === undefined;
+  const fleet = shared
+    ? { fleet: { ledger: store.quarantine, host: options.host ?? `${hostname()}:${process.pid}` } }
+    : {};
+  return { ...options.dispatch, executor, ...(limits !== undefined ? { limits } : {}), ...fleet };
 }

@@ -14,12 +14,7 @@ export async function openRuntimeStore(location: string, options: HookRuntimeOpt
     if (!(error instanceof StoreError) || error.code !== "missing") throw error;
     throw new RuntimeError(
       "invalid_options",
-      `No store at ${shownLocation(location)}: pass the location of an existing store, \`createStore: true\` to create an empty one, or create it first with \`isohook migrate --store …\``,
+      `No store at ${storeLocation(location).label}: pass the location of an existing store, \`createStore: true\` to create an empty one, or create it first with \`isohook migrate --store …\``,
     );
   }
-}
-
-function shownLocation(location: string): string {
-  const parsed = storeLocation(location);
-  return parsed.kind === "postgres" ? parsed.display : parsed.path;
 }

@@ -14,12 +14,14 @@ import {
 import type { DispatchEvent, Dispatcher, PolicyMap, RunDispatcher } from "../dispatch/index.js";
 import type { BundleRef, BundleSource, JsonValue, Message, ModelSettings } from "../protocol/index.js";
 import { notify, RunId, type TenantId } from "../protocol/index.js";
-import { checkDecisions, RecentIds } from "./approvals.js";
+import type { CheckpointLedger } from "../store/index.js";
+import { checkDecisions, ResumeOnce } from "./approvals.js";
 import { bundleAt, withShadowNow } from "./bundle-version.js";
 import {
   type Checkpoint,
   type CheckpointBody,
   type CheckpointKey,
+  checkCheckpointTtl,
   checkpointKeys,
   openCheckpoint,
   sealCheckpoint,
@@ -54,6 +56,8 @@ export interface RunAgentOptions {
   readonly checkpointKey?: CheckpointKey;
   /** The host's own JSON, sealed into the checkpoint (`readCheckpoint(…).meta`), e.g. which session asked. */
   readonly checkpointMeta?: JsonValue;
+  /** How long this run's checkpoint can be resumed; default: the runtime's `checkpointTtlMs` (7 days). */
+  readonly checkpointTtlMs?: number;
   /**
    * Answers asks in-process, the way a human would: called with the pending calls when the run pauses;
    * decisions continue the run at once (no checkpoint), undefined ends it with a checkpoint.
@@ -64,12 +68,11 @@ export interface RunAgentOptions {
   ) => ApprovalDecisions | undefined | Promise<ApprovalDecisions | undefined>;
 }
 
+/** What a resume takes from its checkpoint instead of its options. */
+type ResumeOwn = "tenantId" | "input" | "system" | "settings" | "maxTurns" | "parallelToolCalls" | "runId" | "policy";
+
 /** What `resumeAgent` takes besides the checkpoint: the decisions, and the live parts a checkpoint cannot hold. */
-export interface ResumeAgentOptions
-  extends Pick<
-    RunAgentOptions,
-    "tools" | "model" | "steering" | "followUp" | "signal" | "onEvent" | "checkpointKey" | "checkpointMeta" | "approve"
-  > {
+export interface ResumeAgentOptions extends Omit<RunAgentOptions, ResumeOwn> {
   /** The tenant resuming: a checkpoint of another tenant is refused (`checkpoint_foreign`). */
   readonly tenantId: string;
   /** One decision per pending call, by call id. */
@@ -93,7 +96,9 @@ export interface RunAgentResult extends Omit<AgentLoopResult, "paused"> {
 /** What the runtime lends its agent sessions. */
 export interface SessionContext {
   /** The runtime's options, read when a run starts: its default `model` and `checkpointKey`. */
-  readonly options: Pick<HookRuntimeOptions, "model" | "checkpointKey">;
+  readonly options: Pick<HookRuntimeOptions, "model" | "checkpointKey" | "checkpointTtlMs">;
+  /** Where resumed checkpoints are recorded for every runtime on the store (none: this runtime only). */
+  readonly checkpoints: CheckpointLedger | undefined;
   readonly dispatcher: Dispatcher;
   readonly bundles: BundleSource | undefined;
   /** The dispatcher's events for each run in flight, by run id (the runtime's `emit` routes to them). */
@@ -116,14 +121,17 @@ export interface AgentSessions {
  * events, approvals in-process, and a sealed checkpoint when it pauses for approval.
  */
 export function createAgentSessions(context: SessionContext): AgentSessions {
-  const { options, dispatcher, bundles, listeners } = context;
+  const { options, dispatcher, bundles, listeners, checkpoints } = context;
   const inFlight = new Set<{ controller: AbortController; done: Promise<unknown> }>();
-  const resumed = new RecentIds(10_000);
+  const once = new ResumeOnce(checkpoints);
   let closed = false;
 
   /** What both entries share: the run's signal, its events, the in-flight set, approvals and the checkpoint. */
   async function session(
-    run: Pick<RunAgentOptions, "signal" | "onEvent" | "checkpointKey" | "checkpointMeta" | "approve" | "model">,
+    run: Pick<
+      RunAgentOptions,
+      "signal" | "onEvent" | "checkpointKey" | "checkpointMeta" | "checkpointTtlMs" | "approve" | "model"
+    >,
     tenantId: TenantId,
     runId: RunId,
     start: (signal: AbortSignal, forward: (event: RunEvent) => void) => Promise<Session>,
@@ -177,10 +185,16 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
         loop: paused,
         hooks: s.loop.hooks.snapshot(),
         meta: run.checkpointMeta ?? null,
+        ...ttlOf(run),
       },
       key,
     );
     return { ...base, checkpoint };
+  }
+
+  function ttlOf(run: { readonly checkpointTtlMs?: number | undefined }): { ttlMs?: number } {
+    const ttlMs = run.checkpointTtlMs ?? options.checkpointTtlMs;
+    return ttlMs === undefined ? {} : { ttlMs };
   }
 
   function modelOf(run: { readonly model?: Model | undefined }): Model {
@@ -204,6 +218,7 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
     const model = modelOf(run);
     checkRun(run);
     if (run.checkpointKey !== undefined) checkpointKeys(run.checkpointKey);
+    if (run.checkpointTtlMs !== undefined) checkCheckpointTtl(run.checkpointTtlMs, "checkpointTtlMs");
     const runId = RunId.parse(run.runId ?? `run_${randomUUID()}`);
     return session(run, tenantId, runId, async (signal, forward) => {
       const { hooks, warnings } = await startRun(context, { tenantId, runId, policy: run.policy }, signal, forward);
@@ -249,19 +264,13 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
     checkRun(run);
     const loopState: PausedRun = body.loop;
     checkDecisions(loopState, run.decisions, run.tools ?? []);
-    const replayed = () =>
-      new RuntimeError(
-        "checkpoint_replayed",
-        `Checkpoint ${body.id} of run ${body.runId} was resumed already; a paused run goes on once`,
-      );
-    if (resumed.has(body.id)) throw replayed();
+    once.check(body, Date.now());
     const { tenantId, runId } = body;
     return session(run, tenantId, runId, async (signal, forward) => {
       const ref = body.bundle ?? undefined;
       const pinned = ref === undefined ? undefined : await bundleAt(bundles, tenantId, ref, signal);
       const bundle = pinned === undefined ? undefined : await withShadowNow(bundles, pinned, signal);
-      // Marked once nothing can refuse it any more (a refused resume may be retried); no await in between.
-      if (!resumed.add(body.id)) throw replayed();
+      await once.claim(body, signal);
       const hooks = dispatcher.openRun({ tenantId, runId, bundle, policy: body.policy, resume: body.hooks });
       const shadow = hooks.shadow === undefined ? {} : { shadow: hooks.shadow };
       forward({ type: "run.started", runId, tenantId, bundle: ref, resumed: true, ...shadow });

@@ -1,5 +1,7 @@
 import type { BundleHash, BundleManifest, BundleSource, HookPoint, JsonValue, TenantId } from "../protocol/index.js";
+import type { CheckpointLedger } from "./checkpoint-ledger.js";
 import type { DecisionLogStore } from "./decision-log-store.js";
+import type { StoreQuarantine } from "./quarantine-rules.js";
 
 /**
  * A store of tenant hook bundles: immutable, content-addressed bundles; monotonic versions per tenant
@@ -22,6 +24,10 @@ import type { DecisionLogStore } from "./decision-log-store.js";
  */
 export interface BundleStore extends BundleSource, DecisionLogStore {
   readonly kind: "sqlite" | "postgres" | "memory";
+  /** Which checkpoints were resumed, for every runtime on this store: a paused run goes on once. */
+  readonly checkpoints: CheckpointLedger;
+  /** Quarantine shared by every host on this store: the book hosts report to, and what operators list and lift. */
+  readonly quarantine: StoreQuarantine;
   /**
    * Stores a new version in one transaction: the bundle (kept once per hash; `manifest.hash` must be
    * the SHA-256 of `code`), a new version number allocated inside the transaction, the config (the
@@ -204,9 +210,19 @@ export interface StoredBundle {
 
 /**
  * `log`: the tenant's decision-log settings changed (`detail` says to what). `rollout`: a rollout started
- * or changed its share (`detail`, e.g. `50 % of runs`); `shadow`, `shadow_off`: shadow mode on or off.
+ * or changed its share (`detail`, e.g. `50 % of runs`); `shadow`, `shadow_off`: shadow mode on or off;
+ * `release`: an operator lifted the quarantine of the version's bundle (`detail` says which entry).
  */
-export type AuditType = "upload" | "activate" | "rollback" | "delete" | "log" | "rollout" | "shadow" | "shadow_off";
+export type AuditType =
+  | "upload"
+  | "activate"
+  | "rollback"
+  | "delete"
+  | "log"
+  | "rollout"
+  | "shadow"
+  | "shadow_off"
+  | "release";
 
 export interface AuditEntry {
   readonly id: number;

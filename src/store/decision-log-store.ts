@@ -148,9 +148,10 @@ export function readLogSettings(json: string, tenantId: string): LogSettings {
   }
 }
 
-export function checkDecisionQuery(
-  query: DecisionQuery,
-): Required<Omit<DecisionQuery, "point" | "since">> & DecisionQuery {
+/** A decision query after `checkDecisionQuery`: its tenant checked and its limit set. */
+export type CheckedDecisionQuery = Required<Omit<DecisionQuery, "point" | "since">> & DecisionQuery;
+
+export function checkDecisionQuery(query: DecisionQuery): CheckedDecisionQuery {
   const tenantId = checkTenantId(query.tenantId);
   const limit = query.limit ?? 100;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DECISION_LIMIT)

@@ -1,7 +1,7 @@
 import type { ActiveCacheOptions } from "./active-cache.js";
 import type { BundleStore } from "./bundle-store.js";
-import { PostgresBundleStore } from "./postgres-store.js";
-import { SqliteBundleStore } from "./sqlite-store.js";
+import { PostgresBundleStore } from "./postgres/postgres-store.js";
+import { SqliteBundleStore } from "./sqlite/sqlite-store.js";
 import { storeLocation } from "./store-location.js";
 
 /** What every store takes when opened by location; each store's `open` takes more. */

@@ -150,6 +150,47 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    // What the hosts of a fleet learn at run time and share: checkpoints resumed (kept until the
+    // checkpoint expires), and quarantine (each host's failures of a bundle, and the entry they led to).
+    version: 4,
+    sql: `
+      CREATE TABLE resumed_checkpoints (
+        id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        resumed_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX resumed_checkpoints_by_expiry ON resumed_checkpoints (expires_at);
+
+      CREATE TABLE quarantine_failures (
+        tenant_id TEXT NOT NULL,
+        bundle_hash TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        code TEXT NOT NULL,
+        weight INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX quarantine_failures_by_bundle ON quarantine_failures (tenant_id, bundle_hash, at);
+
+      CREATE TABLE quarantines (
+        tenant_id TEXT NOT NULL,
+        bundle_hash TEXT NOT NULL,
+        strike INTEGER NOT NULL,
+        since INTEGER NOT NULL,
+        until INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        codes TEXT NOT NULL,
+        hosts TEXT NOT NULL,
+        released_at INTEGER,
+        released_by TEXT,
+        changed_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, bundle_hash)
+      ) STRICT;
+      CREATE INDEX quarantines_by_change ON quarantines (changed_at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

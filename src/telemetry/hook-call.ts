@@ -33,6 +33,8 @@ export interface QuarantineEntry {
   readonly code: FailureCode;
   readonly strike: number;
   readonly cooldownMs: number;
+  /** `host`: this host's failures put it there; `fleet`: the shared store's book did. */
+  readonly origin: "host" | "fleet";
 }
 
 /** `noop` for a hook that returned nothing, else its result's type; undefined for a failed call. */

@@ -124,7 +124,11 @@ export class HookMetrics {
   }
 
   quarantined(tenantId: string, entry: QuarantineEntry): void {
-    this.#quarantines.add(1, { [ATTR.tenant]: this.#labels.of(tenantId), [ATTR.errorType]: entry.code });
+    this.#quarantines.add(1, {
+      [ATTR.tenant]: this.#labels.of(tenantId),
+      [ATTR.errorType]: entry.code,
+      [ATTR.origin]: entry.origin,
+    });
   }
 
   #seriesOf(tenant: string, point: string, source: string): Series {

@@ -48,6 +48,7 @@ export const ATTR = {
   bystander: "isohook.failure.bystander",
   cooldownMs: "isohook.quarantine.cooldown_ms",
   strike: "isohook.quarantine.strike",
+  origin: "isohook.quarantine.origin",
   workerReason: "isohook.worker.exit_reason",
   workerSlot: "isohook.worker.slot",
 } as const;

@@ -44,6 +44,11 @@ export class Telemetry {
     this.#deaths.observe(event);
   }
 
+  /** A quarantine that reached this host from the fleet (no call of this host started it): counted by origin. */
+  quarantined(tenantId: string, entry: QuarantineEntry): void {
+    this.#hookMetrics()?.quarantined(tenantId, entry);
+  }
+
   /** The run's telemetry, or undefined when there is nothing to report to (no SDK, or the run is sampled out). */
   openRun(info: RunTelemetryInfo): RunTelemetry | undefined {
     const metrics = this.#hookMetrics();

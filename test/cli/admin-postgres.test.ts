@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/index.js";
 import { SCHEMA_VERSION } from "../../src/store/index.js";
-import { PG_SCHEMA_VERSION } from "../../src/store/postgres-schema.js";
+import { PG_SCHEMA_VERSION } from "../../src/store/postgres/postgres-schema.js";
 import { GOOD_INDEX, writeHook } from "../gate/hook-modules.js";
 import { dropSchema, freshSchema, pgUrl, postgresAvailable } from "../store/helpers/postgres.js";
 import { fakeIO } from "./fake-io.js";

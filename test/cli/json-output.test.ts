@@ -162,6 +162,10 @@ describe("--json output", () => {
       2,
     ]);
     expect(await cli("audit", ["--limit", "0"])).toMatchObject({ error: { code: "usage" } });
+    expect(await cli("quarantine", ["list", "--tenant", "acme"])).toEqual({ quarantines: [] });
+    expect(await cli("quarantine", ["release", "--tenant", "acme", "--version", "1"])).toMatchObject({
+      error: { code: "not_found" },
+    });
     expect(await cli("rollout", ["--tenant", "acme", "--version", "2", "--percent", "50"])).toEqual({
       tenantId: "acme",
       version: 2,

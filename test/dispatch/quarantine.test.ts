@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { DispatchEvent } from "../../src/dispatch/index.js";
-import { bundleKey, QuarantineBook } from "../../src/dispatch/quarantine.js";
+import { bundleKey, LocalQuarantineBook } from "../../src/dispatch/quarantine.js";
 import type { SandboxResult } from "../../src/protocol/index.js";
 import { HASH, returned, sandboxFailed, TENANT, toolCallEvent } from "./helpers.js";
 import { setup } from "./setup.js";
@@ -27,6 +27,7 @@ describe("quarantine through the dispatcher", () => {
       cooldownMs: 30_000,
       strike: 1,
       code: "timeout",
+      origin: "host",
     });
 
     const during = await run.dispatch("tool.call", toolCallEvent());
@@ -111,9 +112,9 @@ describe("quarantine through the dispatcher", () => {
   });
 });
 
-describe("QuarantineBook", () => {
+describe("LocalQuarantineBook", () => {
   it("only counts failures inside the window", () => {
-    const book = new QuarantineBook(settings, undefined);
+    const book = new LocalQuarantineBook(settings, undefined);
     book.strike(KEY, "timeout", 0);
     book.strike(KEY, "pending", 30_000);
     expect(book.strike(KEY, "sandbox_crashed", 60_000)).toBeUndefined();
@@ -121,7 +122,7 @@ describe("QuarantineBook", () => {
   });
 
   it("counts a weighted strike as that many failures, and only quarantine kinds at all", () => {
-    const book = new QuarantineBook(settings, undefined);
+    const book = new LocalQuarantineBook(settings, undefined);
     expect(book.strike(KEY, "threw", 0, 10)).toBeUndefined();
     expect(book.strike(KEY, "timeout", 0, 2)).toBeUndefined();
     expect(book.strike(KEY, "timeout", 1, 1)).toEqual({ until: 30_001, strike: 1 });
@@ -131,7 +132,7 @@ describe("QuarantineBook", () => {
 
   it("doubles the cooldown on each repeat up to the maximum", () => {
     const events: DispatchEvent[] = [];
-    const book = new QuarantineBook(settings, (e) => events.push(e));
+    const book = new LocalQuarantineBook(settings, (e) => events.push(e));
     let now = 0;
     const cooldowns: number[] = [];
     for (let round = 0; round < 4; round++) {
@@ -157,7 +158,7 @@ describe("QuarantineBook", () => {
   });
 
   it("starts over at the base cooldown after a quiet period", () => {
-    const book = new QuarantineBook(settings, undefined);
+    const book = new LocalQuarantineBook(settings, undefined);
     for (let i = 0; i < 3; i++) book.strike(KEY, "timeout", 0);
     book.status(KEY, 30_000);
     const later = 30_000 + 600_000;
@@ -166,7 +167,7 @@ describe("QuarantineBook", () => {
   });
 
   it("keeps bundles and tenants apart", () => {
-    const book = new QuarantineBook({ ...settings, failures: 1 }, undefined);
+    const book = new LocalQuarantineBook({ ...settings, failures: 1 }, undefined);
     book.strike(KEY, "timeout", 0);
     const other = `sha256-${"b".repeat(64)}` as typeof HASH;
     expect(book.status(bundleKey(TENANT, other), 1)).toBeUndefined();

@@ -6,7 +6,7 @@ export const assistant = { role: "assistant", content: "done" };
 export const user = { role: "user", content: "hi" };
 export const usage = { inputTokens: 10, outputTokens: 5 };
 
-/** One valid event per hook point (DESIGN §3, event column). */
+/** One valid event per hook point (docs/architecture.md, "Hook points, events and stacking", events). */
 export const EVENTS: Record<HookPoint, Record<string, unknown>> = {
   "run.start": { input: [{ role: "system", content: "be brief" }, user] },
   "input.inbound": { source: "steering", from: "operator", message: user },
@@ -33,7 +33,10 @@ export const EVENTS: Record<HookPoint, Record<string, unknown>> = {
 
 const stop = { type: "stop", reason: "policy says no" };
 
-/** Every documented result of every hook point (DESIGN §3, results column), in each optional shape. */
+/**
+ * Every documented result of every hook point (docs/architecture.md, "Hook points, events and stacking", results), in
+ * each optional shape.
+ */
 export const RESULTS: Record<HookPoint, Record<string, unknown>[]> = {
   "run.start": [{ type: "rewrite", input: [user] }, { type: "rewrite", input: [] }, stop],
   "input.inbound": [{ type: "rewrite", message: user }, { type: "drop", reason: "spam" }, stop],

@@ -121,8 +121,16 @@ describe.each(factories)("decision log store contract (%s)", (_name, open) => {
       row(acme, 1, { runId: "13:run,\t:-1:", ctx: '{"config":"a:b","state":{"k":"\u00e9\ud83d\ude00"}}' }),
       row(acme, 2, { shadow: '{"outcome":{"type":"failed"}}', truncated: true, event: '{"a":"12:', eventChars: 4242 }),
       row(acme, 3, { runId: "-1:", record: "null" }),
+      // What an array literal would misread: braces, quotes, commas, backslashes, NULL.
+      row(acme, 4, {
+        runId: "NULL",
+        event: '{"q":"\\"},{NULL","b":"\\\\"}',
+        ctx: "{}",
+        record: 'NULL,"{"',
+        shadow: "",
+      }),
     ];
-    expect(await store.appendDecisions(awkward)).toBe(3);
+    expect(await store.appendDecisions(awkward)).toBe(4);
     const stored = await store.decisions({ tenantId: acme });
     expect(stored.map(({ id: _, at, ...rest }) => ({ ...rest, at: Date.parse(at) }))).toEqual(awkward);
   });

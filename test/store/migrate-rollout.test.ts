@@ -9,8 +9,14 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
-import { APPLICATION_ID, type BundleStore, PostgresBundleStore, SqliteBundleStore } from "../../src/store/index.js";
-import { PG_MIGRATIONS } from "../../src/store/postgres-schema.js";
+import {
+  APPLICATION_ID,
+  type BundleStore,
+  PostgresBundleStore,
+  SCHEMA_VERSION,
+  SqliteBundleStore,
+} from "../../src/store/index.js";
+import { PG_MIGRATIONS } from "../../src/store/postgres/postgres-schema.js";
 import { MIGRATIONS } from "../../src/store/schema.js";
 import { fakeBundle } from "./helpers/bundles.js";
 import { dropSchema, freshSchema, pgQuery, pgUrl, postgresAvailable } from "./helpers/postgres.js";
@@ -72,7 +78,7 @@ describe("migrations 2 and 3 on a store at schema version 1", () => {
     db.close();
     const store = await SqliteBundleStore.open(path);
     try {
-      expect(store.migration).toEqual({ from: 1, to: 3 });
+      expect(store.migration).toEqual({ from: 1, to: SCHEMA_VERSION });
       await afterMigration(store);
     } finally {
       await store.close();
@@ -96,7 +102,7 @@ describe("migrations 2 and 3 on a store at schema version 1", () => {
       }
       const store = await PostgresBundleStore.open(pgUrl(schema));
       try {
-        expect(store.migration).toEqual({ from: 1, to: 3 });
+        expect(store.migration).toEqual({ from: 1, to: SCHEMA_VERSION });
         await afterMigration(store);
       } finally {
         await store.close();

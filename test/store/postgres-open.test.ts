@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TenantId } from "../../src/protocol/index.js";
 import { PostgresBundleStore } from "../../src/store/index.js";
-import { PG_SCHEMA_VERSION } from "../../src/store/postgres-schema.js";
+import { PG_SCHEMA_VERSION } from "../../src/store/postgres/postgres-schema.js";
 import { fakeBundle } from "./helpers/bundles.js";
 import { dropSchema, freshSchema, PG_TEST_URL, pgQuery, pgUrl, postgresAvailable } from "./helpers/postgres.js";
 import { rejection } from "./helpers/rejection.js";

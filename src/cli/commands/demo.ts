@@ -48,7 +48,10 @@ const TENANTS = [
 export interface DemoCommandDeps {
   /** Opens the sandbox with these limits; the command closes it. */
   readonly openExecutor: (limits: LimitsInput, signal?: AbortSignal) => Promise<HookExecutor>;
-  /** Sandbox limits; default DESIGN §5 (50 ms per call). Tests on loaded machines give hooks more room. */
+  /**
+   * Sandbox limits; default docs/architecture.md, "Limits" (50 ms per call). Tests on loaded machines give hooks more
+   * room.
+   */
   readonly limits?: LimitsInput;
   /** Hook time per turn and per run; default 250 / 5000 ms. */
   readonly budgets?: { readonly turnMs?: number; readonly runMs?: number };

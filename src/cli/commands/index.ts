@@ -10,6 +10,7 @@ import { inspectCommand } from "./inspect.js";
 import { listCommand } from "./list.js";
 import { logCommand } from "./log.js";
 import { migrateCommand } from "./migrate.js";
+import { quarantineCommand } from "./quarantine.js";
 import { replayCommand } from "./replay.js";
 import { rollbackCommand } from "./rollback.js";
 import { rolloutCommand } from "./rollout.js";
@@ -36,6 +37,7 @@ export const COMMANDS: readonly Command[] = [
   rolloutCommand,
   shadowCommand,
   shadowReportCommand,
+  quarantineCommand,
   inspectCommand,
   auditCommand,
   logCommand,

@@ -27,7 +27,7 @@ Exit codes: 0 up to date (migrated or already), 1 the store was refused or could
   async run(args, io) {
     const location = storeLocationOf(args, io);
     const parsed = storeLocation(location);
-    const shown = parsed.kind === "postgres" ? `${parsed.display} (schema ${parsed.schema})` : parsed.path;
+    const shown = parsed.label;
     const { from, to } = await withStore(args, io, { create: true }, async (store) => store.migration);
     const result = { store: parsed.kind, location: shown, from, to, migrated: from !== to };
     if (args.json) writeJson(io, result);

@@ -24,6 +24,7 @@ import {
 } from "../../runtime/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type ParsedArgs, stringFlag, UsageError } from "../command.js";
+import { ageMs } from "../decision-options.js";
 
 /** The environment variable the CLI reads the checkpoint key from. */
 export const CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_KEY";
@@ -37,6 +38,8 @@ export interface ScenarioApproval {
   readonly key: CheckpointKey | undefined;
   /** `{scenario, sha256}`: the resume reads the same scenario again, and refuses it changed. */
   readonly meta: { readonly scenario: string; readonly sha256: string };
+  /** `--checkpoint-ttl`: how long a checkpoint of this run can be resumed (default: the runtime's, 7 days). */
+  readonly ttlMs: number | undefined;
 }
 
 export interface RunStart {
@@ -63,12 +66,17 @@ export async function startOf(args: ParsedArgs, io: CliIO): Promise<RunStart> {
   const resumeFile = stringFlag(args, "resume");
   const decisions = decisionFlags(args);
   const key = checkpointKeyOf(io.env);
+  const ttlMs = ttlFlag(args);
   if (resumeFile === undefined) {
     if (Object.keys(decisions).length > 0 || args.values.reason !== undefined)
       throw new UsageError("--approve, --reject, --edit and --reason answer a paused run: give them with --resume");
     const file = resolve(io.cwd, stringFlag(args, "scenario", true));
     const loaded = await scenarioOf(file, io.signal);
-    return { loaded, resume: undefined, approval: { key, meta: { scenario: file, sha256: await sha256Of(file) } } };
+    return {
+      loaded,
+      resume: undefined,
+      approval: { key, ttlMs, meta: { scenario: file, sha256: await sha256Of(file) } },
+    };
   }
   if (args.values.scenario !== undefined)
     throw new UsageError("--resume reads the scenario the paused run came from: leave out --scenario");
@@ -98,14 +106,14 @@ export async function startOf(args: ParsedArgs, io: CliIO): Promise<RunStart> {
   }
   const loaded = await scenarioOf(meta.scenario, io.signal);
   // openCheckpoint checked its shape and MAC.
-  return { loaded, resume: { checkpoint: checkpoint as Checkpoint, body, decisions }, approval: { key, meta } };
+  return { loaded, resume: { checkpoint: checkpoint as Checkpoint, body, decisions }, approval: { key, ttlMs, meta } };
 }
 
 /** The run options that seal a checkpoint and answer asks from the scenario's `approvals`. */
 export function approvalOptions(
   loaded: LoadedScenario,
   approval: ScenarioApproval | undefined,
-): Pick<RunAgentOptions, "checkpointKey" | "checkpointMeta" | "approve"> {
+): Pick<RunAgentOptions, "checkpointKey" | "checkpointMeta" | "checkpointTtlMs" | "approve"> {
   const answers = loaded.scenario.approvals;
   const approve =
     answers === undefined
@@ -117,6 +125,7 @@ export function approvalOptions(
   return {
     ...(approval?.key !== undefined ? { checkpointKey: approval.key } : {}),
     ...(approval !== undefined ? { checkpointMeta: approval.meta } : {}),
+    ...(approval?.ttlMs !== undefined ? { checkpointTtlMs: approval.ttlMs } : {}),
     ...(approve !== undefined ? { approve } : {}),
   };
 }
@@ -186,6 +195,16 @@ export async function reportPaused(result: RunAgentResult, args: ParsedArgs, io:
 
 function clip(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
+/** `--checkpoint-ttl <age>` (90s, 30m, 12h, 7d): from a second to a year. */
+function ttlFlag(args: ParsedArgs): number | undefined {
+  const raw = stringFlag(args, "checkpoint-ttl");
+  if (raw === undefined) return undefined;
+  const ms = ageMs(raw);
+  if (ms === undefined || ms < 1_000 || ms > 365 * 86_400_000)
+    throw new UsageError(`Expected --checkpoint-ttl to be an age from 1s to 365d (90s, 30m, 12h, 7d), got \`${raw}\``);
+  return ms;
 }
 
 /** `--approve`, `--reject` (with `--reason`) and `--edit id=json` as decisions; one per call id. */

@@ -12,7 +12,7 @@ import {
   type RunEvent,
   runTrace,
 } from "../../runtime/index.js";
-import { type BundleStore, openStore } from "../../store/index.js";
+import { type BundleStore, openStore, storeLocation } from "../../store/index.js";
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
 import { eventJson } from "../json-output-events.js";
@@ -28,9 +28,9 @@ import {
 
 export { scenarioOf };
 
-import { cliStoreError, isPostgres, STORE_HELP, storeLocationOf } from "../store-option.js";
+import { cliStoreError, STORE_HELP, storeLocationOf } from "../store-option.js";
 
-const HELP = `Usage: isohook run --scenario <file.json> [--run-id <id>] [--checkpoint <out.json>] [--store path] [--json]
+const HELP = `Usage: isohook run --scenario <file.json> [--run-id <id>] [--checkpoint <out.json>] [--checkpoint-ttl <age>] [--store path] [--json]
        isohook run --resume <checkpoint.json> (--approve <callId> | --reject <callId> [--reason <text>] | --edit <callId>=<json>)…
 
 Runs one agent session from a scenario file through the real process sandbox: the scripted model's
@@ -44,7 +44,9 @@ When a hook asks for approval (\`{type: "ask"}\` at tool.call) and the scenario'
 answer every held call, the run ends with stop reason \`approval\`: the held calls are printed and the run
 is sealed into a checkpoint (HMAC-SHA256 with ISOHOOK_CHECKPOINT_KEY). \`--resume\` continues it, in this
 or another process, with one decision per held call; the scenario is read again from where the first
-run read it and must be unchanged.
+run read it and must be unchanged. A checkpoint resumes once: the store records its id (also when the
+scenario has a \`hook\`, if --store or ISOHOOK_STORE names a store), so a second resume from any process
+on the same store is refused; it expires after --checkpoint-ttl (default 7d).
 
 Options:
   --scenario <file>    The scenario (JSON): tenant, hook, config, system, input, tools, model.turns,
@@ -52,6 +54,8 @@ Options:
   --run-id <id>        The run's id (default: a fresh run_<uuid>). With a rollout in progress, the run
                        id picks the version, so the same id always gets the same one
   --checkpoint <file>  Where to write the checkpoint when the run pauses for approval
+  --checkpoint-ttl <age>
+                       How long the checkpoint can be resumed: 90s, 30m, 12h, 7d (default 7d)
   --resume <file>      Continue a paused run: a checkpoint file, or the result line of \`run --json\`
   --approve <callId>   Run the held call with its arguments (repeatable)
   --reject <callId>    Answer the held call with the error result "rejected: <reason>" (repeatable)
@@ -72,7 +76,7 @@ Environment:
 
 Exit codes: 0 the session ran (whatever its hooks decided: completed, stopped, failed, maxTurns or
 approval), 1 it could not start or ended in error or aborted, or the checkpoint was refused (changed,
-sealed with another key, another format version, its scenario changed), 2 usage.
+sealed with another key, another format version, its scenario changed, expired, resumed already), 2 usage.
 `;
 
 /** What the command needs from outside; tests pass a shared executor. */
@@ -95,6 +99,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
       "run-id": { type: "string" },
       store: { type: "string" },
       checkpoint: { type: "string" },
+      "checkpoint-ttl": { type: "string" },
       resume: { type: "string" },
       approve: { type: "string", multiple: true },
       reject: { type: "string", multiple: true },
@@ -111,8 +116,12 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
       if (runId !== undefined && !RunId.safeParse(runId).success)
         throw new UsageError(`Expected --run-id to be ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
       const tools = toolsOf(loaded);
-      const storePath = loaded.hookEntry === undefined ? storeLocationOf(args, io) : undefined;
-      if (storePath !== undefined && !isPostgres(storePath)) await mustExist(storePath, loaded);
+      // A resume records its checkpoint in the store: with a scenario `hook`, in the store named explicitly.
+      const named = args.values.store !== undefined || io.env.ISOHOOK_STORE !== undefined;
+      const storePath =
+        loaded.hookEntry === undefined || (resume !== undefined && named) ? storeLocationOf(args, io) : undefined;
+      const storeFile = storePath === undefined ? undefined : storeLocation(storePath).file;
+      if (storeFile !== undefined && loaded.hookEntry === undefined) await mustExist(storeFile, loaded);
       const limits = loaded.scenario.limits;
       const executor = await deps.openExecutor({
         ...(limits ? { limits } : {}),
@@ -125,9 +134,10 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           store = await openStore(storePath, { create: false }).catch((error: unknown) => {
             throw cliStoreError(error);
           });
-          if (resume === undefined && (await store.active(loaded.scenario.tenant, io.signal)) === undefined) {
+          const served = loaded.hookEntry === undefined && resume === undefined;
+          if (served && (await store.active(loaded.scenario.tenant, io.signal)) === undefined) {
             throw new CliError(
-              `Tenant ${loaded.scenario.tenant} has no active bundle in ${isPostgres(storePath) ? "the PostgreSQL store" : storePath}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
+              `Tenant ${loaded.scenario.tenant} has no active bundle in ${storeLocation(storePath).label}. Upload one (isohook upload <entry> --tenant ${loaded.scenario.tenant} --activate) or give the scenario a \`hook\``,
               "no_active_bundle",
             );
           }
@@ -139,7 +149,11 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           executor,
           ...(limits ? { limits } : {}),
           ...(budgets ? { dispatch: { budgets } } : {}),
-          ...(source ? { bundles: source } : store ? { store } : {}),
+          ...(source
+            ? { bundles: source, ...(store ? { checkpoints: store.checkpoints } : {}) }
+            : store
+              ? { store }
+              : {}),
         });
         const trace = runTrace();
         const onEvent = (event: RunEvent) => {

@@ -203,7 +203,10 @@ function shown(file: string, cwd: string): string {
   return relative(cwd, file) || "."; // the folder itself when it is the working directory
 }
 
-/** One `--json` result: the outcome object (DESIGN §4) plus where it came from and what it cost. */
+/**
+ * One `--json` result: the outcome object (docs/architecture.md, "Failure is data") plus where it came from and what it
+ * cost.
+ */
 function jsonLine(report: FixtureReport): Record<string, unknown> {
   const { line, name, point, observe, outcome, runMs, cpuMs, passed, mismatch } = report;
   return {

@@ -1,0 +1,45 @@
+/**
+ * The fleet under faults, with figures: 4 host processes on one fresh PostgreSQL database (see
+ * test/fleet/fleet-run.ts). `--restart` also restarts the PostgreSQL server mid-traffic
+ * (pg_ctlcluster --skip-systemctl-redirect 15 main restart): only where no one else uses the server.
+ *
+ *   node --no-node-snapshot --import tsx scripts/fleet.ts [--restart] [--hosts 4] [--step-ms 1500]
+ */
+import { loadavg } from "node:os";
+import { parseArgs } from "node:util";
+import { percentile, runFleet } from "../test/fleet/fleet-run.js";
+
+const { values } = parseArgs({
+  options: { restart: { type: "boolean" }, hosts: { type: "string" }, "step-ms": { type: "string" } },
+});
+const hosts = Number(values.hosts ?? 4);
+const report = await runFleet({
+  hosts,
+  stepMs: Number(values["step-ms"] ?? 1_500),
+  restart: values.restart === true,
+  log: (line) => console.log(`  ${line}`),
+});
+const load = loadavg()
+  .map((l) => l.toFixed(1))
+  .join(" ");
+const fromCall = report.pickups.map((p) => p.fromCall);
+const fromReturn = report.pickups.map((p) => p.fromReturn);
+const { failures } = report.quarantine;
+console.log(
+  `fleet: ${hosts} hosts, ${report.runs.length} runs in ${(report.durationMs / 1000).toFixed(1)} s (load average ${load})`,
+);
+console.log(`  runs on a version not active or rolled out at their start: ${report.violations.length}`);
+console.log(`  run errors: ${report.errors.length} (SIGKILLed ${report.killed.host}; the others never noticed)`);
+console.log(
+  `  pick-up of an activation, ${fromCall.length} samples: p50 ${percentile(fromReturn, 50)}–${percentile(fromCall, 50)} ms, p99 ${percentile(fromReturn, 99)}–${percentile(fromCall, 99)} ms (from the activation's return–call)`,
+);
+console.log(
+  `  mallory's strikes before every host cut it off: ${report.strikes[0]}, after the release: ${report.strikes[1]} (bound: ${failures} + ${hosts} hosts = ${failures + hosts})`,
+);
+for (const s of report.stats) {
+  console.log(
+    `  ${s.host} decision log: recorded ${s.recorded}, written ${s.written} (rows in PostgreSQL ${s.rows}), dropped ${s.droppedFull + s.droppedFailed} (counted), pending ${s.pending}`,
+  );
+}
+for (const v of report.violations.slice(0, 5)) console.log(`  violation: ${v}`);
+for (const e of report.errors.slice(0, 5)) console.log(`  error on ${e.host}: ${e.message}`);

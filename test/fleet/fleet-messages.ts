@@ -1,0 +1,52 @@
+import type { QuarantineSettings } from "../../src/dispatch/index.js";
+
+/** What the fleet test gives each host process. */
+export interface HostConfig {
+  readonly url: string;
+  readonly host: string;
+  readonly tenants: readonly string[];
+  readonly quarantine: QuarantineSettings;
+}
+
+/** One run as a host saw it: the version it started on, and each tenant hook call's version and outcome. */
+export interface RunReport {
+  readonly type: "run";
+  readonly host: string;
+  readonly tenant: string;
+  readonly runId: string;
+  readonly startedAt: number;
+  endedAt: number;
+  version: number | null;
+  readonly calls: { readonly version: number | null; readonly code: string }[];
+}
+
+/** What host processes tell the fleet test. */
+export type FleetMessage =
+  | { readonly type: "ready"; readonly host: string }
+  | RunReport
+  | { readonly type: "error"; readonly host: string; readonly runId: string; readonly message: string }
+  | {
+      readonly type: "pickup";
+      readonly host: string;
+      readonly tenant: string;
+      readonly version: number;
+      readonly at: number;
+    }
+  | {
+      readonly type: "quarantine";
+      readonly host: string;
+      readonly tenant: string;
+      readonly at: number;
+      readonly origin: "host" | "fleet";
+      readonly strike: number;
+    }
+  | { readonly type: "store"; readonly host: string; readonly at: number; readonly state: string }
+  | {
+      readonly type: "stats";
+      readonly host: string;
+      readonly recorded: number;
+      readonly written: number;
+      readonly droppedFull: number;
+      readonly droppedFailed: number;
+      readonly pending: number;
+    };
