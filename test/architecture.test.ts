@@ -183,6 +183,12 @@ describe("architecture", () => {
     ]);
   });
 
+  it("imports the AI SDK (ai, @ai-sdk/*) only in its adapter, an optional peer the core never loads", () => {
+    const sdk = edges.filter((e) => e.isPackage && (e.target === "ai" || e.target.startsWith("@ai-sdk/")));
+    expect(sdk.filter((e) => !e.from.startsWith("src/adapters/ai-sdk/")).map(show)).toEqual([]);
+    expect(sdk.length).toBeGreaterThan(0);
+  });
+
   it("imports @opentelemetry/api only in src/telemetry (and the CLI's console wiring), so instrumentation has one home", () => {
     const bad = edges.filter(
       (e) =>

@@ -29,7 +29,8 @@ function exportedNames(text: string): string[] {
  * What each subpath is for decides what it holds. `loop`: what a platform that brings its own agent loop
  * (or runs isohook's loop itself) needs to dispatch hooks and read their decisions and events; `sandbox`:
  * the executor and the one typed call on their own; `admin`: the CLI's work as functions; `schemas`: JSON
- * Schema only; `testing`: a hook project's tests; `hook-sdk`: what a hook module imports.
+ * Schema only; `testing`: a hook project's tests; `ai-sdk`: the Vercel AI SDK adapter on a HookRun;
+ * `hook-sdk`: what a hook module imports.
  */
 const SURFACE: Record<string, { file: string; names: readonly string[] }> = {
   "isohook/loop": {
@@ -209,6 +210,10 @@ const SURFACE: Record<string, { file: string; names: readonly string[] }> = {
       "type TestHookOptions",
     ],
   },
+  "isohook/ai-sdk": {
+    file: "src/adapters/ai-sdk/index.ts",
+    names: ["guardAiSdk", "ToolRefusedError", "type AiSdkGuard", "type GuardOptions", "type Halt"],
+  },
   "isohook/hook-sdk": {
     file: "sandbox/guest/hook-sdk.ts",
     names: [
@@ -252,6 +257,7 @@ describe("the public subpaths", () => {
       "isohook/admin": await import("../src/admin.js"),
       "isohook/schemas": await import("../src/schemas.js"),
       "isohook/testing": await import("../src/testing.js"),
+      "isohook/ai-sdk": await import("../src/adapters/ai-sdk/index.js"),
     };
     for (const [subpath, module] of Object.entries(loaded)) {
       const values = (SURFACE[subpath]?.names ?? []).filter((n) => !n.startsWith("type "));

@@ -56,6 +56,7 @@ export {
 export {
   AssistantMessage,
   MAX_REASON_CHARS,
+  MAX_TEXT_CHARS,
   Message,
   ModelSettings,
   ToolCall,
