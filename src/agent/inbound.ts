@@ -12,11 +12,20 @@ export type Delivery =
   | StopDecision;
 
 /**
- * Passes one message that enters the conversation (the user's input, a steering or a follow-up message)
+ * Passes one message that enters the conversation (the user's input, a steering, follow-up or peer message)
  * through `input.inbound`; a delivered message (rewritten or not) joins the transcript, a dropped one never does.
  */
-export async function deliver(run: RunContext, source: InboundSource, message: Message): Promise<Delivery> {
-  const { decision } = await decide(run, "input.inbound", { source, message });
+export async function deliver(
+  run: RunContext,
+  source: InboundSource,
+  message: Message,
+  from?: string,
+): Promise<Delivery> {
+  const { decision } = await decide(
+    run,
+    "input.inbound",
+    from === undefined ? { source, message } : { source, from, message },
+  );
   switch (decision.type) {
     case "deliver":
       addMessage(run, decision.message);

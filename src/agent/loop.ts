@@ -11,6 +11,7 @@ import {
 } from "./approval.js";
 import type { BatchOutcome } from "./batch-state.js";
 import { deliver } from "./inbound.js";
+import type { RunInbox } from "./inbox.js";
 import type { Model } from "./model.js";
 import { modelTurn } from "./model-turn.js";
 import {
@@ -23,6 +24,7 @@ import {
   stopped,
   type Tally,
 } from "./run-context.js";
+import { type StreamWindow, streamWindowOf } from "./stream-tap.js";
 import type { Tool } from "./tool.js";
 import { resumeToolBatch, runToolBatch } from "./tool-batch.js";
 
@@ -46,8 +48,15 @@ export interface AgentLoopOptions {
   readonly parallelToolCalls?: boolean;
   /** Drained before every turn: messages that steer the run (through `input.inbound`, source `steering`). */
   readonly steering?: () => readonly Message[];
+  /** Drained before every turn, after `steering`: messages from outside (`Inbox`), each with its source. */
+  readonly inbox?: RunInbox;
   /** Drained when the run would otherwise complete (source `followUp`); a delivered one starts another turn. */
   readonly followUp?: () => readonly Message[];
+  /**
+   * How streamed output is coalesced for `model.stream` hooks (when the model streams); unset fields keep
+   * `DEFAULT_STREAM_WINDOW` (100 ms or 400 characters).
+   */
+  readonly streamWindow?: Partial<StreamWindow>;
   readonly signal?: AbortSignal;
   /** Milliseconds for durations; default `performance.now`. */
   readonly clock?: () => number;
@@ -201,6 +210,7 @@ async function turns(
   const tools = options.tools ?? [];
   const byName = new Map(tools.map((t) => [t.spec.name, t]));
   const specs = tools.map((t) => t.spec);
+  const stream = streamWindowOf(options.streamWindow);
 
   let ended: { reason: string | undefined; by: DecidedBy } | undefined;
   for (;;) {
@@ -222,8 +232,13 @@ async function turns(
         const delivery = await deliver(run, "steering", steered);
         if (delivery.type === "stop") return stopped(delivery);
       }
+      for (const inbound of options.inbox?.drain(run.turn) ?? []) {
+        const delivery = await deliver(run, inbound.source, inbound.message, inbound.from);
+        if (delivery.type === "stop") return stopped(delivery);
+      }
 
-      const turn = await modelTurn(run, { model: options.model, settings: options.settings ?? {}, specs }, tally);
+      const setup = { model: options.model, settings: options.settings ?? {}, specs, stream };
+      const turn = await modelTurn(run, setup, tally);
       if (turn.kind === "ended") return turn.ending;
       if (turn.kind === "retried") continue;
       message = turn.message;

@@ -44,6 +44,10 @@ export interface RunAgentOptions {
   readonly parallelToolCalls?: boolean;
   readonly steering?: AgentLoopOptions["steering"];
   readonly followUp?: AgentLoopOptions["followUp"];
+  /** Messages from outside while the run runs (`Inbox`): delivered at each turn boundary. */
+  readonly inbox?: AgentLoopOptions["inbox"];
+  /** How streamed output is coalesced for `model.stream` hooks (default 100 ms or 400 characters). */
+  readonly streamWindow?: AgentLoopOptions["streamWindow"];
   /** Default: a fresh `run_<uuid>`. */
   readonly runId?: string;
   /** The failure policy the tenant asked for, per point (the platform floor may raise it to `closed`). */
@@ -68,7 +72,17 @@ export interface RunAgentOptions {
 export interface ResumeAgentOptions
   extends Pick<
     RunAgentOptions,
-    "tools" | "model" | "steering" | "followUp" | "signal" | "onEvent" | "checkpointKey" | "checkpointMeta" | "approve"
+    | "tools"
+    | "model"
+    | "steering"
+    | "followUp"
+    | "inbox"
+    | "streamWindow"
+    | "signal"
+    | "onEvent"
+    | "checkpointKey"
+    | "checkpointMeta"
+    | "approve"
   > {
   /** The tenant resuming: a checkpoint of another tenant is refused (`checkpoint_foreign`). */
   readonly tenantId: string;
@@ -271,6 +285,8 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
         ...(run.tools !== undefined ? { tools: run.tools } : {}),
         ...(run.steering !== undefined ? { steering: run.steering } : {}),
         ...(run.followUp !== undefined ? { followUp: run.followUp } : {}),
+        ...(run.inbox !== undefined ? { inbox: run.inbox } : {}),
+        ...(run.streamWindow !== undefined ? { streamWindow: run.streamWindow } : {}),
         ...(run.approve !== undefined ? { approve: run.approve } : {}),
         settings,
         maxTurns,
