@@ -32,6 +32,7 @@ export {
   Scenario,
   ScenarioError,
   type ScenarioInput,
+  scenarioInbox,
 } from "./scenario.js";
 export { declaredTool, ToolDeclaration, type ToolDeclarationInput, ToolSchemaError } from "./scenario-tool.js";
 export { ScriptedTurn, type ScriptedTurnInput, scriptedModel } from "./scripted-model.js";
