@@ -1,7 +1,7 @@
 import { defineHooks } from "isohook/hook-sdk";
 
 /** What a leaked credential looks like in streamed text or tool arguments. */
-const SECRET = /\b(sk-[A-Za-z0-9]{16,}|AKIA[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY-----)/;
+const SECRET = /\b(?:sk-[A-Za-z0-9]{16,}|AKIA[0-9A-Z]{16})|-----BEGIN [A-Z ]*PRIVATE KEY-----/;
 
 /**
  * Watches the model's output as it streams and stops the run the moment a credential appears in the text,
