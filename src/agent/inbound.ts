@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { DecidedBy, StopDecision } from "../dispatch/index.js";
 import type { events, Message } from "../protocol/index.js";
+import type { InboundMessage } from "./inbox.js";
 import { addMessage, decide, type RunContext } from "./run-context.js";
 
 export type InboundSource = z.infer<typeof events.InboundSource>;
@@ -40,4 +41,30 @@ export async function deliver(
       return never;
     }
   }
+}
+
+/** Delivers messages in order until a hook stops the run: the stop, or undefined when none did. */
+export async function deliverAll(
+  run: RunContext,
+  messages: readonly InboundMessage[],
+): Promise<StopDecision | undefined> {
+  for (const inbound of messages) {
+    const delivery = await deliver(run, inbound.source, inbound.message, inbound.from);
+    if (delivery.type === "stop") return delivery;
+  }
+  return undefined;
+}
+
+/** Delivers queued follow-up messages: `delivered` when at least one joined the transcript (one more turn). */
+export async function deliverFollowUp(
+  run: RunContext,
+  messages: readonly Message[],
+): Promise<"delivered" | "none" | StopDecision> {
+  let delivered = false;
+  for (const message of messages) {
+    const delivery = await deliver(run, "followUp", message);
+    if (delivery.type === "stop") return delivery;
+    if (delivery.type === "delivered") delivered = true;
+  }
+  return delivered ? "delivered" : "none";
 }
