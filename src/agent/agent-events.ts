@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { DecidedBy, HookRecord, PointDecision } from "../dispatch/index.js";
 import type { AssistantMessage, events, HookPoint, Message, ToolCall, ToolResult, Usage } from "../protocol/index.js";
 import type { PausedRun, PendingApproval } from "./approval.js";
+import type { StreamKind } from "./model.js";
 import type { ModelErrorCode } from "./model-error.js";
 
 /**
@@ -32,6 +33,14 @@ export type AgentEvent =
   /** A message entered the durable transcript. */
   | { readonly type: "message.added"; readonly turn: number; readonly message: Message }
   | { readonly type: "inbound.dropped"; readonly turn: number; readonly message: Message; readonly reason: string }
+  /** A piece of streamed model output, as it arrived (`model.stream` hooks see it coalesced). */
+  | {
+      readonly type: "model.delta";
+      readonly turn: number;
+      readonly kind: StreamKind;
+      readonly delta: string;
+      readonly callId?: string;
+    }
   | {
       readonly type: "model.replied";
       readonly turn: number;

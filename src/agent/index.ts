@@ -11,8 +11,17 @@ export {
   type PausedRun,
   type PendingApproval,
 } from "./approval.js";
+export { type InboundMessage, Inbox, type RunInbox, type SendSource } from "./inbox.js";
 export { type AgentLoopOptions, DEFAULT_MAX_TURNS, resumeAgentLoop, runAgentLoop } from "./loop.js";
-export type { FinishReason, Model, ModelReply, ModelRequest } from "./model.js";
+export type {
+  FinishReason,
+  Model,
+  ModelDelta,
+  ModelReply,
+  ModelRequest,
+  ModelStreamPart,
+  StreamKind,
+} from "./model.js";
 export { ModelError, type ModelErrorCode } from "./model-error.js";
 export { type OpenAIModelOptions, openAIModel } from "./openai-model.js";
 export { dispatchReported } from "./run-context.js";
@@ -23,8 +32,10 @@ export {
   Scenario,
   ScenarioError,
   type ScenarioInput,
+  scenarioInbox,
   scenarioOfText,
 } from "./scenario.js";
 export { declaredTool, ToolDeclaration, type ToolDeclarationInput, ToolSchemaError } from "./scenario-tool.js";
 export { ScriptedTurn, type ScriptedTurnInput, scriptedModel } from "./scripted-model.js";
+export { DEFAULT_STREAM_WINDOW, type StreamWindow } from "./stream-tap.js";
 export { defineTool, type Tool, type ToolContext } from "./tool.js";

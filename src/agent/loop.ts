@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { DecidedBy, RunDispatcher, StopDecision } from "../dispatch/index.js";
+import type { DecidedBy, RunDispatcher } from "../dispatch/index.js";
 import type { AssistantMessage, events, Message, ModelSettings, ToolMessage } from "../protocol/index.js";
 import type { AgentEvent, AgentLoopResult } from "./agent-events.js";
 import {
@@ -10,7 +10,8 @@ import {
   type PendingApproval,
 } from "./approval.js";
 import type { BatchOutcome } from "./batch-state.js";
-import { deliver } from "./inbound.js";
+import { deliver, deliverAll, deliverFollowUp } from "./inbound.js";
+import type { RunInbox } from "./inbox.js";
 import type { Model } from "./model.js";
 import { modelTurn } from "./model-turn.js";
 import {
@@ -23,6 +24,7 @@ import {
   stopped,
   type Tally,
 } from "./run-context.js";
+import { type StreamWindow, streamWindowOf } from "./stream-tap.js";
 import type { Tool } from "./tool.js";
 import { resumeToolBatch, runToolBatch } from "./tool-batch.js";
 
@@ -46,8 +48,12 @@ export interface AgentLoopOptions {
   readonly parallelToolCalls?: boolean;
   /** Drained before every turn: messages that steer the run (through `input.inbound`, source `steering`). */
   readonly steering?: () => readonly Message[];
+  /** Drained before every turn, after `steering`: messages from outside (`Inbox`), each with its source. */
+  readonly inbox?: RunInbox;
   /** Drained when the run would otherwise complete (source `followUp`); a delivered one starts another turn. */
   readonly followUp?: () => readonly Message[];
+  /** How streamed output is coalesced for `model.stream` hooks; default 100 ms or 400 characters. */
+  readonly streamWindow?: Partial<StreamWindow>;
   readonly signal?: AbortSignal;
   /** Milliseconds for durations; default `performance.now`. */
   readonly clock?: () => number;
@@ -201,6 +207,7 @@ async function turns(
   const tools = options.tools ?? [];
   const byName = new Map(tools.map((t) => [t.spec.name, t]));
   const specs = tools.map((t) => t.spec);
+  const stream = streamWindowOf(options.streamWindow);
 
   let ended: { reason: string | undefined; by: DecidedBy } | undefined;
   for (;;) {
@@ -218,12 +225,17 @@ async function turns(
       hooks.beginTurn(run.turn);
       run.emit({ type: "turn.started", turn: run.turn });
 
-      for (const steered of options.steering?.() ?? []) {
-        const delivery = await deliver(run, "steering", steered);
-        if (delivery.type === "stop") return stopped(delivery);
-      }
+      const steered = await deliverAll(run, [
+        ...(options.steering?.() ?? []).map((message) => ({ source: "steering" as const, message })),
+        ...(options.inbox?.drain(run.turn) ?? []),
+      ]);
+      if (steered !== undefined) return stopped(steered);
 
-      const turn = await modelTurn(run, { model: options.model, settings: options.settings ?? {}, specs }, tally);
+      const turn = await modelTurn(
+        run,
+        { model: options.model, settings: options.settings ?? {}, specs, stream },
+        tally,
+      );
       if (turn.kind === "ended") return turn.ending;
       if (turn.kind === "retried") continue;
       message = turn.message;
@@ -283,7 +295,7 @@ async function turns(
         break;
       case "default": {
         if (calls.length > 0) continue;
-        const followUp = await deliverFollowUp(run, options);
+        const followUp = await deliverFollowUp(run, options.followUp?.() ?? []);
         if (followUp === "delivered") continue;
         if (followUp !== "none") return stopped(followUp);
         break;
@@ -318,20 +330,6 @@ async function turns(
       }
     }
   }
-}
-
-/** Delivers queued follow-up messages: `delivered` when at least one joined the transcript (one more turn). */
-async function deliverFollowUp(
-  run: RunContext,
-  options: AgentLoopOptions,
-): Promise<"delivered" | "none" | StopDecision> {
-  let delivered = false;
-  for (const message of options.followUp?.() ?? []) {
-    const delivery = await deliver(run, "followUp", message);
-    if (delivery.type === "stop") return delivery;
-    if (delivery.type === "delivered") delivered = true;
-  }
-  return delivered ? "delivered" : "none";
 }
 
 function initialInput(options: AgentLoopOptions): Message[] {

@@ -1,9 +1,10 @@
 import type { ModelRequestPatch } from "../dispatch/index.js";
 import type { AssistantMessage, Message, ModelSettings, ToolSpec } from "../protocol/index.js";
-import { raceAbort } from "./abort.js";
 import type { Model, ModelReply } from "./model.js";
 import { ModelError } from "./model-error.js";
+import { callModel } from "./model-stream.js";
 import { addMessage, decide, type Ending, messageOf, type RunContext, stopped, type Tally } from "./run-context.js";
+import type { StreamWindow } from "./stream-tap.js";
 
 /** How the request side of one turn ended. */
 export type ModelTurn =
@@ -24,7 +25,12 @@ export type ModelTurn =
  */
 export async function modelTurn(
   run: RunContext,
-  setup: { readonly model: Model; readonly settings: ModelSettings; readonly specs: readonly ToolSpec[] },
+  setup: {
+    readonly model: Model;
+    readonly settings: ModelSettings;
+    readonly specs: readonly ToolSpec[];
+    readonly stream: StreamWindow;
+  },
   tally: Tally,
 ): Promise<ModelTurn> {
   const { signal } = run;
@@ -65,7 +71,9 @@ export async function modelTurn(
     try {
       const modelRequest = { model: patch.model ?? model.id, messages, tools, settings: merge(settings, patch) };
       tally.modelCalls += 1;
-      reply = await raceAbort(model.complete(modelRequest, signal), signal);
+      const called = await callModel(run, model, modelRequest, setup.stream);
+      if (called.type === "stopped") return ended(stopped(called.stop));
+      reply = called.reply;
     } catch (error) {
       if (signal.aborted) throw error;
       const code = error instanceof ModelError ? error.code : "host_error";

@@ -26,6 +26,21 @@ export interface ModelReply {
   readonly malformedArgs?: Readonly<Record<string, string>>;
 }
 
+export type StreamKind = z.infer<typeof events.StreamKind>;
+
+/** One piece of streamed output: text, reasoning, or a tool call's arguments (JSON text, by `callId`). */
+export interface ModelDelta {
+  readonly kind: StreamKind;
+  readonly delta: string;
+  /** Set for `toolArgs`: the call the arguments belong to. */
+  readonly callId?: string;
+}
+
+/** What a streaming model yields: deltas as they arrive, then exactly one `finish` with the whole reply. */
+export type ModelStreamPart =
+  | ({ readonly type: "delta" } & ModelDelta)
+  | { readonly type: "finish"; readonly reply: ModelReply };
+
 /**
  * A language model the loop can call. Implementations never see hooks or tools, only the request.
  * `complete` rejects with a `ModelError` (or the abort reason when `signal` aborts); the loop turns the
@@ -35,4 +50,10 @@ export interface Model {
   /** The default model id, reported to `model.request` hooks; a request may name another. */
   readonly id: string;
   complete(request: ModelRequest, signal: AbortSignal): Promise<ModelReply>;
+  /**
+   * The streaming form, when the model has one: the loop prefers it. It yields deltas, then one `finish`;
+   * it rejects like `complete`, and stops the provider request when `signal` aborts (a hook's `stop`, or
+   * the run's abort).
+   */
+  stream?(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelStreamPart>;
 }

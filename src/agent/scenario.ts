@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { JsonValue, Limits, Message, TenantId } from "../protocol/index.js";
 import { ApprovalDecision } from "./approval.js";
+import type { RunInbox } from "./inbox.js";
 import { ToolDeclaration } from "./scenario-tool.js";
 import { ScriptedTurn } from "./scripted-model.js";
 
@@ -40,6 +41,20 @@ export const Scenario = z.strictObject({
   input: z.union([z.string(), z.array(Message).min(1)]),
   /** Messages delivered (through `input.inbound`, source `followUp`) when the run would otherwise end. */
   followUp: z.array(z.string()).default([]),
+  /**
+   * Messages from outside the run (another agent, a supervisor), each delivered before turn `turn` through
+   * `input.inbound` with its `source` (default `peer`) and sender `from`.
+   */
+  peers: z
+    .array(
+      z.strictObject({
+        turn: z.number().int().min(1),
+        source: z.enum(["peer", "steering"]).default("peer"),
+        from: z.string().min(1).max(128).optional(),
+        content: z.string(),
+      }),
+    )
+    .default([]),
   tools: z.array(ToolDeclaration).default([]),
   model: z.strictObject({ id: z.string().min(1).optional(), turns: z.array(ScriptedTurn).min(1) }),
   maxTurns: z.number().int().min(1).max(1_000).default(20),
@@ -61,6 +76,16 @@ export const Scenario = z.strictObject({
 });
 export type Scenario = z.infer<typeof Scenario>;
 export type ScenarioInput = z.input<typeof Scenario>;
+
+/** The scenario's `peers` as a run's inbox: each message is delivered before its turn. */
+export function scenarioInbox(scenario: Scenario): RunInbox {
+  return {
+    drain: (turn) =>
+      scenario.peers
+        .filter((peer) => peer.turn === turn)
+        .map(({ source, from, content }) => ({ source, from, message: { role: "user", content } })),
+  };
+}
 
 /** A scenario file that cannot be read or does not match the schema; the message names the field. */
 export class ScenarioError extends Error {

@@ -15,6 +15,7 @@ export const RunEventLine = z
       "hook.shadowed",
       "message.added",
       "inbound.dropped",
+      "model.delta",
       "model.replied",
       "tool.finished",
       "quarantine.entered",

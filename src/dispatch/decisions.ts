@@ -74,6 +74,9 @@ export type ModelRequestDecision =
     }
   | StopDecision;
 
+/** `model.stream`: the stream goes on, or the run stops (the first `stop` in stack order decides). */
+export type ModelStreamDecision = { readonly type: "continue" } | StopDecision;
+
 /**
  * `retry` is only ever decided on a turn without tool calls (judged on the effective message after
  * earlier replaces); a hook that asks for it on a tool turn fails with `invalid_result`.
@@ -155,6 +158,7 @@ export interface PointDecisions {
   "context.prepare": ContextPrepareDecision;
   "tools.prepare": ToolsPrepareDecision;
   "model.request": ModelRequestDecision;
+  "model.stream": ModelStreamDecision;
   "model.response": ModelResponseDecision;
   "tool.invalid": ToolInvalidDecision;
   "tool.call": ToolCallDecision;

@@ -21,6 +21,7 @@ export type {
   ModelRequestDecision,
   ModelRequestPatch,
   ModelResponseDecision,
+  ModelStreamDecision,
   OutputValidateDecision,
   PointDecision,
   PointDecisions,

@@ -9,6 +9,7 @@ import {
   runStartRule,
   toolsPrepareRule,
 } from "./rules-request.js";
+import { modelStreamRule } from "./rules-stream.js";
 import {
   outputValidateRule,
   runEndRule,
@@ -28,6 +29,7 @@ export const RULES: { readonly [P in HookPoint]: PointRule<P> } = {
   "context.prepare": row(contextPrepareRule),
   "tools.prepare": row(toolsPrepareRule),
   "model.request": row(modelRequestRule),
+  "model.stream": row(modelStreamRule),
   "model.response": row(modelResponseRule),
   "tool.invalid": row(toolInvalidRule),
   "tool.call": row(toolCallRule),

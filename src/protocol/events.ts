@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   AssistantMessage,
   MAX_NAME_CHARS,
+  MAX_TEXT_CHARS,
   Message,
   ModelSettings,
   ToolCall,
@@ -44,6 +45,19 @@ export const ModelResponseEvent = z.strictObject({
   usage: Usage,
   finishReason: FinishReason,
   hasToolCalls: z.boolean(),
+});
+
+/**
+ * A window of streamed model output, coalesced: `delta` is what arrived since the last window of the same
+ * kind (and tool call), `aggregated` everything of it so far this turn. `callId` is set for `toolArgs`.
+ */
+export const StreamKind = z.enum(["text", "reasoning", "toolArgs"]);
+export const ModelStreamEvent = z.strictObject({
+  turn: z.number().int().nonnegative(),
+  kind: StreamKind,
+  delta: z.string().max(MAX_TEXT_CHARS),
+  aggregated: z.string().max(MAX_TEXT_CHARS),
+  callId: z.string().min(1).max(MAX_NAME_CHARS).optional(),
 });
 
 export const InvalidToolReason = z.enum(["unknownTool", "notAllowed", "badArgs"]);

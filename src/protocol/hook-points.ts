@@ -17,6 +17,7 @@ export const HOOK_POINTS = {
   },
   "tools.prepare": { handler: "toolsPrepare", event: events.ToolsPrepareEvent, result: results.ToolsPrepareResult },
   "model.request": { handler: "modelRequest", event: events.ModelRequestEvent, result: results.ModelRequestResult },
+  "model.stream": { handler: "modelStream", event: events.ModelStreamEvent, result: results.ModelStreamResult },
   "model.response": {
     handler: "modelResponse",
     event: events.ModelResponseEvent,

@@ -52,6 +52,9 @@ export const ModelResponseResult = z.discriminatedUnion("type", [
   StopResult,
 ]);
 
+/** `model.stream` only observes, or stops the run (the provider request is aborted). */
+export const ModelStreamResult = z.discriminatedUnion("type", [StopResult]);
+
 export const ToolInvalidResult = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("fail") }),
   z.strictObject({ type: z.literal("retry"), feedback: Feedback }),

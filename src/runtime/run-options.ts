@@ -33,7 +33,7 @@ export function checkRun(run: Pick<RunAgentOptions, "maxTurns" | "runId" | "tool
 }
 
 export function loopFields(run: RunAgentOptions): Omit<AgentLoopOptions, "hooks" | "model"> {
-  const { input, tools, system, settings, maxTurns, parallelToolCalls, steering, followUp } = run;
+  const { input, tools, system, settings, maxTurns, parallelToolCalls, steering, followUp, inbox, streamWindow } = run;
   return {
     input,
     ...(tools !== undefined ? { tools } : {}),
@@ -43,5 +43,7 @@ export function loopFields(run: RunAgentOptions): Omit<AgentLoopOptions, "hooks"
     ...(parallelToolCalls !== undefined ? { parallelToolCalls } : {}),
     ...(steering !== undefined ? { steering } : {}),
     ...(followUp !== undefined ? { followUp } : {}),
+    ...(inbox !== undefined ? { inbox } : {}),
+    ...(streamWindow !== undefined ? { streamWindow } : {}),
   };
 }

@@ -46,6 +46,10 @@ export interface RunAgentOptions {
   readonly parallelToolCalls?: boolean;
   readonly steering?: AgentLoopOptions["steering"];
   readonly followUp?: AgentLoopOptions["followUp"];
+  /** Messages from outside while the run runs (`Inbox`): delivered at each turn boundary. */
+  readonly inbox?: AgentLoopOptions["inbox"];
+  /** How streamed output is coalesced for `model.stream` hooks (default 100 ms or 400 characters). */
+  readonly streamWindow?: AgentLoopOptions["streamWindow"];
   /** Default: a fresh `run_<uuid>`. */
   readonly runId?: string;
   /** The failure policy the tenant asked for, per point (the platform floor may raise it to `closed`). */
@@ -282,6 +286,8 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
         ...(run.tools !== undefined ? { tools: run.tools } : {}),
         ...(run.steering !== undefined ? { steering: run.steering } : {}),
         ...(run.followUp !== undefined ? { followUp: run.followUp } : {}),
+        ...(run.inbox !== undefined ? { inbox: run.inbox } : {}),
+        ...(run.streamWindow !== undefined ? { streamWindow: run.streamWindow } : {}),
         ...(run.approve !== undefined ? { approve: run.approve } : {}),
         settings,
         maxTurns,

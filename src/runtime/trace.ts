@@ -77,6 +77,8 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
       // Decision records are shown once, with their point's `hooks.decided`; observe-only calls have no other event.
       return event.record.observe === true ? recordLine(event.record, width) : undefined;
     case "message.added":
+    case "model.delta":
+      // Deltas are the text as it streams; `model.replied` shows the whole reply once.
       return undefined;
     default: {
       const never: never = event;

@@ -13,6 +13,7 @@ export const EVENTS: Record<HookPoint, Record<string, unknown>> = {
   "context.prepare": { messages: [user, assistant], scope: "request" },
   "tools.prepare": { tools: [{ name: "shell", description: "runs a command", parameters: { type: "object" } }] },
   "model.request": { turn: 0, model: "gpt-x", settings: { temperature: 0.2, toolChoice: "auto" }, messageCount: 2 },
+  "model.stream": { turn: 1, kind: "toolArgs", delta: '"ls"}', aggregated: '{"command":"ls"}', callId: "call-1" },
   "model.response": {
     message: { role: "assistant", content: "", toolCalls: [call] },
     usage,
@@ -60,6 +61,7 @@ export const RESULTS: Record<HookPoint, Record<string, unknown>[]> = {
     { type: "respond", message: assistant },
     stop,
   ],
+  "model.stream": [stop],
   "model.response": [
     { type: "replace", message: { role: "assistant", content: "edited", toolCalls: [call] } },
     { type: "retry" },

@@ -16,7 +16,7 @@ import { runScenario, scenarioOf, toolsOf } from "./run.js";
 
 const HELP = `Usage: isohook demo [--json]
 
-Runs scripted agent sessions for four tenants at once, through the real process sandbox and a SQLite
+Runs scripted agent sessions for five tenants at once, through the real process sandbox and a SQLite
 store in a temporary folder (removed afterwards), and prints what each hook decided, on which bundle
 version, in how long:
   acme     a coding agent: a destructive shell command blocked, a command moved into the workdir,
@@ -28,6 +28,8 @@ version, in how long:
            the spins but never charged for them
   initech  a release agent: its push to main is held for a human (ask), who rejects it (the
            scenario's \`approvals\`); the model pushes a branch instead
+  umbrella an ops assistant whose streamed reply starts to leak an API key: its model.stream hook
+           stops the run mid-stream, so the rest of the reply never streams
 The scenarios are scenarios/*.json; each also runs alone with \`isohook run --scenario <file>\`.
 
 Options:
@@ -43,6 +45,7 @@ const TENANTS = [
   { scenario: "scenarios/globex-data-agent.json", earlier: [] },
   { scenario: "scenarios/mallory-runaway.json", earlier: [] },
   { scenario: "scenarios/initech-release.json", earlier: [] },
+  { scenario: "scenarios/umbrella-stream-guard.json", earlier: [] },
 ] as const;
 
 export interface DemoCommandDeps {
@@ -172,7 +175,7 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
 
 function setupLines(dir: string, executor: HookExecutor, uploads: Upload[], limits: Limits): string[] {
   const lines = [
-    "isohook demo: four tenants, a scripted model, a SQLite store and sandbox worker processes",
+    "isohook demo: five tenants, a scripted model, a SQLite store and sandbox worker processes",
     "",
     `  store    ${join(dir, "store.db")} (removed at the end)`,
     `  sandbox  ${executor.mode} mode: V8 isolates in ${DEMO_WORKERS} supervised worker processes, ${limits.timeoutMs} ms and ${limits.memoryMb} MB per hook call`,
@@ -207,6 +210,12 @@ function expectations(tallies: readonly DemoTally[]): string[] {
   const globex = by.get("globex");
   const mallory = by.get("mallory");
   const initech = by.get("initech");
+  const umbrella = by.get("umbrella");
+  if (umbrella?.stopReason !== "stopped" || !umbrella.decided.includes("stop")) {
+    problems.push(
+      `umbrella: expected its stream hook to stop the run; got ${umbrella?.decided.join(", ")} → ${umbrella?.stopReason}`,
+    );
+  }
   if (
     acme?.stopReason !== "completed" ||
     !acme.decided.includes("block") ||
@@ -222,7 +231,7 @@ function expectations(tallies: readonly DemoTally[]): string[] {
       `globex: expected a nudge and the turn budget to end the run; got ${globex?.decided.join(", ")} → ${globex?.stopReason}`,
     );
   }
-  for (const calm of [acme, globex, initech]) {
+  for (const calm of [acme, globex, initech, umbrella]) {
     if (calm && Object.keys(calm.failures).length > 0) {
       problems.push(`${calm.tenant}: its hooks should never fail, but: ${JSON.stringify(calm.failures)}`);
     }

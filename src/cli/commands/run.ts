@@ -1,6 +1,13 @@
 import { access } from "node:fs/promises";
 import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
-import { declaredTool, type LoadedScenario, scriptedModel, type Tool, ToolSchemaError } from "../../agent/index.js";
+import {
+  declaredTool,
+  type LoadedScenario,
+  scenarioInbox,
+  scriptedModel,
+  type Tool,
+  ToolSchemaError,
+} from "../../agent/index.js";
 import { BundleError } from "../../bundler/index.js";
 import { type HookExecutor, type LimitsInput, type Message, RUN_ID_RULE, RunId } from "../../protocol/index.js";
 import {
@@ -16,6 +23,7 @@ import { type BundleStore, openStore, storeLocation } from "../../store/index.js
 import { printable } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
 import { eventJson } from "../json-output-events.js";
+import { streamingTrace } from "../stream-text.js";
 import {
   approvalOptions,
   reportPaused,
@@ -157,10 +165,13 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
               ? { store }
               : {}),
         });
-        const trace = runTrace();
+        const trace = streamingTrace(runTrace());
         const onEvent = (event: RunEvent) => {
           if (args.json) writeJson(io, eventJson(event));
-          else for (const line of trace(event)) io.stdout(`${line}\n`);
+          else {
+            const text = trace(event);
+            if (text !== "") io.stdout(text);
+          }
         };
         const result = await runtimeCall(() =>
           resume === undefined
@@ -205,6 +216,7 @@ export function runScenario(
     maxTurns: scenario.maxTurns,
     parallelToolCalls: scenario.parallelToolCalls,
     followUp: () => followUp.shift() ?? [],
+    inbox: scenarioInbox(scenario),
     ...(scenario.system !== undefined ? { system: scenario.system } : {}),
     ...(io.signal ? { signal: io.signal } : {}),
     ...(runId !== undefined ? { runId } : {}),

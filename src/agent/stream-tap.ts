@@ -1,0 +1,129 @@
+import type { StopDecision } from "../dispatch/index.js";
+import type { HookEvent } from "../protocol/index.js";
+import type { ModelDelta, StreamKind } from "./model.js";
+import { decide, type RunContext } from "./run-context.js";
+
+/**
+ * How streamed output is coalesced before it crosses into the sandbox: a window closes after `windowMs`
+ * milliseconds or `windowChars` characters, whichever comes first, and at every change of kind or tool
+ * call (so each tool call's arguments end in a window of their own).
+ */
+export interface StreamWindow {
+  readonly windowMs: number;
+  readonly windowChars: number;
+}
+
+/** 100 ms or 400 characters (about 100 tokens): a 1,000-token reply costs about ten windows at most rates. */
+export const DEFAULT_STREAM_WINDOW: StreamWindow = Object.freeze({ windowMs: 100, windowChars: 400 });
+
+/** `DEFAULT_STREAM_WINDOW` with `options` over it; a bad value throws a `RangeError` that names it. */
+export function streamWindowOf(options: Partial<StreamWindow> | undefined): StreamWindow {
+  const window = { ...DEFAULT_STREAM_WINDOW, ...options };
+  for (const name of ["windowMs", "windowChars"] as const) {
+    const value = window[name];
+    if (!Number.isInteger(value) || value < 1)
+      throw new RangeError(`Expected \`streamWindow.${name}\` to be an integer from 1 and up, got \`${value}\``);
+  }
+  return window;
+}
+
+type Window = HookEvent<"model.stream">;
+
+/**
+ * Feeds one model call's deltas to `model.stream` without ever making the stream wait: `push` only
+ * appends. At most one dispatch is in flight; windows that close meanwhile wait, and consecutive ones of the
+ * same kind and call merge, so a slow hook costs fewer crossings, never a slower stream. The first `stop`
+ * aborts `controller` (the provider request) and is what `settle` returns.
+ */
+export class StreamTap {
+  readonly #run: RunContext;
+  readonly #window: StreamWindow;
+  readonly #controller: AbortController;
+  readonly #aggregated = new Map<string, string>();
+  #open: { window: Window; key: string; openedAt: number } | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #waiting: { window: Window; key: string }[] = [];
+  #inFlight: Promise<void> | undefined;
+  #stop: StopDecision | undefined;
+  #error: unknown;
+  /** Dispatches made so far (what the cost figures count). */
+  crossings = 0;
+
+  constructor(run: RunContext, window: StreamWindow, controller: AbortController) {
+    this.#run = run;
+    this.#window = window;
+    this.#controller = controller;
+  }
+
+  push(delta: ModelDelta): void {
+    if (this.#stop !== undefined || delta.delta === "") return;
+    const key = delta.callId === undefined ? delta.kind : `${delta.kind}:${delta.callId}`;
+    if (this.#open !== undefined && this.#open.key !== key) this.#close();
+    const aggregated = (this.#aggregated.get(key) ?? "") + delta.delta;
+    this.#aggregated.set(key, aggregated);
+    const open = this.#open;
+    if (open === undefined) {
+      this.#open = {
+        window: windowOf(this.#run.turn, delta.kind, delta.delta, aggregated, delta.callId),
+        key,
+        openedAt: this.#run.clock(),
+      };
+      this.#timer = setTimeout(() => this.#close(), this.#window.windowMs);
+      this.#timer.unref();
+    } else {
+      open.window = { ...open.window, delta: open.window.delta + delta.delta, aggregated };
+    }
+    if ((this.#open?.window.delta.length ?? 0) >= this.#window.windowChars) this.#close();
+  }
+
+  /** Closes the open window and waits until every window was dispatched: the stop, if a hook stopped the run. */
+  async settle(): Promise<StopDecision | undefined> {
+    this.#close();
+    while (this.#inFlight !== undefined) await this.#inFlight;
+    if (this.#error !== undefined) throw this.#error;
+    return this.#stop;
+  }
+
+  /** Drops whatever has not crossed yet (the model call failed or was aborted). */
+  dispose(): void {
+    clearTimeout(this.#timer);
+    this.#open = undefined;
+    this.#waiting = [];
+  }
+
+  #close(): void {
+    clearTimeout(this.#timer);
+    const open = this.#open;
+    this.#open = undefined;
+    if (open === undefined || this.#stop !== undefined) return;
+    const last = this.#waiting.at(-1);
+    if (last !== undefined && last.key === open.key) {
+      last.window = { ...open.window, delta: last.window.delta + open.window.delta };
+    } else {
+      this.#waiting.push({ window: open.window, key: open.key });
+    }
+    if (this.#inFlight === undefined) this.#inFlight = this.#drain();
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      for (let next = this.#waiting.shift(); next !== undefined; next = this.#waiting.shift()) {
+        this.crossings += 1;
+        const { decision } = await decide(this.#run, "model.stream", next.window);
+        if (decision.type === "stop") {
+          this.#stop = decision;
+          this.#waiting = [];
+          this.#controller.abort(new Error(`stopped by a model.stream hook: ${decision.reason}`));
+        }
+      }
+    } catch (error) {
+      this.#error = error;
+    } finally {
+      this.#inFlight = undefined;
+    }
+  }
+}
+
+function windowOf(turn: number, kind: StreamKind, delta: string, aggregated: string, callId?: string): Window {
+  return callId === undefined ? { turn, kind, delta, aggregated } : { turn, kind, delta, aggregated, callId };
+}
