@@ -17,20 +17,15 @@
 export { ExecutorClosedError, ExecutorOptionsError, SandboxStartError } from "../sandbox/supervisor/index.js";
 // Tools, models and scenarios.
 export {
-  DEFAULT_STREAM_WINDOW,
   declaredTool,
   defineTool,
-  Inbox,
   loadScenario,
   type Model,
-  type ModelDelta,
   ModelError,
   type ModelReply,
   type ModelRequest,
-  type ModelStreamPart,
   openAIModel,
   ScenarioError,
-  type StreamWindow,
   scriptedModel,
   type Tool,
   type ToolContext,

@@ -11,13 +11,18 @@ export {
   type AgentLoopResult,
   type ApprovalDecisions,
   DEFAULT_MAX_TURNS,
+  DEFAULT_STREAM_WINDOW,
   type HooksDecidedEvent,
+  Inbox,
+  type ModelDelta,
+  type ModelStreamPart,
   type PausedBatch,
   type PausedRun,
   type PendingApproval,
   resumeAgentLoop,
   runAgentLoop,
   type StopReason,
+  type StreamWindow,
 } from "./agent/index.js";
 export {
   createDispatcher,

@@ -38,6 +38,11 @@ const SURFACE: Record<string, { file: string; names: readonly string[] }> = {
     names: [
       // The agent loop, when isohook's own runs the turns.
       "DEFAULT_MAX_TURNS",
+      "DEFAULT_STREAM_WINDOW",
+      "Inbox",
+      "type ModelDelta",
+      "type ModelStreamPart",
+      "type StreamWindow",
       "resumeAgentLoop",
       "runAgentLoop",
       "type AgentEvent",

@@ -44,8 +44,10 @@ export class LongCallTenants {
 
 /**
  * The call's own CPU time (not its wall time, which a busy machine stretches), or a reload its tenant
- * caused by the clock (the bundle's top-level code: the pool measures loads by the clock only).
+ * caused by the clock (the bundle's top-level code: the pool measures loads by the clock only). A call its
+ * worker died under is not one: the host stands in for its cost, and the worker is replaced anyway.
  */
 function isLongCall(result: SandboxResult): boolean {
+  if (result.type === "failed" && result.failure.code === "sandbox_crashed") return false;
   return result.cpuMs >= LONG_CALL_MS || (result.loadAfterRecycle === true && (result.loadMs ?? 0) >= LONG_CALL_MS);
 }

@@ -97,7 +97,8 @@ describe("isohook test", () => {
   it("keeps the exact text under --json, with nothing raw on the line", async () => {
     const { stdout } = await direct(testCommand, [".", "--json"]);
     expectNothingRaw(stdout);
-    const { results: lines } = JSON.parse(stdout) as { results: Record<string, unknown>[] };
+    // The report is the first line; a failing run adds the one JSON error line after it.
+    const { results: lines } = JSON.parse(stdout.split("\n")[0] ?? "") as { results: Record<string, unknown>[] };
     expect(lines[0]).toMatchObject({ name: FORGERY.slice(0, 200), result: { type: "block", reason: FORGERY } });
     expect(lines[0]?.logs).toEqual([FORGERY]);
     expect(lines[1]).toMatchObject({ type: "failed", failure: { code: "threw" } });
