@@ -7,6 +7,8 @@ export interface GrowthPoint {
 export interface GrowthFit {
   /** d log(cpu) / d log(size): 1 is linear, 2 quadratic. */
   readonly slope: number;
+  /** The same slope between the two largest points alone. */
+  readonly tailSlope: number;
   /** The size at which the fitted curve reaches `timeoutMs`. */
   readonly projectedSize: number;
   /** The points the fit used (largest sizes, above the noise floor). */
@@ -48,5 +50,24 @@ export function fitGrowth(points: readonly GrowthPoint[], floorMs: number, timeo
   const slope = sxy / sxx;
   const intercept = meanY - slope * meanX;
   const projectedSize = slope > 0 ? Math.exp((Math.log(timeoutMs) - intercept) / slope) : Number.POSITIVE_INFINITY;
-  return { slope: Math.round(slope * 100) / 100, projectedSize: Math.round(projectedSize), points: usable };
+  const [before, last] = usable.slice(-2);
+  const tailSlope =
+    before === undefined || last === undefined
+      ? slope
+      : Math.log(last.cpuMs / before.cpuMs) / Math.log(last.size / before.size);
+  return {
+    slope: Math.round(slope * 100) / 100,
+    tailSlope: Math.round(tailSlope * 100) / 100,
+    projectedSize: Math.round(projectedSize),
+    points: usable,
+  };
+}
+
+/**
+ * Growth worth flagging: super-linear over the fit and still at its largest sizes. A curve that turns
+ * linear again at the top made one step (a collection, a change of engine tier), not a growth that would
+ * reach the timeout.
+ */
+export function growsSuperLinearly(fit: GrowthFit | undefined): fit is GrowthFit {
+  return fit !== undefined && fit.slope >= SUPER_LINEAR_SLOPE && fit.tailSlope >= SUPER_LINEAR_SLOPE;
 }

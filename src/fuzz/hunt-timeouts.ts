@@ -8,7 +8,7 @@ import {
   type GrowthInput,
   type SeedEvent,
 } from "./fuzz-target.js";
-import { fitGrowth, type GrowthPoint, SUPER_LINEAR_SLOPE } from "./growth-fit.js";
+import { fitGrowth, type GrowthPoint, growsSuperLinearly } from "./growth-fit.js";
 import { type GrowthSeries, grownEvent, growthInput, growthSeries } from "./growth-sites.js";
 
 export interface HuntOptions {
@@ -180,7 +180,7 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
   const flags: GrowthFlag[] = [];
   for (const run of running) {
     const first = fitGrowth(run.points, run.floorMs, limits.timeoutMs);
-    if (first === undefined || first.slope < SUPER_LINEAR_SLOPE) continue;
+    if (!growsSuperLinearly(first)) continue;
     // Confirm on a second set of calls: minima only go down, so a noisy spell cannot survive both.
     const confirmed: GrowthPoint[] = [];
     for (const p of first.points) {
@@ -188,7 +188,7 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
       confirmed.push({ size: p.size, cpuMs: Math.min(p.cpuMs, again.cpuMs) });
     }
     const fit = fitGrowth(confirmed, run.floorMs, limits.timeoutMs);
-    if (fit === undefined || fit.slope < SUPER_LINEAR_SLOPE) continue;
+    if (!growsSuperLinearly(fit)) continue;
     const largest = fit.points[fit.points.length - 1]?.size ?? 0;
     const flag: GrowthFlag = {
       input: growthInput(run.series, largest),

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { grownEvent, growthInput, growthSeries } from "../../src/fuzz/growth-sites.js";
-import { cpuStats, fitGrowth, fuzzDictionary, SUPER_LINEAR_SLOPE } from "../../src/fuzz/index.js";
+import { cpuStats, fitGrowth, fuzzDictionary, growsSuperLinearly, SUPER_LINEAR_SLOPE } from "../../src/fuzz/index.js";
 import { seedMutationArbitrary } from "../../src/fuzz/seed-mutation.js";
 import { HOOK_POINTS, type JsonValue } from "../../src/protocol/index.js";
 
@@ -12,6 +12,22 @@ const shell = (command: JsonValue): JsonValue => ({
 });
 
 describe("fitGrowth", () => {
+  it("does not call one step up that turns linear again at the top growth", () => {
+    // A linear hook measured on Node 26: one jump between 256 and 512 KiB, linear on either side.
+    const points = [
+      { size: 131_088, cpuMs: 0.214 },
+      { size: 262_160, cpuMs: 0.423 },
+      { size: 524_304, cpuMs: 2.345 },
+      { size: 1_048_426, cpuMs: 4.3 },
+    ];
+    const fit = fitGrowth(points, 0.1, 50);
+    expect(fit?.slope).toBeGreaterThanOrEqual(SUPER_LINEAR_SLOPE);
+    expect(fit?.tailSlope).toBeLessThan(1);
+    expect(growsSuperLinearly(fit)).toBe(false);
+    const quadratic = points.map((p, i) => ({ size: p.size, cpuMs: 0.2 * 4 ** i }));
+    expect(growsSuperLinearly(fitGrowth(quadratic, 0.1, 50))).toBe(true);
+  });
+
   it("finds a slope of 2 in quadratic times and projects where they reach the timeout", () => {
     const fit = fitGrowth(
       sizes.map((size) => ({ size, cpuMs: 1e-6 * size * size })),
