@@ -7,12 +7,15 @@ import {
   openAiCompatibleGenerateText,
   openAiCompatibleStreamText,
 } from "../support/ai-sdk-paths.js";
-import { type DecisionPath, decisionsOf, isohookLoop, type Scenario } from "../support/decision-paths.js";
+import { type DecisionPath, decisionsOf, isohookLoop, loopPath, type Scenario } from "../support/decision-paths.js";
 import { frameworkRuntime } from "../support/framework-runtime.js";
+import { mcpGateway } from "../support/mcp-path.js";
 
 /**
  * One hook bundle, one scripted conversation, every path into the hooks: the same decisions, point by
- * point, with the same deciding hook. A new adapter joins by adding its row to PATHS.
+ * point, with the same deciding hook. A new adapter joins by adding its row to PATHS; a path that reaches
+ * only some points (an MCP gateway sees no model) is compared with the loop at those points, and a path
+ * that runs each tool call before deciding the next with the loop's sequential tool calls.
  */
 
 const PATHS: readonly DecisionPath[] = [
@@ -21,6 +24,7 @@ const PATHS: readonly DecisionPath[] = [
   aiSdkStreamText,
   openAiCompatibleGenerateText,
   openAiCompatibleStreamText,
+  mcpGateway,
 ];
 
 const SCENARIO: Scenario = {
@@ -91,7 +95,9 @@ describe("one bundle, one conversation, every path", () => {
 
   for (const path of PATHS.slice(1))
     it(`${path.name} yields the isohook loop's decisions`, async () => {
-      const expected = await decisionsOf(isohookLoop, runtime, tenantId, SCENARIO);
-      expect(await decisionsOf(path, runtime, tenantId, SCENARIO)).toEqual(expected);
+      const reference = loopPath(path.toolCalls);
+      const expected = await decisionsOf(reference, runtime, tenantId, SCENARIO, path.reaches);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(await decisionsOf(path, runtime, tenantId, SCENARIO, path.reaches)).toEqual(expected);
     });
 });

@@ -36,6 +36,7 @@ const openAiCompatible: ModelSource = async (scenario) => {
 function aiSdkPath(name: string, mode: "generate" | "stream", source: ModelSource): DecisionPath {
   return {
     name,
+    toolCalls: "parallel",
     async drive(runtime, tenantId, scenario, onEvent) {
       const { model, close } = await source(scenario);
       const run = await runtime.openRun({ tenantId, onEvent });

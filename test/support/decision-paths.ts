@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { defineTool, type ScriptedTurnInput, scriptedModel } from "../../src/agent/index.js";
+import type { HookPoint } from "../../src/protocol/index.js";
 import type { HookRuntime, RunEvent } from "../../src/runtime/index.js";
 
 /**
@@ -24,6 +25,10 @@ export interface Scenario {
 
 export interface DecisionPath {
   readonly name: string;
+  /** The points its host reaches, when not all of them (an MCP gateway sees no model). */
+  readonly reaches?: readonly HookPoint[];
+  /** Whether a batch's calls are all decided before any runs (parallel) or each runs before the next. */
+  readonly toolCalls: "parallel" | "sequential";
   /** Runs the scenario for the tenant, passing every run event to `onEvent`. */
   drive(runtime: HookRuntime, tenantId: string, scenario: Scenario, onEvent: (event: RunEvent) => void): Promise<void>;
 }
@@ -35,35 +40,45 @@ export function decidedLine(event: RunEvent): string | undefined {
   return `${event.point} ${event.decision.type} ${hooks.join(",")}`;
 }
 
-/** The `hooks.decided` sequence of one path on one scenario. */
+/** The `hooks.decided` sequence of one path on one scenario, at the points `reaches` (default: all). */
 export async function decisionsOf(
   path: DecisionPath,
   runtime: HookRuntime,
   tenantId: string,
   scenario: Scenario,
+  reaches?: readonly HookPoint[],
 ): Promise<string[]> {
   const lines: string[] = [];
   await path.drive(runtime, tenantId, scenario, (event) => {
     const line = decidedLine(event);
-    if (line !== undefined) lines.push(line);
+    if (line === undefined) return;
+    if (event.type === "hooks.decided" && reaches !== undefined && !reaches.includes(event.point)) return;
+    lines.push(line);
   });
   return lines;
 }
 
-export const isohookLoop: DecisionPath = {
-  name: "isohook loop (runtime.runAgent, parallel tool calls)",
-  async drive(runtime, tenantId, scenario, onEvent) {
-    const tools = scenario.tools.map((t) =>
-      defineTool({
-        name: t.name,
-        description: t.description,
-        parameters: t.parameters,
-        execute: async (args) => t.run(args),
-      }),
-    );
-    // Parallel: every call of a batch is decided before any runs, as frameworks that run a step's tools
-    // concurrently (the AI SDK) do.
-    const model = scriptedModel(scenario.turns);
-    await runtime.runAgent({ tenantId, input: scenario.input, tools, model, parallelToolCalls: true, onEvent });
-  },
-};
+/** isohook's own loop, as the reference every other path is compared with. */
+export function loopPath(toolCalls: DecisionPath["toolCalls"]): DecisionPath {
+  return {
+    name: `isohook loop (runtime.runAgent, ${toolCalls} tool calls)`,
+    toolCalls,
+    async drive(runtime, tenantId, scenario, onEvent) {
+      const tools = scenario.tools.map((t) =>
+        defineTool({
+          name: t.name,
+          description: t.description,
+          parameters: t.parameters,
+          execute: async (args) => t.run(args),
+        }),
+      );
+      const model = scriptedModel(scenario.turns);
+      // Parallel: every call of a batch is decided before any runs, as frameworks that run a step's tools
+      // concurrently (the AI SDK) do.
+      const parallelToolCalls = toolCalls === "parallel";
+      await runtime.runAgent({ tenantId, input: scenario.input, tools, model, parallelToolCalls, onEvent });
+    },
+  };
+}
+
+export const isohookLoop = loopPath("parallel");
