@@ -150,6 +150,12 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     );
     await flipAcme();
     await step();
+    // A loaded machine may run few globex runs a step, all in v1's half by chance: the rollout lasts until
+    // one ran on v2, so the split is seen whatever the load.
+    await until(
+      "a globex run on the rolled-out v2",
+      (m) => m.type === "run" && m.tenant === "globex" && m.version === 2,
+    );
     // Every isohook connection to the fleet's database, at once: pools and LISTEN connections alike.
     const outageAt = Date.now();
     const cut = await sql(
