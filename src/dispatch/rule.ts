@@ -52,6 +52,33 @@ export function stopOf(reason: string, by: DecidedBy): StopDecision {
   return { type: "stop", reason, by };
 }
 
+type ChainRule<P extends HookPoint, D> = PointRule<P, Chain<P, D>>;
+
+/**
+ * What a chain rule says of its point; `chainRule` fills the rest. `safe` may be left out where a stop is a
+ * decision of the point (every point but `run.end`).
+ */
+export type ChainRuleParts<P extends HookPoint, D> = Pick<ChainRule<P, D>, "point" | "policy" | "apply" | "decide"> &
+  Partial<Pick<ChainRule<P, D>, "check" | "done">> &
+  (StopDecision extends D ? Partial<Pick<ChainRule<P, D>, "safe">> : Pick<ChainRule<P, D>, "safe">);
+
+/**
+ * A rule over a `Chain`, the shape most points share: each hook sees the effective event, results are not
+ * checked beyond their schema, a final decision ends the point (first wins), and a failure under a `closed`
+ * policy stops the run — unless the parts say otherwise.
+ */
+export function chainRule<P extends HookPoint, D>(parts: ChainRuleParts<P, D>): ChainRule<P, D> {
+  return {
+    start: chainStart,
+    event: (acc) => acc.event,
+    check: noCheck,
+    // Only points whose decisions include a stop may leave `safe` out (ChainRuleParts).
+    safe: (acc, failure, by) => finished(acc, stopOf(failure.code, by) as D),
+    done: (acc) => acc.final !== undefined,
+    ...parts,
+  };
+}
+
 /** No rule but `tool.call` checks its results beyond their schema. */
 export function noCheck(): undefined {
   return undefined;

@@ -8,31 +8,21 @@ import type {
   RunStartDecision,
   ToolsPrepareDecision,
 } from "./decisions.js";
-import { type Chain, chainStart, finished, noCheck, type PointRule, rewritten, stopOf } from "./rule.js";
+import { type Chain, chainRule, chainStart, finished, noCheck, type PointRule, rewritten, stopOf } from "./rule.js";
 
 /** The rules of the points before the model answers. */
 
-type RunStartAcc = Chain<"run.start", RunStartDecision>;
-export const runStartRule: PointRule<"run.start", RunStartAcc> = {
+export const runStartRule = chainRule<"run.start", RunStartDecision>({
   point: "run.start",
   policy: "closed",
-  start: chainStart,
-  event: (acc) => acc.event,
-  check: noCheck,
   apply: (acc, result, by) =>
     result.type === "rewrite" ? rewritten(acc, { input: result.input }) : finished(acc, stopOf(result.reason, by)),
-  safe: (acc, failure, by) => finished(acc, stopOf(failure.code, by)),
-  done: (acc) => acc.final !== undefined,
   decide: (acc) => acc.final ?? { type: "proceed", input: acc.event.input, rewritten: acc.changed },
-};
+});
 
-type InboundAcc = Chain<"input.inbound", InputInboundDecision>;
-export const inputInboundRule: PointRule<"input.inbound", InboundAcc> = {
+export const inputInboundRule = chainRule<"input.inbound", InputInboundDecision>({
   point: "input.inbound",
   policy: "closed",
-  start: chainStart,
-  event: (acc) => acc.event,
-  check: noCheck,
   apply(acc, result, by) {
     switch (result.type) {
       case "rewrite":
@@ -48,40 +38,27 @@ export const inputInboundRule: PointRule<"input.inbound", InboundAcc> = {
     }
   },
   safe: (acc, failure, by) => finished(acc, { type: "drop", reason: failure.code, by }),
-  done: (acc) => acc.final !== undefined,
   decide: (acc) => acc.final ?? { type: "deliver", message: acc.event.message, rewritten: acc.changed },
-};
+});
 
-type ContextAcc = Chain<"context.prepare", ContextPrepareDecision>;
-export const contextPrepareRule: PointRule<"context.prepare", ContextAcc> = {
+export const contextPrepareRule = chainRule<"context.prepare", ContextPrepareDecision>({
   point: "context.prepare",
   policy: "open",
-  start: chainStart,
-  event: (acc) => acc.event,
-  check: noCheck,
   apply: (acc, result) => rewritten(acc, { ...acc.event, messages: result.messages }),
-  safe: (acc, failure, by) => finished(acc, stopOf(failure.code, by)),
-  done: (acc) => acc.final !== undefined,
   decide: (acc) => acc.final ?? { type: "messages", messages: acc.event.messages, replaced: acc.changed },
-};
+});
 
-type ToolsAcc = Chain<"tools.prepare", ToolsPrepareDecision>;
-export const toolsPrepareRule: PointRule<"tools.prepare", ToolsAcc> = {
+export const toolsPrepareRule = chainRule<"tools.prepare", ToolsPrepareDecision>({
   point: "tools.prepare",
   policy: "open",
-  start: chainStart,
-  event: (acc) => acc.event,
-  check: noCheck,
   apply(acc, result) {
     // Filtering the current list intersects with every earlier restrict and can never add or rename.
     const allow = new Set(result.allow);
     const tools = acc.event.tools.filter((tool) => allow.has(tool.name));
     return tools.length === acc.event.tools.length ? acc : rewritten(acc, { tools });
   },
-  safe: (acc, failure, by) => finished(acc, stopOf(failure.code, by)),
-  done: (acc) => acc.final !== undefined,
   decide: (acc) => acc.final ?? { type: "tools", tools: acc.event.tools, restricted: acc.changed },
-};
+});
 
 interface ModelRequestAcc extends Chain<"model.request", ModelRequestDecision> {
   readonly patch: ModelRequestPatch;
@@ -147,12 +124,9 @@ function patchedEvent(event: HookEvent<"model.request">, patch: RequestPatch): H
   return { ...event, model: patch.model ?? event.model, settings };
 }
 
-type ModelResponseAcc = Chain<"model.response", ModelResponseDecision>;
-export const modelResponseRule: PointRule<"model.response", ModelResponseAcc> = {
+export const modelResponseRule = chainRule<"model.response", ModelResponseDecision>({
   point: "model.response",
   policy: "open",
-  start: chainStart,
-  event: (acc) => acc.event,
   check: (acc, result) =>
     result.type === "retry" && acc.event.hasToolCalls
       ? "retry is only allowed on a turn without tool calls; this response has tool calls"
@@ -176,7 +150,5 @@ export const modelResponseRule: PointRule<"model.response", ModelResponseAcc> = 
       }
     }
   },
-  safe: (acc, failure, by) => finished(acc, stopOf(failure.code, by)),
-  done: (acc) => acc.final !== undefined,
   decide: (acc) => acc.final ?? { type: "accept", message: acc.event.message, replaced: acc.changed },
-};
+});

@@ -8,17 +8,13 @@ import type {
   ToolResultDecision,
   TurnEndDecision,
 } from "./decisions.js";
-import { type Chain, chainStart, finished, noCheck, type PointRule, rewritten, stopOf } from "./rule.js";
+import { type Chain, chainRule, finished, noCheck, type PointRule, rewritten, stopOf } from "./rule.js";
 
 /** The rules of the points from the model's tool calls to the end of the run. */
 
-type ToolInvalidAcc = Chain<"tool.invalid", ToolInvalidDecision>;
-export const toolInvalidRule: PointRule<"tool.invalid", ToolInvalidAcc> = {
+export const toolInvalidRule = chainRule<"tool.invalid", ToolInvalidDecision>({
   point: "tool.invalid",
   policy: "open",
-  start: chainStart,
-  event: (acc) => acc.event,
-  check: noCheck,
   apply(acc, result, by) {
     switch (result.type) {
       case "fail":
@@ -42,10 +38,8 @@ export const toolInvalidRule: PointRule<"tool.invalid", ToolInvalidAcc> = {
       }
     }
   },
-  safe: (acc, failure, by) => finished(acc, stopOf(failure.code, by)),
-  done: (acc) => acc.final !== undefined,
   decide: (acc) => acc.final ?? { type: "fail" },
-};
+});
 
 interface ToolCallAcc extends Chain<"tool.call", ToolCallDecision> {
   /** The first `ask`: it stands unless a later hook blocks or stops the call. */
@@ -181,13 +175,9 @@ export const turnEndRule: PointRule<"turn.end", TurnEndAcc> = {
   decide: (acc) => acc.best,
 };
 
-type OutputAcc = Chain<"output.validate", OutputValidateDecision>;
-export const outputValidateRule: PointRule<"output.validate", OutputAcc> = {
+export const outputValidateRule = chainRule<"output.validate", OutputValidateDecision>({
   point: "output.validate",
   policy: "open",
-  start: chainStart,
-  event: (acc) => acc.event,
-  check: noCheck,
   apply(acc, result, by) {
     switch (result.type) {
       case "accept":
@@ -202,23 +192,17 @@ export const outputValidateRule: PointRule<"output.validate", OutputAcc> = {
       }
     }
   },
-  safe: (acc, failure, by) => finished(acc, stopOf(failure.code, by)),
-  done: (acc) => acc.final !== undefined,
   decide: (acc) => acc.final ?? { type: "accept" },
-};
+});
 
-type RunEndAcc = Chain<"run.end", RunEndDecision>;
 const OBSERVED: RunEndDecision = { type: "observed" };
 
 /** Observe-only: every hook runs and nothing a hook returns or a failure does changes the run. */
-export const runEndRule: PointRule<"run.end", RunEndAcc> = {
+export const runEndRule = chainRule<"run.end", RunEndDecision>({
   point: "run.end",
   policy: "open",
-  start: chainStart,
-  event: (acc) => acc.event,
-  check: noCheck,
   apply: (acc) => acc,
   safe: (acc) => acc,
   done: () => false,
   decide: () => OBSERVED,
-};
+});
