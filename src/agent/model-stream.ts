@@ -1,8 +1,9 @@
 import type { StopDecision } from "../dispatch/index.js";
+import type { HookEvent } from "../protocol/index.js";
 import { raceAbort } from "./abort.js";
 import type { Model, ModelReply, ModelRequest } from "./model.js";
 import { ModelError } from "./model-error.js";
-import type { RunContext } from "./run-context.js";
+import { decide, type RunContext } from "./run-context.js";
 import { StreamTap, type StreamWindow } from "./stream-tap.js";
 
 /** How a model call ended: its reply, or a `model.stream` hook's stop. */
@@ -27,7 +28,12 @@ export async function callModel(
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
-  const tap = new StreamTap(run, window, controller);
+  const sink = {
+    turn: run.turn,
+    clock: run.clock,
+    dispatch: (w: HookEvent<"model.stream">) => decide(run, "model.stream", w),
+  };
+  const tap = new StreamTap(sink, window, controller);
   try {
     let reply: ModelReply | undefined;
     try {

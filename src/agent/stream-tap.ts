@@ -1,7 +1,6 @@
-import type { StopDecision } from "../dispatch/index.js";
+import type { Dispatched, StopDecision } from "../dispatch/index.js";
 import type { HookEvent } from "../protocol/index.js";
 import type { ModelDelta, StreamKind } from "./model.js";
-import { decide, type RunContext } from "./run-context.js";
 
 /**
  * How streamed output is coalesced before it crosses into the sandbox: a window closes after `windowMs`
@@ -29,6 +28,13 @@ export function streamWindowOf(options: Partial<StreamWindow> | undefined): Stre
 
 type Window = HookEvent<"model.stream">;
 
+/** Where one model call's windows go: its turn, a clock, and the `model.stream` dispatch of its run. */
+export interface StreamSink {
+  readonly turn: number;
+  readonly clock: () => number;
+  dispatch(window: Window): Promise<Pick<Dispatched<"model.stream">, "decision">>;
+}
+
 /**
  * Feeds one model call's deltas to `model.stream` without ever making the stream wait: `push` only
  * appends. At most one dispatch is in flight; windows that close meanwhile wait, and consecutive ones of the
@@ -36,7 +42,7 @@ type Window = HookEvent<"model.stream">;
  * aborts `controller` (the provider request) and is what `settle` returns.
  */
 export class StreamTap {
-  readonly #run: RunContext;
+  readonly #sink: StreamSink;
   readonly #window: StreamWindow;
   readonly #controller: AbortController;
   readonly #aggregated = new Map<string, string>();
@@ -49,8 +55,8 @@ export class StreamTap {
   /** Dispatches made so far (what the cost figures count). */
   crossings = 0;
 
-  constructor(run: RunContext, window: StreamWindow, controller: AbortController) {
-    this.#run = run;
+  constructor(sink: StreamSink, window: StreamWindow, controller: AbortController) {
+    this.#sink = sink;
     this.#window = window;
     this.#controller = controller;
   }
@@ -64,9 +70,9 @@ export class StreamTap {
     const open = this.#open;
     if (open === undefined) {
       this.#open = {
-        window: windowOf(this.#run.turn, delta.kind, delta.delta, aggregated, delta.callId),
+        window: windowOf(this.#sink.turn, delta.kind, delta.delta, aggregated, delta.callId),
         key,
-        openedAt: this.#run.clock(),
+        openedAt: this.#sink.clock(),
       };
       this.#timer = setTimeout(() => this.#close(), this.#window.windowMs);
       this.#timer.unref();
@@ -109,7 +115,7 @@ export class StreamTap {
     try {
       for (let next = this.#waiting.shift(); next !== undefined; next = this.#waiting.shift()) {
         this.crossings += 1;
-        const { decision } = await decide(this.#run, "model.stream", next.window);
+        const { decision } = await this.#sink.dispatch(next.window);
         if (decision.type === "stop") {
           this.#stop = decision;
           this.#waiting = [];
