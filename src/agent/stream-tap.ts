@@ -1,5 +1,5 @@
 import type { Dispatched, StopDecision } from "../dispatch/index.js";
-import type { HookEvent } from "../protocol/index.js";
+import { type HookEvent, MAX_TEXT_CHARS } from "../protocol/index.js";
 import type { ModelDelta, StreamKind } from "./model.js";
 
 /**
@@ -114,12 +114,15 @@ export class StreamTap {
   async #drain(): Promise<void> {
     try {
       for (let next = this.#waiting.shift(); next !== undefined; next = this.#waiting.shift()) {
-        this.crossings += 1;
-        const { decision } = await this.#sink.dispatch(next.window);
-        if (decision.type === "stop") {
-          this.#stop = decision;
-          this.#waiting = [];
-          this.#controller.abort(new Error(`stopped by a model.stream hook: ${decision.reason}`));
+        for (const window of fitted(next.window)) {
+          this.crossings += 1;
+          const { decision } = await this.#sink.dispatch(window);
+          if (decision.type === "stop") {
+            this.#stop = decision;
+            this.#waiting = [];
+            this.#controller.abort(new Error(`stopped by a model.stream hook: ${decision.reason}`));
+            break;
+          }
         }
       }
     } catch (error) {
@@ -128,6 +131,24 @@ export class StreamTap {
       this.#inFlight = undefined;
     }
   }
+}
+
+/**
+ * A window within the protocol's text limit: a delta longer than `MAX_TEXT_CHARS` (one huge provider chunk,
+ * or windows merged behind a slow hook) crosses in several windows, so every character is seen once; each
+ * `aggregated` is the last `MAX_TEXT_CHARS` characters of the output up to its delta's end.
+ */
+function fitted(window: Window): Window[] {
+  const { delta, aggregated } = window;
+  if (delta.length <= MAX_TEXT_CHARS && aggregated.length <= MAX_TEXT_CHARS) return [window];
+  const before = aggregated.length - delta.length;
+  const pieces: Window[] = [];
+  for (let start = 0; start < delta.length || start === 0; start += MAX_TEXT_CHARS) {
+    const end = Math.min(start + MAX_TEXT_CHARS, delta.length);
+    const upTo = aggregated.slice(0, before + end);
+    pieces.push({ ...window, delta: delta.slice(start, end), aggregated: upTo.slice(-MAX_TEXT_CHARS) });
+  }
+  return pieces;
 }
 
 function windowOf(turn: number, kind: StreamKind, delta: string, aggregated: string, callId?: string): Window {

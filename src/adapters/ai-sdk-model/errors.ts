@@ -73,6 +73,13 @@ export function modelErrorOf(error: unknown, context: ErrorContext, attempts: nu
         `Could not reach ${where}${tries}: ${said}. Check the base URL and that the server runs`,
         { cause: error },
       );
+    // A body that broke off: the fetch's own TypeError ("terminated") under the provider's wrapper.
+    if (status < 400 && error.cause instanceof TypeError)
+      return new ModelError(
+        "model_unreachable",
+        `The connection to ${where} broke off (${detail(innermost(error))}); retry the run`,
+        { cause: error },
+      );
     if (status < 400)
       return new ModelError(
         "model_malformed_reply",
@@ -109,6 +116,13 @@ export function modelErrorOf(error: unknown, context: ErrorContext, attempts: nu
   return new ModelError("model_unreachable", `${context.label} failed${tries}: ${message}. Check the provider`, {
     cause: error,
   });
+}
+
+/** The message at the bottom of an error's `cause` chain (what actually went wrong). */
+export function innermost(error: unknown): string {
+  let at: unknown = error;
+  for (let depth = 0; depth < 8 && at instanceof Error && at.cause instanceof Error; depth += 1) at = at.cause;
+  return at instanceof Error ? at.message : String(at);
 }
 
 /** A provider's message on one line, at most 300 characters. */

@@ -13,7 +13,7 @@ import {
   type ModelRequest,
   type ModelStreamPart,
 } from "../../agent/index.js";
-import { type ErrorContext, modelErrorOf, type RetryOptions, withRetries } from "./errors.js";
+import { detail, type ErrorContext, innermost, modelErrorOf, type RetryOptions, withRetries } from "./errors.js";
 import { callOptionsOf } from "./prompt.js";
 import { replyOf } from "./reply.js";
 
@@ -172,7 +172,7 @@ function streamFailure(
   if (mapped.code !== "model_unreachable") return mapped;
   return new ModelError(
     "model_unreachable",
-    `The stream from ${context.label} broke off before its end (${mapped.message}); the reply is incomplete. Retry the run`,
+    `The stream from ${context.label} broke off before its end (${detail(innermost(error))}); the reply is incomplete. Retry the run`,
     { cause: error },
   );
 }

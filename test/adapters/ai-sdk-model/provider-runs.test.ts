@@ -1,0 +1,212 @@
+import type { ServerResponse } from "node:http";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
+import type { OpenAIModelOptions } from "../../../src/adapters/ai-sdk/index.js";
+import type { AgentEvent } from "../../../src/agent/index.js";
+import { buildBundle } from "../../../src/bundler/index.js";
+import { defineTool, ModelError, openAIModel } from "../../../src/index.js";
+import { TenantId } from "../../../src/protocol/index.js";
+import { createHookRuntime, type HookRuntime } from "../../../src/runtime/index.js";
+import { MemoryBundleStore } from "../../../src/store/index.js";
+import {
+  type ChatCompletionsServer,
+  type Misbehaviour,
+  sseChunk,
+  startChatCompletionsServer,
+} from "../../support/chat-completions-server.js";
+
+/**
+ * `openAIModel` (the real `@ai-sdk/openai-compatible` package) in isohook's loop against a local SSE server,
+ * with the tenant `acme` running hooks/stream-guard in the process sandbox: a streamed run, a stop that
+ * aborts a never-ending stream, a dropped connection, a 429 with `Retry-After`, garbage, silence and a huge
+ * delta. Every run must end, with the outcome named.
+ */
+
+let executor: Awaited<ReturnType<typeof createHookExecutor>>;
+let runtime: HookRuntime;
+let server: ChatCompletionsServer | undefined;
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => unhandled.push(reason);
+
+beforeAll(async () => {
+  process.on("unhandledRejection", onUnhandled);
+  executor = await createHookExecutor({ workers: 1, spareWorker: false, limits: { timeoutMs: 2_000 } });
+  const store = new MemoryBundleStore();
+  const built = await buildBundle("hooks/stream-guard/index.ts", { executor });
+  await store.upload({ tenantId: TenantId.parse("acme"), ...built, by: "test", activate: true });
+  runtime = await createHookRuntime({ executor, store, decisionLog: false });
+});
+
+afterAll(async () => {
+  await runtime.close();
+  await executor.close();
+  process.off("unhandledRejection", onUnhandled);
+});
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  expect(unhandled).toEqual([]);
+});
+
+const shell = defineTool({
+  name: "shell",
+  description: "Runs a shell command",
+  parameters: z.object({ command: z.string() }),
+  execute: async ({ command }) => ({ content: `ran ${command}: a.txt b.txt`, isError: false }),
+});
+
+async function run(turns: Parameters<typeof startChatCompletionsServer>[0], options: Partial<OpenAIModelOptions> = {}) {
+  server = await startChatCompletionsServer(turns);
+  const model = openAIModel({ baseUrl: server.baseURL, model: "local", env: {}, retryDelayMs: 0, ...options });
+  const events: AgentEvent[] = [];
+  const result = await runtime.runAgent({
+    tenantId: "acme",
+    input: "List the files",
+    tools: [shell],
+    model,
+    onEvent: (event) => events.push(event as AgentEvent),
+  });
+  const deltas = events.flatMap((e) => (e.type === "model.delta" ? [e] : []));
+  const streamed = events.flatMap((e) => (e.type === "hooks.decided" && e.point === "model.stream" ? [e] : []));
+  return { result, deltas, streamed };
+}
+
+/** SSE headers, then `write` called until the client goes away; resolves `closed` when it does. */
+function endless(write: (res: ServerResponse, n: number) => void): { handler: Misbehaviour; closed: Promise<void> } {
+  let close = () => {};
+  const closed = new Promise<void>((resolve) => {
+    close = resolve;
+  });
+  const handler: Misbehaviour = (res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    let n = 0;
+    const timer = setInterval(() => write(res, n++), 2);
+    res.on("close", () => {
+      clearInterval(timer);
+      close();
+    });
+  };
+  return { handler, closed };
+}
+
+describe("openAIModel in isohook's loop, against a local chat-completions server", () => {
+  it("streams reasoning, text and tool arguments through the tenant's model.stream hook, then runs the tool", async () => {
+    const { result, deltas, streamed } = await run([
+      {
+        reasoning: ["Let me ", "look."],
+        chunks: ["I will ", "list them."],
+        toolCalls: [{ name: "shell", args: { command: "ls" } }],
+      },
+      { text: "Two files: a.txt and b.txt." },
+    ]);
+    expect(result).toMatchObject({ stopReason: "completed", output: "Two files: a.txt and b.txt.", turns: 2 });
+    expect(result.usage.inputTokens).toBe(20);
+    expect(new Set(deltas.map((d) => d.kind))).toEqual(new Set(["reasoning", "text", "toolArgs"]));
+    expect(
+      deltas
+        .filter((d) => d.kind === "toolArgs")
+        .map((d) => d.delta)
+        .join(""),
+    ).toBe('{"command":"ls"}');
+    expect(streamed.length).toBeGreaterThan(0);
+    expect(streamed.every((e) => e.records.some((r) => r.hookId.startsWith("tenant:acme")))).toBe(true);
+    expect(result.transcript.find((m) => m.role === "tool")?.content).toBe("ran ls: a.txt b.txt");
+    expect(server?.requests[0]).toMatchObject({ stream: true, model: "local" });
+  });
+
+  it("aborts a never-ending stream when the tenant's hook stops it on a leaked key", async () => {
+    const { handler, closed } = endless((res, n) =>
+      res.write(sseChunk({ content: n === 40 ? " sk-ABCDEFGHIJKLMNOPQRSTUV " : "lorem " })),
+    );
+    const { result, deltas } = await run([handler]);
+    expect(result.stopReason).toBe("stopped");
+    expect(result.reason).toBe("credential in the model's text");
+    expect(result.decidedBy).toMatchObject({ hookId: "tenant:acme@v1" });
+    expect(deltas.length).toBeGreaterThan(40);
+    await closed; // the provider request was ended: never resolves (the test times out) if it was not
+  });
+
+  it("ends the run with model_unreachable when the connection drops mid-stream", async () => {
+    const drop: Misbehaviour = (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(sseChunk({ role: "assistant", content: "Half an ans" }));
+      setImmediate(() => res.destroy());
+    };
+    const { result, deltas } = await run([drop]);
+    expect(result.stopReason).toBe("error");
+    expect(result.error?.code).toBe("model_unreachable");
+    expect(result.error?.message).toMatch(/broke off before its end.*Retry the run/);
+    expect(deltas.map((d) => d.delta)).toEqual(["Half an ans"]);
+  });
+
+  it("retries a 429 after the delay its Retry-After names, then streams the reply", async () => {
+    const limited: Misbehaviour = (res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
+      res.end(JSON.stringify({ error: { message: "Rate limit reached", type: "rate_limit" } }));
+    };
+    // A first backoff of a minute: only the server's Retry-After lets this test finish in time.
+    const { result } = await run([limited, { text: "At last." }], { retryDelayMs: 60_000 });
+    expect(result).toMatchObject({ stopReason: "completed", output: "At last." });
+    const [first = 0, second = 0] = server?.arrivals ?? [];
+    expect(server?.arrivals).toHaveLength(2);
+    expect(second - first).toBeGreaterThanOrEqual(990);
+  });
+
+  it("reports a 429 that outlasts the retries as a ModelError with status 429", async () => {
+    const limited: Misbehaviour = (res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "0" });
+      res.end(JSON.stringify({ error: { message: "Rate limit reached", type: "rate_limit" } }));
+    };
+    const { result } = await run([limited, limited, limited]);
+    expect(result.stopReason).toBe("error");
+    expect(result.error).toMatchObject({ code: "model_unavailable" });
+    expect(result.error?.message).toMatch(/HTTP 429\) after 3 attempts: Rate limit reached/);
+
+    await server?.close();
+    server = await startChatCompletionsServer([limited, limited]);
+    const model = openAIModel({ baseUrl: server.baseURL, model: "m", env: {}, maxRetries: 1 });
+    const request = { model: "m", messages: [{ role: "user" as const, content: "hi" }], tools: [], settings: {} };
+    const error = await (async () => {
+      for await (const _ of model.stream?.(request, new AbortController().signal) ?? []);
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelError);
+    expect(error).toMatchObject({ code: "model_unavailable", status: 429 });
+  });
+
+  it("ends the run with model_malformed_reply on garbage in the stream", async () => {
+    const garbage: Misbehaviour = (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(sseChunk({ content: "fine so far" }));
+      res.end("data: {this is not json\n\ndata: [DONE]\n\n");
+    };
+    const { result } = await run([garbage]);
+    expect(result.stopReason).toBe("error");
+    expect(result.error?.code).toBe("model_malformed_reply");
+  });
+
+  it("times out a stream that goes silent", async () => {
+    const silent: Misbehaviour = (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(sseChunk({ content: "and then" }));
+    };
+    const { result } = await run([silent], { timeoutMs: 300 });
+    expect(result.stopReason).toBe("error");
+    expect(result.error?.code).toBe("model_timeout");
+    expect(result.error?.message).toMatch(/sent nothing for 300 ms mid-stream/);
+  });
+
+  it("survives a 2 MB delta: the run ends and the hook still finds a key in its middle", async () => {
+    const huge: Misbehaviour = (res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const half = "x".repeat(1_000_000);
+      res.write(sseChunk({ content: `${half} sk-ABCDEFGHIJKLMNOPQRSTUV ${half}` }));
+      res.write(sseChunk({}, "stop"));
+      res.end("data: [DONE]\n\n");
+    };
+    const { result } = await run([huge]);
+    expect(result.stopReason).toBe("stopped");
+    expect(result.reason).toBe("credential in the model's text");
+  });
+});
