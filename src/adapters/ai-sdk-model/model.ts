@@ -8,6 +8,7 @@ import type {
 import {
   deadline,
   type Model,
+  type ModelDelta,
   ModelError,
   type ModelReply,
   type ModelRequest,
@@ -177,6 +178,20 @@ function streamFailure(
   );
 }
 
+/** A provider's stream part as isohook's delta (text, reasoning, a tool call's arguments), if it is one. */
+export function deltaOf(part: LanguageModelV4StreamPart): ModelDelta | undefined {
+  switch (part.type) {
+    case "text-delta":
+      return { kind: "text", delta: part.delta };
+    case "reasoning-delta":
+      return { kind: "reasoning", delta: part.delta };
+    case "tool-input-delta":
+      return { kind: "toolArgs", delta: part.delta, callId: part.id };
+    default:
+      return undefined;
+  }
+}
+
 /** A stream's parts folded into its reply, handing back the deltas the loop passes on. */
 class Fold {
   #text = "";
@@ -184,14 +199,12 @@ class Fold {
   #finish: { usage: LanguageModelV4Usage; finishReason: LanguageModelV4FinishReason } | undefined;
 
   add(part: LanguageModelV4StreamPart, context: ErrorContext): ModelStreamPart | undefined {
+    const delta = deltaOf(part);
+    if (delta !== undefined) {
+      if (delta.kind === "text") this.#text += delta.delta;
+      return { type: "delta", ...delta };
+    }
     switch (part.type) {
-      case "text-delta":
-        this.#text += part.delta;
-        return { type: "delta", kind: "text", delta: part.delta };
-      case "reasoning-delta":
-        return { type: "delta", kind: "reasoning", delta: part.delta };
-      case "tool-input-delta":
-        return { type: "delta", kind: "toolArgs", delta: part.delta, callId: part.id };
       case "tool-call":
         this.#calls.push(part);
         return undefined;

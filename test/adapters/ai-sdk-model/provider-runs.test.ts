@@ -1,20 +1,17 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createHookExecutor } from "../../../sandbox/supervisor/index.js";
 import type { OpenAIModelOptions } from "../../../src/adapters/ai-sdk/index.js";
 import type { AgentEvent } from "../../../src/agent/index.js";
-import { buildBundle } from "../../../src/bundler/index.js";
 import { defineTool, ModelError, openAIModel } from "../../../src/index.js";
-import { TenantId } from "../../../src/protocol/index.js";
-import { createHookRuntime, type HookRuntime } from "../../../src/runtime/index.js";
-import { MemoryBundleStore } from "../../../src/store/index.js";
+import type { HookRuntime } from "../../../src/runtime/index.js";
 import {
   type ChatCompletionsServer,
   type Misbehaviour,
   sseChunk,
   startChatCompletionsServer,
 } from "../../support/chat-completions-server.js";
+import { frameworkRuntime } from "../../support/framework-runtime.js";
 
 /**
  * `openAIModel` (the real `@ai-sdk/openai-compatible` package) in isohook's loop against a local SSE server,
@@ -23,24 +20,19 @@ import {
  * delta. Every run must end, with the outcome named.
  */
 
-let executor: Awaited<ReturnType<typeof createHookExecutor>>;
 let runtime: HookRuntime;
+let close: () => Promise<void>;
 let server: ChatCompletionsServer | undefined;
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
 beforeAll(async () => {
   process.on("unhandledRejection", onUnhandled);
-  executor = await createHookExecutor({ workers: 1, spareWorker: false, limits: { timeoutMs: 2_000 } });
-  const store = new MemoryBundleStore();
-  const built = await buildBundle("hooks/stream-guard/index.ts", { executor });
-  await store.upload({ tenantId: TenantId.parse("acme"), ...built, by: "test", activate: true });
-  runtime = await createHookRuntime({ executor, store, decisionLog: false });
+  ({ runtime, close } = await frameworkRuntime("hooks/stream-guard/index.ts"));
 });
 
 afterAll(async () => {
-  await runtime.close();
-  await executor.close();
+  await close();
   process.off("unhandledRejection", onUnhandled);
 });
 
