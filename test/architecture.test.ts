@@ -193,6 +193,19 @@ describe("architecture", () => {
     expect(providers.some((e) => e.target === "@ai-sdk/openai-compatible")).toBe(true);
   });
 
+  it("loads @ai-sdk/* in the model adapter only with import(), so importing isohook never loads them", () => {
+    const eager = edges.filter(
+      (e) => e.isPackage && e.target.startsWith("@ai-sdk/") && e.from.startsWith("src/adapters/ai-sdk-model/"),
+    );
+    expect(eager.filter((e) => e.kind === "static").map(show)).toEqual([]);
+    expect(
+      eager
+        .filter((e) => e.kind === "dynamic")
+        .map((e) => e.target)
+        .sort(),
+    ).toEqual(["@ai-sdk/openai-compatible", "@ai-sdk/provider", "@ai-sdk/provider-utils"]);
+  });
+
   it("imports @opentelemetry/api only in src/telemetry (and the CLI's console wiring), so instrumentation has one home", () => {
     const bad = edges.filter(
       (e) =>

@@ -1,6 +1,5 @@
-import { APICallError } from "@ai-sdk/provider";
-import { retryWithExponentialBackoff } from "@ai-sdk/provider-utils";
 import { ModelError } from "../../agent/index.js";
+import { type ProviderSdk, providerSdk } from "./sdk.js";
 
 /**
  * A provider package's failures as `ModelError`s, and its retries: `APICallError`s the provider marks
@@ -30,24 +29,26 @@ export async function withRetries<T>(
   context: ErrorContext,
   signal: AbortSignal,
 ): Promise<T> {
-  const retry = retryWithExponentialBackoff({
+  const sdk = await providerSdk();
+  const { APICallError } = sdk;
+  const retry = sdk.retryWithExponentialBackoff({
     maxRetries: options.maxRetries,
     initialDelayInMs: options.retryDelayMs,
     abortSignal: signal,
     shouldRetry: (error) => APICallError.isInstance(error) && error.isRetryable,
-    getDelayInMs: ({ error, exponentialBackoffDelay }) => retryAfterMs(error) ?? exponentialBackoffDelay,
-    createRetryError: ({ errors }) => modelErrorOf(errors.at(-1), context, errors.length),
+    getDelayInMs: ({ error, exponentialBackoffDelay }) => retryAfterMs(sdk, error) ?? exponentialBackoffDelay,
+    createRetryError: ({ errors }) => modelErrorOf(sdk, errors.at(-1), context, errors.length),
   });
   try {
     return await retry(attempt);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
-    throw modelErrorOf(error, context, 1);
+    throw modelErrorOf(sdk, error, context, 1);
   }
 }
 
 /** The delay a 429 or 503 asked for, when it is a sane one (under a minute). */
-function retryAfterMs(error: unknown): number | undefined {
+function retryAfterMs({ APICallError }: ProviderSdk, error: unknown): number | undefined {
   const headers = APICallError.isInstance(error) ? error.responseHeaders : undefined;
   if (headers === undefined) return undefined;
   const ms = headers["retry-after-ms"];
@@ -60,7 +61,12 @@ function retryAfterMs(error: unknown): number | undefined {
 }
 
 /** Any failure of a provider call as the `ModelError` the loop reports; `attempts` counts the tries made. */
-export function modelErrorOf(error: unknown, context: ErrorContext, attempts: number): ModelError {
+export function modelErrorOf(
+  { APICallError }: ProviderSdk,
+  error: unknown,
+  context: ErrorContext,
+  attempts: number,
+): ModelError {
   if (error instanceof ModelError) return error;
   const tries = attempts > 1 ? ` after ${attempts} attempts` : "";
   if (APICallError.isInstance(error)) {

@@ -17,6 +17,7 @@ import {
 import { detail, type ErrorContext, innermost, modelErrorOf, type RetryOptions, withRetries } from "./errors.js";
 import { callOptionsOf } from "./prompt.js";
 import { replyOf } from "./reply.js";
+import { type ProviderSdk, providerSdk } from "./sdk.js";
 
 /** How `aiSdkModel` calls the provider; every field has a default. */
 export interface AiSdkModelOptions {
@@ -60,10 +61,13 @@ export function aiSdkModel(model: LanguageModelV4, options: AiSdkModelOptions = 
 
 const DEFAULTS = { maxRetries: 2, retryDelayMs: 2_000, timeoutMs: 60_000 } as const;
 
-/** `aiSdkModel` over a resolver of model ids (a provider can make any id; a fixed set cannot). */
+/**
+ * `aiSdkModel` over a resolver of model ids (a provider can make any id; a fixed set cannot), which may
+ * load the provider package first.
+ */
 export function modelOver(
   id: string,
-  resolve: (id: string) => LanguageModelV4 | undefined,
+  resolve: (id: string) => LanguageModelV4 | undefined | Promise<LanguageModelV4 | undefined>,
   options: Omit<AiSdkModelOptions, "models">,
 ): Model {
   const retries: RetryOptions = {
@@ -72,8 +76,8 @@ export function modelOver(
   };
   const timeoutMs = checked("timeoutMs", options.timeoutMs ?? DEFAULTS.timeoutMs, 1, 600_000);
   const keyHint = options.keyHint ?? "the provider's API key";
-  const target = (request: ModelRequest) => {
-    const model = resolve(request.model);
+  const target = async (request: ModelRequest) => {
+    const model = await resolve(request.model);
     if (model === undefined)
       throw new ModelError(
         "model_config",
@@ -84,7 +88,7 @@ export function modelOver(
 
   const complete = async (request: ModelRequest, signal: AbortSignal): Promise<ModelReply> => {
     signal.throwIfAborted();
-    const { model, context } = target(request);
+    const { model, context } = await target(request);
     const result = await withRetries(
       () => attempt(context, signal, timeoutMs, (s) => model.doGenerate(callOptionsOf(request, s))),
       retries,
@@ -98,7 +102,8 @@ export function modelOver(
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelStreamPart> {
     signal.throwIfAborted();
-    const { model, context } = target(request);
+    const { model, context } = await target(request);
+    const sdk = await providerSdk();
     const idle = deadline(signal, timeoutMs);
     let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
     try {
@@ -116,11 +121,11 @@ export function modelOver(
       const fold = new Fold();
       for (;;) {
         const read = await reader.read().catch((error: unknown) => {
-          throw streamFailure(error, signal, idle.timedOut(), timeoutMs, context);
+          throw streamFailure(sdk, error, signal, idle.timedOut(), timeoutMs, context);
         });
         if (read.done) break;
         idle.restart();
-        const delta = fold.add(read.value, context);
+        const delta = fold.add(sdk, read.value, context);
         if (delta !== undefined) yield delta;
       }
       yield { type: "finish", reply: fold.reply(context) };
@@ -157,6 +162,7 @@ async function attempt<T>(
 }
 
 function streamFailure(
+  sdk: ProviderSdk,
   error: unknown,
   signal: AbortSignal,
   timedOut: boolean,
@@ -169,7 +175,7 @@ function streamFailure(
       "model_timeout",
       `${context.label} sent nothing for ${timeoutMs} ms mid-stream; raise \`timeoutMs\` or check the server`,
     );
-  const mapped = modelErrorOf(error, context, 1);
+  const mapped = modelErrorOf(sdk, error, context, 1);
   if (mapped.code !== "model_unreachable") return mapped;
   return new ModelError(
     "model_unreachable",
@@ -198,7 +204,7 @@ class Fold {
   readonly #calls: LanguageModelV4ToolCall[] = [];
   #finish: { usage: LanguageModelV4Usage; finishReason: LanguageModelV4FinishReason } | undefined;
 
-  add(part: LanguageModelV4StreamPart, context: ErrorContext): ModelStreamPart | undefined {
+  add(sdk: ProviderSdk, part: LanguageModelV4StreamPart, context: ErrorContext): ModelStreamPart | undefined {
     const delta = deltaOf(part);
     if (delta !== undefined) {
       if (delta.kind === "text") this.#text += delta.delta;
@@ -212,7 +218,7 @@ class Fold {
         this.#finish = part;
         return undefined;
       case "error":
-        throw modelErrorOf(part.error, context, 1);
+        throw modelErrorOf(sdk, part.error, context, 1);
       default:
         return undefined;
     }

@@ -1,7 +1,8 @@
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { OpenAICompatibleProvider } from "@ai-sdk/openai-compatible";
 import { z } from "zod";
 import { type Model, ModelError } from "../../agent/index.js";
 import { modelOver } from "./model.js";
+import { missing } from "./sdk.js";
 
 /** Options of the OpenAI-compatible provider; each falls back to its environment variable. */
 export interface OpenAIModelOptions {
@@ -31,8 +32,7 @@ const Options = z.strictObject({
 
 /**
  * A model behind an OpenAI-compatible `POST {baseUrl}/chat/completions` endpoint (OpenAI, vLLM, Ollama,
- * llama.cpp, LiteLLM…), through `@ai-sdk/openai-compatible`: streamed (SSE) by default, with the
- * provider's retries. Failures reject with a `ModelError`: `model_auth` (401/403), `model_rejected` (other
+ * llama.cpp, LiteLLM…), through `@ai-sdk/openai-compatible` (loaded on the first call): streamed (SSE) by default, with the provider's retries. Failures reject with a `ModelError`: `model_auth` (401/403), `model_rejected` (other
  * 4xx), `model_unavailable` (429 and 5xx, once the retries are spent), `model_malformed_reply`,
  * `model_timeout`, `model_unreachable`; an abort rejects with the signal's reason.
  *
@@ -55,14 +55,25 @@ export function openAIModel(options: OpenAIModelOptions = {}): Model {
     );
   }
   const { baseUrl, apiKey, model } = parsed.data;
-  const provider = createOpenAICompatible({
-    name: "openai-compatible",
-    baseURL: baseUrl.replace(/\/+$/, ""),
-    ...(apiKey === undefined ? {} : { apiKey }),
-    includeUsage: true,
-  });
+  let provider: Promise<OpenAICompatibleProvider> | undefined;
+  const load = () => {
+    provider ??= import("@ai-sdk/openai-compatible").then(
+      ({ createOpenAICompatible }) =>
+        createOpenAICompatible({
+          name: "openai-compatible",
+          baseURL: baseUrl.replace(/\/+$/, ""),
+          ...(apiKey === undefined ? {} : { apiKey }),
+          includeUsage: true,
+        }),
+      (error: unknown) => {
+        provider = undefined;
+        throw missing("@ai-sdk/openai-compatible@3", error);
+      },
+    );
+    return provider;
+  };
   const { maxRetries, retryDelayMs, timeoutMs, stream } = options;
-  return modelOver(model, (id) => provider.chatModel(id), {
+  return modelOver(model, async (id) => (await load()).chatModel(id), {
     keyHint: "OPENAI_API_KEY",
     ...(maxRetries === undefined ? {} : { maxRetries }),
     ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
