@@ -184,6 +184,17 @@ function streamFailure(
   );
 }
 
+/** An `error` part: the provider's own report mid-stream (e.g. overloaded), unless it is a reply it could not read. */
+function streamError(sdk: ProviderSdk, error: unknown, context: ErrorContext): ModelError {
+  const mapped = modelErrorOf(sdk, error, context, 1);
+  if (mapped.code !== "model_unreachable") return mapped;
+  return new ModelError(
+    "model_unavailable",
+    `${context.label} reported an error mid-stream: ${detail(innermost(error))}. Retry the run`,
+    { cause: error },
+  );
+}
+
 /** A provider's stream part as isohook's delta (text, reasoning, a tool call's arguments), if it is one. */
 export function deltaOf(part: LanguageModelV4StreamPart): ModelDelta | undefined {
   switch (part.type) {
@@ -218,7 +229,7 @@ class Fold {
         this.#finish = part;
         return undefined;
       case "error":
-        throw modelErrorOf(sdk, part.error, context, 1);
+        throw streamError(sdk, part.error, context);
       default:
         return undefined;
     }

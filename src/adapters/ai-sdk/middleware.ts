@@ -6,16 +6,15 @@ import type {
   LanguageModelV4StreamPart,
 } from "@ai-sdk/provider";
 import { type StreamWindow, streamWindowOf } from "../../agent/index.js";
+import { finishReasonOf, usageOf } from "../ai-sdk-model/index.js";
 import {
   assistantMessage,
-  finishReasonOf,
   foldParts,
   patchParams,
   replyContent,
   requestEvent,
   resultParts,
   syntheticResult,
-  usageOf,
 } from "./messages.js";
 import type { GuardState } from "./state.js";
 import { readStream } from "./stream.js";
@@ -85,11 +84,11 @@ async function guardedCall(
       if (called === undefined) return { result: syntheticResult(EMPTY) };
       reply = called;
     }
-    const usage = usageOf(reply.result);
+    const usage = usageOf(reply.result.usage);
     state.addUsage(usage);
     const message = assistantMessage(reply.result.content);
     const hasToolCalls = (message.toolCalls?.length ?? 0) > 0;
-    const responseEvent = { message, usage, finishReason: finishReasonOf(reply.result), hasToolCalls };
+    const responseEvent = { message, usage, finishReason: finishReasonOf(reply.result.finishReason), hasToolCalls };
     const { decision: response } = await run.dispatch("model.response", responseEvent, { signal });
     switch (response.type) {
       case "stop":
