@@ -43,6 +43,7 @@ export async function callModel(
           break;
         }
         run.emit({ type: "model.delta", turn: run.turn, kind: part.kind, delta: part.delta, ...callIdOf(part) });
+        run.hooks.streamed?.(part);
         tap.push(part);
       }
     } catch (error) {
