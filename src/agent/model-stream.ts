@@ -1,6 +1,7 @@
 import type { StopDecision } from "../dispatch/index.js";
 import type { HookEvent } from "../protocol/index.js";
 import { raceAbort } from "./abort.js";
+import type { AgentEvent } from "./agent-events.js";
 import type { Model, ModelReply, ModelRequest } from "./model.js";
 import { ModelError } from "./model-error.js";
 import { decide, type RunContext } from "./run-context.js";
@@ -28,12 +29,19 @@ export async function callModel(
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
-  const sink = {
-    turn: run.turn,
-    clock: run.clock,
-    dispatch: (w: HookEvent<"model.stream">) => decide(run, "model.stream", w),
+  const sink = { turn: run.turn, dispatch: (w: HookEvent<"model.stream">) => decide(run, "model.stream", w) };
+  // Held deltas wait here until the hooks let their window pass; a stop drops the rest unseen.
+  const held: AgentEvent[] = [];
+  let released = 0;
+  const release = (count: number) => {
+    while (released < count) {
+      const next = held.shift();
+      if (next === undefined) return;
+      released += 1;
+      run.emit(next);
+    }
   };
-  const tap = new StreamTap(sink, window, controller);
+  const tap = new StreamTap(sink, window, controller, window.hold ? release : undefined);
   try {
     let reply: ModelReply | undefined;
     try {
@@ -42,7 +50,15 @@ export async function callModel(
           reply = part.reply;
           break;
         }
-        run.emit({ type: "model.delta", turn: run.turn, kind: part.kind, delta: part.delta, ...callIdOf(part) });
+        const event: AgentEvent = {
+          type: "model.delta",
+          turn: run.turn,
+          kind: part.kind,
+          delta: part.delta,
+          ...callIdOf(part),
+        };
+        if (window.hold && part.delta !== "") held.push(event);
+        else run.emit(event);
         run.hooks.streamed?.(part);
         tap.push(part);
       }

@@ -5,19 +5,27 @@ import type { ModelDelta, StreamKind } from "./model.js";
 /**
  * How streamed output is coalesced before it crosses into the sandbox: a window closes after `windowMs`
  * milliseconds or `windowChars` characters, whichever comes first, and at every change of kind or tool
- * call (so each tool call's arguments end in a window of their own).
+ * call (so each tool call's arguments end in a window of their own). With `hold`, the run releases each
+ * delta to `onEvent` only once `model.stream` hooks have seen its window and let it pass, so text a hook
+ * stops on never reaches the user (at the cost of up to one window of delay).
  */
 export interface StreamWindow {
   readonly windowMs: number;
   readonly windowChars: number;
+  readonly hold: boolean;
 }
 
-/** 100 ms or 400 characters (about 100 tokens): a 1,000-token reply costs about ten windows at most rates. */
-export const DEFAULT_STREAM_WINDOW: StreamWindow = Object.freeze({ windowMs: 100, windowChars: 400 });
+/**
+ * 100 ms or 400 characters (about 100 tokens): a 1,000-token reply costs about ten windows at most rates.
+ * No hold: deltas reach `onEvent` as they arrive.
+ */
+export const DEFAULT_STREAM_WINDOW: StreamWindow = Object.freeze({ windowMs: 100, windowChars: 400, hold: false });
 
 /** `DEFAULT_STREAM_WINDOW` with `options` over it; a bad value throws a `RangeError` that names it. */
 export function streamWindowOf(options: Partial<StreamWindow> | undefined): StreamWindow {
   const window = { ...DEFAULT_STREAM_WINDOW, ...options };
+  if (typeof window.hold !== "boolean")
+    throw new RangeError(`Expected \`streamWindow.hold\` to be true or false, got \`${String(window.hold)}\``);
   for (const name of ["windowMs", "windowChars"] as const) {
     const value = window[name];
     if (!Number.isInteger(value) || value < 1)
@@ -28,10 +36,9 @@ export function streamWindowOf(options: Partial<StreamWindow> | undefined): Stre
 
 type Window = HookEvent<"model.stream">;
 
-/** Where one model call's windows go: its turn, a clock, and the `model.stream` dispatch of its run. */
+/** Where one model call's windows go: its turn and the `model.stream` dispatch of its run. */
 export interface StreamSink {
   readonly turn: number;
-  readonly clock: () => number;
   dispatch(window: Window): Promise<Pick<Dispatched<"model.stream">, "decision">>;
 }
 
@@ -39,30 +46,35 @@ export interface StreamSink {
  * Feeds one model call's deltas to `model.stream` without ever making the stream wait: `push` only
  * appends. At most one dispatch is in flight; windows that close meanwhile wait, and consecutive ones of the
  * same kind and call merge, so a slow hook costs fewer crossings, never a slower stream. The first `stop`
- * aborts `controller` (the provider request) and is what `settle` returns.
+ * aborts `controller` (the provider request) and is what `settle` returns. `onSeen(n)` says the hooks let
+ * the first `n` non-empty deltas pushed pass (for `hold`).
  */
 export class StreamTap {
   readonly #sink: StreamSink;
   readonly #window: StreamWindow;
   readonly #controller: AbortController;
   readonly #aggregated = new Map<string, string>();
-  #open: { window: Window; key: string; openedAt: number } | undefined;
+  readonly #onSeen: ((count: number) => void) | undefined;
+  #open: { window: Window; key: string; upTo: number } | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #waiting: { window: Window; key: string }[] = [];
+  #waiting: { window: Window; key: string; upTo: number }[] = [];
+  #pushed = 0;
   #inFlight: Promise<void> | undefined;
   #stop: StopDecision | undefined;
   #error: unknown;
   /** Dispatches made so far (what the cost figures count). */
   crossings = 0;
 
-  constructor(sink: StreamSink, window: StreamWindow, controller: AbortController) {
+  constructor(sink: StreamSink, window: StreamWindow, controller: AbortController, onSeen?: (count: number) => void) {
     this.#sink = sink;
+    this.#onSeen = onSeen;
     this.#window = window;
     this.#controller = controller;
   }
 
   push(delta: ModelDelta): void {
     if (this.#stop !== undefined || delta.delta === "") return;
+    this.#pushed += 1;
     const key = delta.callId === undefined ? delta.kind : `${delta.kind}:${delta.callId}`;
     if (this.#open !== undefined && this.#open.key !== key) this.#close();
     const aggregated = (this.#aggregated.get(key) ?? "") + delta.delta;
@@ -72,12 +84,13 @@ export class StreamTap {
       this.#open = {
         window: windowOf(this.#sink.turn, delta.kind, delta.delta, aggregated, delta.callId),
         key,
-        openedAt: this.#sink.clock(),
+        upTo: this.#pushed,
       };
       this.#timer = setTimeout(() => this.#close(), this.#window.windowMs);
       this.#timer.unref();
     } else {
       open.window = { ...open.window, delta: open.window.delta + delta.delta, aggregated };
+      open.upTo = this.#pushed;
     }
     if ((this.#open?.window.delta.length ?? 0) >= this.#window.windowChars) this.#close();
   }
@@ -105,8 +118,9 @@ export class StreamTap {
     const last = this.#waiting.at(-1);
     if (last !== undefined && last.key === open.key) {
       last.window = { ...open.window, delta: last.window.delta + open.window.delta };
+      last.upTo = open.upTo;
     } else {
-      this.#waiting.push({ window: open.window, key: open.key });
+      this.#waiting.push({ window: open.window, key: open.key, upTo: open.upTo });
     }
     if (this.#inFlight === undefined) this.#inFlight = this.#drain();
   }
@@ -124,6 +138,7 @@ export class StreamTap {
             break;
           }
         }
+        if (this.#stop === undefined) this.#onSeen?.(next.upTo);
       }
     } catch (error) {
       this.#error = error;

@@ -20,7 +20,6 @@ export async function readStream(
   const abortSignal = caller === undefined ? controller.signal : AbortSignal.any([caller, controller.signal]);
   const sink = {
     turn: state.turn,
-    clock: () => performance.now(),
     dispatch: (event: HookEvent<"model.stream">) => state.run.dispatch("model.stream", event, { signal: state.signal }),
   };
   const tap = new StreamTap(sink, window, controller);
