@@ -7,7 +7,13 @@ import {
   openAiCompatibleGenerateText,
   openAiCompatibleStreamText,
 } from "../support/ai-sdk-paths.js";
-import { type DecisionPath, decisionsOf, isohookLoop, type Scenario } from "../support/decision-paths.js";
+import {
+  type DecisionPath,
+  decisionsOf,
+  isohookLoop,
+  isohookLoopOpenAI,
+  type Scenario,
+} from "../support/decision-paths.js";
 import { frameworkRuntime } from "../support/framework-runtime.js";
 
 /**
@@ -17,6 +23,7 @@ import { frameworkRuntime } from "../support/framework-runtime.js";
 
 const PATHS: readonly DecisionPath[] = [
   isohookLoop,
+  isohookLoopOpenAI,
   aiSdkGenerateText,
   aiSdkStreamText,
   openAiCompatibleGenerateText,

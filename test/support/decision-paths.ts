@@ -1,6 +1,8 @@
 import type { z } from "zod";
-import { defineTool, type ScriptedTurnInput, scriptedModel } from "../../src/agent/index.js";
+import { defineTool, type Model, type ScriptedTurnInput, scriptedModel } from "../../src/agent/index.js";
+import { openAIModel } from "../../src/index.js";
 import type { HookRuntime, RunEvent } from "../../src/runtime/index.js";
+import { startChatCompletionsServer } from "./chat-completions-server.js";
 
 /**
  * The comparison of paths into one tenant's hooks: the same scenario (scripted model turns and tools)
@@ -50,20 +52,43 @@ export async function decisionsOf(
   return lines;
 }
 
-export const isohookLoop: DecisionPath = {
-  name: "isohook loop (runtime.runAgent, parallel tool calls)",
-  async drive(runtime, tenantId, scenario, onEvent) {
-    const tools = scenario.tools.map((t) =>
-      defineTool({
-        name: t.name,
-        description: t.description,
-        parameters: t.parameters,
-        execute: async (args) => t.run(args),
-      }),
-    );
-    // Parallel: every call of a batch is decided before any runs, as frameworks that run a step's tools
-    // concurrently (the AI SDK) do.
-    const model = scriptedModel(scenario.turns);
-    await runtime.runAgent({ tenantId, input: scenario.input, tools, model, parallelToolCalls: true, onEvent });
+/** isohook's own loop on a model made for the scenario (and closed after it). */
+function isohookLoopOn(
+  name: string,
+  source: (scenario: Scenario) => Promise<{ readonly model: Model; close(): Promise<void> }>,
+): DecisionPath {
+  return {
+    name,
+    async drive(runtime, tenantId, scenario, onEvent) {
+      const tools = scenario.tools.map((t) =>
+        defineTool({
+          name: t.name,
+          description: t.description,
+          parameters: t.parameters,
+          execute: async (args) => t.run(args),
+        }),
+      );
+      const { model, close } = await source(scenario);
+      try {
+        // Parallel: every call of a batch is decided before any runs, as frameworks that run a step's tools
+        // concurrently (the AI SDK) do.
+        await runtime.runAgent({ tenantId, input: scenario.input, tools, model, parallelToolCalls: true, onEvent });
+      } finally {
+        await close();
+      }
+    },
+  };
+}
+
+export const isohookLoop = isohookLoopOn("isohook loop (runtime.runAgent, parallel tool calls)", async (scenario) => ({
+  model: scriptedModel(scenario.turns),
+  close: async () => {},
+}));
+
+export const isohookLoopOpenAI = isohookLoopOn(
+  "isohook loop with openAIModel (@ai-sdk/openai-compatible, local server, SSE)",
+  async (scenario) => {
+    const server = await startChatCompletionsServer(scenario.turns);
+    return { model: openAIModel({ baseUrl: server.baseURL, model: "scripted", env: {} }), close: () => server.close() };
   },
-};
+);
