@@ -6,6 +6,7 @@ import type {
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import {
+  type Deadline,
   deadline,
   type Model,
   type ModelDelta,
@@ -104,33 +105,37 @@ export function modelOver(
     signal.throwIfAborted();
     const { model, context } = await target(request);
     const sdk = await providerSdk();
-    const idle = deadline(signal, timeoutMs);
+    // Each attempt gets its own idle limit, so a retry's backoff never counts as a silent stream.
+    const idle: { current: Deadline | undefined } = { current: undefined };
     let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
     try {
       const started = await withRetries(
         () =>
-          attempt(context, signal, timeoutMs, (s) =>
-            model.doStream(callOptionsOf(request, AbortSignal.any([s, idle.signal]))),
-          ),
+          attempt(context, signal, timeoutMs, (s) => {
+            idle.current?.dispose();
+            idle.current = deadline(signal, timeoutMs);
+            return model.doStream(callOptionsOf(request, AbortSignal.any([s, idle.current.signal])));
+          }),
         retries,
         context,
         signal,
       );
-      idle.restart();
+      const limit = idle.current;
+      limit?.restart();
       reader = started.stream.getReader();
       const fold = new Fold();
       for (;;) {
         const read = await reader.read().catch((error: unknown) => {
-          throw streamFailure(sdk, error, signal, idle.timedOut(), timeoutMs, context);
+          throw streamFailure(sdk, error, signal, limit?.timedOut() === true, timeoutMs, context);
         });
         if (read.done) break;
-        idle.restart();
+        limit?.restart();
         const delta = fold.add(sdk, read.value, context);
         if (delta !== undefined) yield delta;
       }
       yield { type: "finish", reply: fold.reply(context) };
     } finally {
-      idle.dispose();
+      idle.current?.dispose();
       // Early exit (a hook's stop, an error, a consumer that stopped reading): end the provider request.
       reader?.cancel().catch(() => {});
     }

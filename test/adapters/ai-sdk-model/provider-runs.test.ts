@@ -146,6 +146,15 @@ describe("openAIModel in isohook's loop, against a local chat-completions server
     expect(second - first).toBeGreaterThanOrEqual(990);
   });
 
+  it("does not count a retry's wait as a silent stream", async () => {
+    const limited: Misbehaviour = (res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after-ms": "1500" });
+      res.end(JSON.stringify({ error: { message: "Rate limit reached", type: "rate_limit" } }));
+    };
+    const { result } = await run([limited, { text: "Waited." }], { timeoutMs: 1_000 });
+    expect(result).toMatchObject({ stopReason: "completed", output: "Waited." });
+  });
+
   it("reports a 429 that outlasts the retries as a ModelError with status 429", async () => {
     const limited: Misbehaviour = (res) => {
       res.writeHead(429, { "content-type": "application/json", "retry-after": "0" });
