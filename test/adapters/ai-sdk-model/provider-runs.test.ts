@@ -83,6 +83,14 @@ function endless(write: (res: ServerResponse, n: number) => void): { handler: Mi
   return { handler, closed };
 }
 
+/** A 429 with the given retry headers. */
+function rateLimited(headers: Record<string, string>): Misbehaviour {
+  return (res) => {
+    res.writeHead(429, { "content-type": "application/json", ...headers });
+    res.end(JSON.stringify({ error: { message: "Rate limit reached", type: "rate_limit" } }));
+  };
+}
+
 describe("openAIModel in isohook's loop, against a local chat-completions server", () => {
   it("streams reasoning, text and tool arguments through the tenant's model.stream hook, then runs the tool", async () => {
     const { result, deltas, streamed } = await run([
@@ -134,10 +142,7 @@ describe("openAIModel in isohook's loop, against a local chat-completions server
   });
 
   it("retries a 429 after the delay its Retry-After names, then streams the reply", async () => {
-    const limited: Misbehaviour = (res) => {
-      res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
-      res.end(JSON.stringify({ error: { message: "Rate limit reached", type: "rate_limit" } }));
-    };
+    const limited = rateLimited({ "retry-after": "1" });
     // A first backoff of a minute: only the server's Retry-After lets this test finish in time.
     const { result } = await run([limited, { text: "At last." }], { retryDelayMs: 60_000 });
     expect(result).toMatchObject({ stopReason: "completed", output: "At last." });
@@ -147,19 +152,13 @@ describe("openAIModel in isohook's loop, against a local chat-completions server
   });
 
   it("does not count a retry's wait as a silent stream", async () => {
-    const limited: Misbehaviour = (res) => {
-      res.writeHead(429, { "content-type": "application/json", "retry-after-ms": "1500" });
-      res.end(JSON.stringify({ error: { message: "Rate limit reached", type: "rate_limit" } }));
-    };
+    const limited = rateLimited({ "retry-after-ms": "1500" });
     const { result } = await run([limited, { text: "Waited." }], { timeoutMs: 1_000 });
     expect(result).toMatchObject({ stopReason: "completed", output: "Waited." });
   });
 
   it("reports a 429 that outlasts the retries as a ModelError with status 429", async () => {
-    const limited: Misbehaviour = (res) => {
-      res.writeHead(429, { "content-type": "application/json", "retry-after": "0" });
-      res.end(JSON.stringify({ error: { message: "Rate limit reached", type: "rate_limit" } }));
-    };
+    const limited = rateLimited({ "retry-after": "0" });
     const { result } = await run([limited, limited, limited]);
     expect(result.stopReason).toBe("error");
     expect(result.error).toMatchObject({ code: "model_unavailable" });
