@@ -1,6 +1,7 @@
 /**
- * The agent loop and what it drives: models (scripted, OpenAI-compatible), tools (zod or declared in
- * data) and scenario files. The loop calls every hook point through a dispatcher run scope.
+ * The agent loop and what it drives: the scripted model (providers' models are in src/adapters/ai-sdk-model),
+ * tools (zod or declared in data) and scenario files; the stream tap that feeds `model.stream`. The loop
+ * calls every hook point through a dispatcher run scope.
  */
 export { type Deadline, deadline } from "./abort.js";
 export type { AgentEvent, AgentLoopResult, HooksDecidedEvent, StopReason } from "./agent-events.js";
