@@ -59,12 +59,13 @@ async function guardedStream(turns: Parameters<typeof startChatCompletionsServer
   const text = await result.text;
   await guard.end();
   const windows = events.filter((e) => e.type === "hooks.decided" && e.point === "model.stream");
-  return { text, halt: guard.halt, ran, windows };
+  const deltas = events.flatMap((e) => (e.type === "model.delta" ? [e] : []));
+  return { text, halt: guard.halt, ran, windows, deltas };
 }
 
 describe("guardAiSdk with streamText", () => {
   it("passes the streamed text through the tenant's model.stream hook and lets a clean stream through", async () => {
-    const { text, halt, ran, windows } = await guardedStream([
+    const { text, halt, ran, windows, deltas } = await guardedStream([
       { chunks: ["Listing ", "the files ", "now."], toolCalls: [{ name: "shell", args: { command: "ls" } }] },
       { text: "One file: a.txt." },
     ]);
@@ -72,6 +73,21 @@ describe("guardAiSdk with streamText", () => {
     expect(ran).toEqual(["ls"]);
     expect(text).toBe("One file: a.txt.");
     expect(windows.length).toBeGreaterThanOrEqual(3);
+    // The run reports each delta as isohook's loop does, by turn.
+    const text1 = deltas.filter((d) => d.turn === 1 && d.kind === "text").map((d) => d.delta);
+    expect(text1.join("")).toBe("Listing the files now.");
+    expect(
+      deltas
+        .filter((d) => d.kind === "toolArgs")
+        .map((d) => d.delta)
+        .join(""),
+    ).toBe('{"command":"ls"}');
+    expect(
+      deltas
+        .filter((d) => d.turn === 2)
+        .map((d) => d.delta)
+        .join(""),
+    ).toBe("One file: a.txt.");
   });
 
   it.each([

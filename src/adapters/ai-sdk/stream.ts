@@ -31,7 +31,9 @@ export async function readStream(
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
         parts.push(read.value);
         const delta = deltaOf(read.value);
-        if (delta !== undefined) tap.push(delta);
+        if (delta === undefined) continue;
+        state.run.streamed(delta);
+        tap.push(delta);
       }
     } catch (error) {
       // The stream ended because a hook stopped it: the stop is the outcome, the abort error is not.
