@@ -7,7 +7,7 @@ import type { AgentEvent } from "../../src/agent/index.js";
 import type { HookRuntime } from "../../src/runtime/index.js";
 import {
   type ChatCompletionsServer,
-  type Misbehaviour,
+  endlessStream,
   sseChunk,
   startChatCompletionsServer,
 } from "../support/chat-completions-server.js";
@@ -101,22 +101,12 @@ describe("guardAiSdk with streamText", () => {
   });
 
   it("ends a never-ending stream at the hook's stop and aborts the provider request", async () => {
-    let closed = () => {};
-    const ended = new Promise<void>((resolve) => {
-      closed = resolve;
-    });
-    const endless: Misbehaviour = (res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      let n = 0;
-      const timer = setInterval(() => res.write(sseChunk({ content: n++ === 30 ? ` ${KEY} ` : "lorem " })), 2);
-      res.on("close", () => {
-        clearInterval(timer);
-        closed();
-      });
-    };
-    const { text, halt } = await guardedStream([endless]);
+    const { handler, closed } = endlessStream((res, n) =>
+      res.write(sseChunk({ content: n === 30 ? ` ${KEY} ` : "lorem " })),
+    );
+    const { text, halt } = await guardedStream([handler]);
     expect(halt).toEqual({ kind: "stop", reason: "credential in the model's text" });
     expect(text).toBe("");
-    await ended; // never resolves (the test times out) if the request was left running
+    await closed; // never resolves (the test times out) if the request was left running
   });
 });

@@ -28,6 +28,27 @@ export function sseChunk(delta: object, finishReason: string | null = null, extr
   return `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`;
 }
 
+/** A stream that never ends: SSE headers, then `write` every 2 ms until the client goes away (`closed`). */
+export function endlessStream(write: (res: ServerResponse, n: number) => void): {
+  handler: Misbehaviour;
+  closed: Promise<void>;
+} {
+  let close = () => {};
+  const closed = new Promise<void>((resolve) => {
+    close = resolve;
+  });
+  const handler: Misbehaviour = (res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    let n = 0;
+    const timer = setInterval(() => write(res, n++), 2);
+    res.on("close", () => {
+      clearInterval(timer);
+      close();
+    });
+  };
+  return { handler, closed };
+}
+
 export async function startChatCompletionsServer(
   turns: readonly (ScriptedTurnInput | Misbehaviour)[],
 ): Promise<ChatCompletionsServer> {

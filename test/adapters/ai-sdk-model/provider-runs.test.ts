@@ -1,4 +1,3 @@
-import type { ServerResponse } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { OpenAIModelOptions } from "../../../src/adapters/ai-sdk/index.js";
@@ -7,6 +6,7 @@ import { defineTool, ModelError, openAIModel } from "../../../src/index.js";
 import type { HookRuntime } from "../../../src/runtime/index.js";
 import {
   type ChatCompletionsServer,
+  endlessStream,
   type Misbehaviour,
   sseChunk,
   startChatCompletionsServer,
@@ -65,24 +65,6 @@ async function run(turns: Parameters<typeof startChatCompletionsServer>[0], opti
   return { result, deltas, streamed };
 }
 
-/** SSE headers, then `write` called until the client goes away; resolves `closed` when it does. */
-function endless(write: (res: ServerResponse, n: number) => void): { handler: Misbehaviour; closed: Promise<void> } {
-  let close = () => {};
-  const closed = new Promise<void>((resolve) => {
-    close = resolve;
-  });
-  const handler: Misbehaviour = (res) => {
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    let n = 0;
-    const timer = setInterval(() => write(res, n++), 2);
-    res.on("close", () => {
-      clearInterval(timer);
-      close();
-    });
-  };
-  return { handler, closed };
-}
-
 /** A 429 with the given retry headers. */
 function rateLimited(headers: Record<string, string>): Misbehaviour {
   return (res) => {
@@ -117,7 +99,7 @@ describe("openAIModel in isohook's loop, against a local chat-completions server
   });
 
   it("aborts a never-ending stream when the tenant's hook stops it on a leaked key", async () => {
-    const { handler, closed } = endless((res, n) =>
+    const { handler, closed } = endlessStream((res, n) =>
       res.write(sseChunk({ content: n === 40 ? " sk-ABCDEFGHIJKLMNOPQRSTUV " : "lorem " })),
     );
     const { result, deltas } = await run([handler]);
