@@ -1,5 +1,5 @@
 import type { Dispatched, StopDecision } from "../dispatch/index.js";
-import { type HookEvent, MAX_TEXT_CHARS } from "../protocol/index.js";
+import { type HookEvent, MAX_NAME_CHARS, MAX_TEXT_CHARS } from "../protocol/index.js";
 import type { ModelDelta, StreamKind } from "./model.js";
 
 /**
@@ -153,7 +153,12 @@ export class StreamTap {
  * or windows merged behind a slow hook) crosses in several windows, so every character is seen once; each
  * `aggregated` is the last `MAX_TEXT_CHARS` characters of the output up to its delta's end.
  */
-function fitted(window: Window): Window[] {
+function fitted(given: Window): Window[] {
+  // A provider's call id past the protocol's limit is cut to it (the model adapter refuses such replies).
+  const window =
+    given.callId !== undefined && given.callId.length > MAX_NAME_CHARS
+      ? { ...given, callId: given.callId.slice(0, MAX_NAME_CHARS) }
+      : given;
   const { delta, aggregated } = window;
   if (delta.length <= MAX_TEXT_CHARS && aggregated.length <= MAX_TEXT_CHARS) return [window];
   const before = aggregated.length - delta.length;

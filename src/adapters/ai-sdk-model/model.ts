@@ -17,7 +17,7 @@ import {
 } from "../../agent/index.js";
 import { detail, type ErrorContext, innermost, modelErrorOf, type RetryOptions, withRetries } from "./errors.js";
 import { callOptionsOf } from "./prompt.js";
-import { replyOf } from "./reply.js";
+import { checkCallId, replyOf } from "./reply.js";
 import { type ProviderSdk, providerSdk } from "./sdk.js";
 
 /** How `aiSdkModel` calls the provider; every field has a default. */
@@ -222,6 +222,7 @@ class Fold {
 
   add(sdk: ProviderSdk, part: LanguageModelV4StreamPart, context: ErrorContext): ModelStreamPart | undefined {
     const delta = deltaOf(part);
+    if (delta?.callId !== undefined) checkCallId(context.label, delta.callId);
     if (delta !== undefined) {
       if (delta.kind === "text") this.#text += delta.delta;
       return { type: "delta", ...delta };

@@ -1,6 +1,13 @@
 import type { LanguageModelV4FinishReason, LanguageModelV4ToolCall, LanguageModelV4Usage } from "@ai-sdk/provider";
 import { type FinishReason, ModelError, type ModelReply } from "../../agent/index.js";
-import { isJsonValue, type JsonObject, type ToolCall, ToolName, type Usage } from "../../protocol/index.js";
+import {
+  isJsonValue,
+  type JsonObject,
+  MAX_NAME_CHARS,
+  type ToolCall,
+  ToolName,
+  type Usage,
+} from "../../protocol/index.js";
 
 /**
  * A provider's reply in isohook's shape: the text, the tool calls the host runs (not the ones the provider
@@ -41,6 +48,15 @@ export function finishReasonOf(reason: LanguageModelV4FinishReason): FinishReaso
   }
 }
 
+/** A provider's tool call id the protocol cannot carry (hooks read ids of 1 to 128 characters). */
+export function checkCallId(where: string, id: string): void {
+  if (id.length >= 1 && id.length <= MAX_NAME_CHARS) return;
+  throw new ModelError(
+    "model_malformed_reply",
+    `${where} sent a tool call id of ${id.length} characters; ids must have 1 to ${MAX_NAME_CHARS}`,
+  );
+}
+
 /** What a model call produced, folded into the reply the loop reads. */
 export function replyOf(
   where: string,
@@ -58,6 +74,7 @@ export function replyOf(
         "model_malformed_reply",
         `${where} answered with a tool call named \`${call.toolName.slice(0, 80)}\`, which is no valid tool name`,
       );
+    checkCallId(where, call.toolCallId);
     const parsed = toolArgs(call.input);
     if (parsed.type === "malformed") malformedArgs[call.toolCallId] = parsed.problem;
     toolCalls.push({ id: call.toolCallId, name: call.toolName, args: parsed.type === "args" ? parsed.args : {} });

@@ -118,7 +118,7 @@ describe("aiSdkModel", () => {
     expect((refused as Error).message).toMatch(/`gpt-9`.*`models`/);
   });
 
-  it("rejects a stream that ends without its finish part, and an error part in the stream", async () => {
+  it("rejects a stream without its finish part, an error part, and a tool call id hooks cannot read", async () => {
     const cut = new MockLanguageModelV4({
       modelId: "mock",
       doStream: async () => ({ stream: streamOf([{ type: "text-delta", id: "t", delta: "half" }]) }),
@@ -135,6 +135,15 @@ describe("aiSdkModel", () => {
     expect(error).toBeInstanceOf(ModelError);
     expect(error).toMatchObject({ code: "model_unavailable" });
     expect((error as Error).message).toMatch(/reported an error mid-stream: overloaded_error/);
+    const longId = new MockLanguageModelV4({
+      modelId: "mock",
+      doStream: async () => ({
+        stream: streamOf([{ type: "tool-input-delta", id: "x".repeat(5_000), delta: "{}" }]),
+      }),
+    });
+    const tooLong = await drain(aiSdkModel(longId)).catch((e) => e);
+    expect(tooLong).toMatchObject({ code: "model_malformed_reply" });
+    expect((tooLong as Error).message).toMatch(/tool call id of 5000 characters/);
   });
 
   it("refuses bad options with a message that names them", () => {
