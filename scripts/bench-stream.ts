@@ -3,7 +3,8 @@
  * deltas of 4 characters, 1 ms apart, from the scripted model) through the process sandbox, for a tenant
  * whose bundle has a stream hook (hooks/stream-guard) and for one without any hook, alternating A B / B A.
  * Prints crossings and hook CPU per 1,000 streamed tokens, and the time to last token (the turn's start to
- * the last `model.delta`) with vs without the hook, as medians and their ratio.
+ * the last `model.delta`) with vs without the hook, as medians and their ratio; and the same with the hook
+ * in hold mode (`streamWindow.hold`: a delta reaches `onEvent` once the hook let its window pass).
  *
  *   npm run bench:stream -- [rounds]
  */
@@ -29,7 +30,7 @@ interface Sample {
   readonly cpuMs: number;
 }
 
-async function once(tenantId: string): Promise<Sample> {
+async function once(tenantId: string, hold = false): Promise<Sample> {
   let lastDelta = 0;
   let crossings = 0;
   let cpuMs = 0;
@@ -46,6 +47,7 @@ async function once(tenantId: string): Promise<Sample> {
     tenantId,
     input: "stream",
     model: scriptedModel([{ chunks, chunkMs: 1 }]),
+    streamWindow: { hold },
     onEvent,
   });
   if (result.stopReason !== "completed") throw new Error(`${tenantId}: ${result.stopReason} ${result.reason}`);
@@ -55,13 +57,17 @@ async function once(tenantId: string): Promise<Sample> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const hooked: Sample[] = [];
 const bare: Sample[] = [];
+const held: Sample[] = [];
 await once("guarded");
 await once("bare");
+await once("guarded", true);
 for (let round = 0; round < rounds; round++) {
   if (round % 2 === 0) {
     hooked.push(await once("guarded"));
     bare.push(await once("bare"));
+    held.push(await once("guarded", true));
   } else {
+    held.push(await once("guarded", true));
     bare.push(await once("bare"));
     hooked.push(await once("guarded"));
   }
@@ -81,3 +87,7 @@ console.log(
   `  time to last token           ${withHook.toFixed(0)} ms with the stream hook, ${without.toFixed(0)} ms without`,
 );
 console.log(`  added time to last token     ${((withHook / without - 1) * 100).toFixed(1)} % (target ≤ 5 %)`);
+const holding = median(held.map((s) => s.lastTokenMs));
+console.log(
+  `  hold mode                    ${holding.toFixed(0)} ms to the last released token, ${((holding / without - 1) * 100).toFixed(1)} % over no hook`,
+);

@@ -15,6 +15,7 @@
  */
 
 export { ExecutorClosedError, ExecutorOptionsError, SandboxStartError } from "../sandbox/supervisor/index.js";
+export { openAIModel } from "./adapters/ai-sdk-model/index.js";
 // Tools, models and scenarios.
 export {
   declaredTool,
@@ -24,7 +25,6 @@ export {
   ModelError,
   type ModelReply,
   type ModelRequest,
-  openAIModel,
   ScenarioError,
   scriptedModel,
   type Tool,

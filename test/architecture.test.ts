@@ -183,10 +183,27 @@ describe("architecture", () => {
     ]);
   });
 
-  it("imports the AI SDK (ai, @ai-sdk/*) only in its adapter, an optional peer the core never loads", () => {
-    const sdk = edges.filter((e) => e.isPackage && (e.target === "ai" || e.target.startsWith("@ai-sdk/")));
-    expect(sdk.filter((e) => !e.from.startsWith("src/adapters/ai-sdk/")).map(show)).toEqual([]);
-    expect(sdk.length).toBeGreaterThan(0);
+  it("imports `ai` only in the guard adapter (an optional peer the core never loads), @ai-sdk/* only in the two AI SDK adapters", () => {
+    const ai = edges.filter((e) => e.isPackage && e.target === "ai");
+    expect(ai.filter((e) => !e.from.startsWith("src/adapters/ai-sdk/")).map(show)).toEqual([]);
+    const providers = edges.filter((e) => e.isPackage && e.target.startsWith("@ai-sdk/"));
+    const adapters = ["src/adapters/ai-sdk/", "src/adapters/ai-sdk-model/"];
+    expect(providers.filter((e) => !adapters.some((a) => e.from.startsWith(a))).map(show)).toEqual([]);
+    expect(ai.length).toBeGreaterThan(0);
+    expect(providers.some((e) => e.target === "@ai-sdk/openai-compatible")).toBe(true);
+  });
+
+  it("loads @ai-sdk/* in the model adapter only with import(), so importing isohook never loads them", () => {
+    const eager = edges.filter(
+      (e) => e.isPackage && e.target.startsWith("@ai-sdk/") && e.from.startsWith("src/adapters/ai-sdk-model/"),
+    );
+    expect(eager.filter((e) => e.kind === "static").map(show)).toEqual([]);
+    expect(
+      eager
+        .filter((e) => e.kind === "dynamic")
+        .map((e) => e.target)
+        .sort(),
+    ).toEqual(["@ai-sdk/openai-compatible", "@ai-sdk/provider", "@ai-sdk/provider-utils"]);
   });
 
   it("imports @opentelemetry/api only in src/telemetry (and the CLI's console wiring), so instrumentation has one home", () => {

@@ -217,7 +217,18 @@ const SURFACE: Record<string, { file: string; names: readonly string[] }> = {
   },
   "isohook/ai-sdk": {
     file: "src/adapters/ai-sdk/index.ts",
-    names: ["guardAiSdk", "ToolRefusedError", "type AiSdkGuard", "type GuardOptions", "type Halt"],
+    names: [
+      // Hooks over the SDK's own loop.
+      "guardAiSdk",
+      "ToolRefusedError",
+      "type AiSdkGuard",
+      "type GuardOptions",
+      "type Halt",
+      // Any AI SDK language model in isohook's loop.
+      "aiSdkModel",
+      "type AiSdkModelOptions",
+      "type OpenAIModelOptions",
+    ],
   },
   "isohook/hook-sdk": {
     file: "sandbox/guest/hook-sdk.ts",

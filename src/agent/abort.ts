@@ -1,7 +1,12 @@
-/** A signal that aborts when `parent` does or `ms` after creation; `dispose` clears the timer and listener. */
+/**
+ * A signal that aborts when `parent` does or `ms` after creation (or after the last `restart`, for an idle
+ * limit); `dispose` clears the timer and listener.
+ */
 export interface Deadline {
   readonly signal: AbortSignal;
   timedOut(): boolean;
+  /** Starts the `ms` over (a stream that just made progress). */
+  restart(): void;
   dispose(): void;
 }
 
@@ -9,16 +14,23 @@ export function deadline(parent: AbortSignal, ms: number): Deadline {
   const controller = new AbortController();
   let timedOut = false;
   const onAbort = () => controller.abort(parent.reason);
-  const timer = setTimeout(() => {
+  const expire = () => {
     timedOut = true;
     controller.abort(new Error(`timed out after ${ms} ms`));
-  }, ms);
+  };
+  let timer = setTimeout(expire, ms);
   timer.unref();
   if (parent.aborted) onAbort();
   else parent.addEventListener("abort", onAbort, { once: true });
   return {
     signal: controller.signal,
     timedOut: () => timedOut,
+    restart() {
+      if (controller.signal.aborted) return;
+      clearTimeout(timer);
+      timer = setTimeout(expire, ms);
+      timer.unref();
+    },
     dispose() {
       clearTimeout(timer);
       parent.removeEventListener("abort", onAbort);

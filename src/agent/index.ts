@@ -1,7 +1,9 @@
 /**
- * The agent loop and what it drives: models (scripted, OpenAI-compatible), tools (zod or declared in
- * data) and scenario files. The loop calls every hook point through a dispatcher run scope.
+ * The agent loop and what it drives: the scripted model (providers' models are in src/adapters/ai-sdk-model),
+ * tools (zod or declared in data) and scenario files; the stream tap that feeds `model.stream`. The loop
+ * calls every hook point through a dispatcher run scope.
  */
+export { type Deadline, deadline } from "./abort.js";
 export type { AgentEvent, AgentLoopResult, HooksDecidedEvent, StopReason } from "./agent-events.js";
 export {
   ApprovalDecision,
@@ -23,7 +25,6 @@ export type {
   StreamKind,
 } from "./model.js";
 export { ModelError, type ModelErrorCode } from "./model-error.js";
-export { type OpenAIModelOptions, openAIModel } from "./openai-model.js";
 export { dispatchReported } from "./run-context.js";
 export {
   type LoadedScenario,
@@ -37,5 +38,11 @@ export {
 } from "./scenario.js";
 export { declaredTool, ToolDeclaration, type ToolDeclarationInput, ToolSchemaError } from "./scenario-tool.js";
 export { ScriptedTurn, type ScriptedTurnInput, scriptedModel } from "./scripted-model.js";
-export { DEFAULT_STREAM_WINDOW, type StreamWindow } from "./stream-tap.js";
+export {
+  DEFAULT_STREAM_WINDOW,
+  type StreamSink,
+  StreamTap,
+  type StreamWindow,
+  streamWindowOf,
+} from "./stream-tap.js";
 export { defineTool, type Tool, type ToolContext } from "./tool.js";

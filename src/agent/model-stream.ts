@@ -1,8 +1,10 @@
 import type { StopDecision } from "../dispatch/index.js";
+import type { HookEvent } from "../protocol/index.js";
 import { raceAbort } from "./abort.js";
+import type { AgentEvent } from "./agent-events.js";
 import type { Model, ModelReply, ModelRequest } from "./model.js";
 import { ModelError } from "./model-error.js";
-import type { RunContext } from "./run-context.js";
+import { decide, type RunContext } from "./run-context.js";
 import { StreamTap, type StreamWindow } from "./stream-tap.js";
 
 /** How a model call ended: its reply, or a `model.stream` hook's stop. */
@@ -27,7 +29,19 @@ export async function callModel(
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
-  const tap = new StreamTap(run, window, controller);
+  const sink = { turn: run.turn, dispatch: (w: HookEvent<"model.stream">) => decide(run, "model.stream", w) };
+  // Held deltas wait here until the hooks let their window pass; a stop drops the rest unseen.
+  const held: AgentEvent[] = [];
+  let released = 0;
+  const release = (count: number) => {
+    while (released < count) {
+      const next = held.shift();
+      if (next === undefined) return;
+      released += 1;
+      run.emit(next);
+    }
+  };
+  const tap = new StreamTap(sink, window, controller, window.hold ? release : undefined);
   try {
     let reply: ModelReply | undefined;
     try {
@@ -36,7 +50,16 @@ export async function callModel(
           reply = part.reply;
           break;
         }
-        run.emit({ type: "model.delta", turn: run.turn, kind: part.kind, delta: part.delta, ...callIdOf(part) });
+        const event: AgentEvent = {
+          type: "model.delta",
+          turn: run.turn,
+          kind: part.kind,
+          delta: part.delta,
+          ...callIdOf(part),
+        };
+        if (window.hold && part.delta !== "") held.push(event);
+        else run.emit(event);
+        run.hooks.streamed?.(part);
         tap.push(part);
       }
     } catch (error) {

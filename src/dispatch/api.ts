@@ -105,6 +105,11 @@ export interface RunDispatcher {
   readonly shadow?: BundleRef | undefined;
   /** Sets `ctx.turn` and starts a fresh per-turn hook-time budget. */
   beginTurn(turn: number): void;
+  /**
+   * A delta of the model's streamed reply, for telemetry (a span event when `telemetry.streamEvents` is on);
+   * the loop calls it for each one, hooks see them at `model.stream`.
+   */
+  streamed?(delta: { readonly kind: string; readonly delta: string; readonly callId?: string }): void;
   /** Sandbox time charged so far (ms). Platform hooks are trusted and not charged. */
   spent(): { readonly turnMs: number; readonly runMs: number };
   /** Resolves once this run's observe-only calls queued so far have ended (the run itself never waits). */

@@ -58,7 +58,7 @@ class HookDispatcher implements Dispatcher {
   constructor(options: ResolvedDispatcherOptions) {
     // A throwing `emit` must not undo a decision already taken: provenance is reported, never load-bearing.
     this.#options = { ...options, emit: options.emit === undefined ? undefined : notifier(options.emit) };
-    this.#telemetry = new Telemetry(options.telemetry.maxTenants);
+    this.#telemetry = new Telemetry(options.telemetry.maxTenants, options.telemetry.streamEvents);
     const { fleet, clock, quarantine: settings } = options;
     if (fleet === undefined) this.#book = new LocalQuarantineBook(settings, this.#options.emit);
     else {

@@ -112,8 +112,10 @@ export const DispatcherOptions = z.strictObject({
     .strictObject({
       /** Distinct tenants each metric reports by id; the rest are reported together as `other`. */
       maxTenants: int("telemetry.maxTenants", 0, 1_000_000, 100),
+      /** A span event on the turn span per streamed delta (its kind and size, never its text). Default off. */
+      streamEvents: z.boolean().default(false),
     })
-    .default({ maxTenants: 100 }),
+    .default({ maxTenants: 100, streamEvents: false }),
   /**
    * The platform floor for tenant registrations: a point set to `closed` here is closed whatever the tenant
    * asked for. A map for every tenant, or a function of the tenant id.

@@ -79,6 +79,10 @@ class StackRun implements RunDispatcher {
     this.#deps.telemetry?.beginTurn(turn);
   }
 
+  streamed(delta: { readonly kind: string; readonly delta: string; readonly callId?: string }): void {
+    this.#deps.telemetry?.streamed(delta.kind, delta.delta.length, delta.callId);
+  }
+
   spent(): { readonly turnMs: number; readonly runMs: number } {
     return this.#deps.budget.spent();
   }

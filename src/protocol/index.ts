@@ -55,6 +55,7 @@ export {
 } from "./limits.js";
 export {
   AssistantMessage,
+  MAX_NAME_CHARS,
   MAX_REASON_CHARS,
   MAX_TEXT_CHARS,
   Message,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type AgentEvent, dispatchReported } from "../agent/index.js";
+import { type AgentEvent, dispatchReported, type ModelDelta } from "../agent/index.js";
 import type {
   DispatchEvent,
   Dispatched,
@@ -60,6 +60,12 @@ export interface HookRun {
    * call's signal aborts, and with `RuntimeError` (`closed`) once the run ended.
    */
   dispatch<P extends HookPoint>(point: P, event: HookEvent<P>, options?: DispatchOptions): Promise<Dispatched<P>>;
+  /**
+   * One delta of the model's streamed reply, as isohook's loop reports it: a `model.delta` run event, and a
+   * span event when `telemetry.streamEvents` is on. (Hooks see deltas at `model.stream`, coalesced, through
+   * `dispatch`.)
+   */
+  streamed(delta: ModelDelta): void;
   /** The turn, budgets spent and hook states (what a checkpoint of this run would hold). */
   snapshot(): RunSnapshot;
   /**
@@ -147,6 +153,12 @@ export async function openHookRun(context: SessionContext, options: OpenHookRunO
       if (ended !== undefined)
         return Promise.reject(new RuntimeError("closed", `Run ${runId} has ended; open a new run with openRun()`));
       return dispatchReported(hooks, point, event, withSignal(dispatchOptions), report);
+    },
+    streamed(delta) {
+      if (ended !== undefined) return;
+      const callId = delta.callId === undefined ? {} : { callId: delta.callId };
+      report.emit({ type: "model.delta", turn: report.turn, kind: delta.kind, delta: delta.delta, ...callId });
+      hooks.streamed?.(delta);
     },
     snapshot: () => hooks.snapshot(),
     end(event) {

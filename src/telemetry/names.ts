@@ -17,6 +17,8 @@ export const SPAN = {
 export const EVENT = {
   quarantine: "isohook.quarantine.entered",
   workerDied: "isohook.worker.died",
+  /** One piece of a streamed model reply (when `telemetry.streamEvents` is on): its kind and size, never its text. */
+  delta: "isohook.model.delta",
 } as const;
 
 export const ATTR = {
@@ -51,6 +53,9 @@ export const ATTR = {
   origin: "isohook.quarantine.origin",
   workerReason: "isohook.worker.exit_reason",
   workerSlot: "isohook.worker.slot",
+  streamKind: "isohook.stream.kind",
+  deltaChars: "isohook.stream.chars",
+  toolCallId: "gen_ai.tool.call.id",
 } as const;
 
 export const METRIC = {

@@ -81,6 +81,13 @@ export class RunTrace {
     this.#turnContext = trace.setSpan(this.#runContext, this.#turn);
   }
 
+  /** A streamed delta: an event on the turn span, with its kind, size and tool call. */
+  streamed(kind: string, chars: number, callId: string | undefined): void {
+    const attributes: Attributes = { [ATTR.streamKind]: kind, [ATTR.deltaChars]: chars };
+    if (callId !== undefined) attributes[ATTR.toolCallId] = callId;
+    this.#turn?.addEvent(EVENT.delta, attributes, hrNow());
+  }
+
   beginDispatch(point: HookPoint): void {
     const attributes: Attributes = { [ATTR.tenant]: this.#tenantId, [ATTR.point]: point };
     const parent = this.#turnContext ?? this.#runContext;

@@ -36,10 +36,13 @@ export class Telemetry {
   readonly #tracer: Tracer = trace.getTracer(SCOPE);
   readonly #labels: TenantLabels;
   readonly #deaths = new RecentWorkerDeath();
+  readonly #streamEvents: boolean;
   #metrics: HookMetrics | undefined;
 
-  constructor(maxTenants = DEFAULT_MAX_TENANTS) {
+  /** `streamEvents`: a span event per streamed delta (kind and size only); off by default, a reply has many. */
+  constructor(maxTenants = DEFAULT_MAX_TENANTS, streamEvents = false) {
     this.#labels = new TenantLabels(maxTenants);
+    this.#streamEvents = streamEvents;
   }
 
   /** What the executor's supervisor reported: a worker's death marks the span of the call it failed. */
@@ -57,7 +60,7 @@ export class Telemetry {
     const metrics = this.#hookMetrics();
     const runTrace = tracing() ? this.#startRun(info) : undefined;
     if (runTrace === undefined && metrics === undefined) return undefined;
-    return new RunTelemetry(info.tenantId, runTrace, metrics);
+    return new RunTelemetry(info.tenantId, runTrace, metrics, this.#streamEvents);
   }
 
   #hookMetrics(): HookMetrics | undefined {
@@ -108,11 +111,18 @@ export class RunTelemetry {
   readonly #tenantId: string;
   readonly #trace: RunTrace | undefined;
   readonly #metrics: HookMetrics | undefined;
+  readonly #streamEvents: boolean;
 
-  constructor(tenantId: string, trace: RunTrace | undefined, metrics: HookMetrics | undefined) {
+  constructor(tenantId: string, trace: RunTrace | undefined, metrics: HookMetrics | undefined, streamEvents = false) {
     this.#tenantId = tenantId;
     this.#trace = trace;
     this.#metrics = metrics;
+    this.#streamEvents = streamEvents;
+  }
+
+  /** A streamed delta of the model's reply: a span event when `streamEvents` is on. */
+  streamed(kind: string, chars: number, callId: string | undefined): void {
+    if (this.#streamEvents) this.#trace?.streamed(kind, chars, callId);
   }
 
   beginTurn(turn: number): void {

@@ -7,7 +7,14 @@ import {
   openAiCompatibleGenerateText,
   openAiCompatibleStreamText,
 } from "../support/ai-sdk-paths.js";
-import { type DecisionPath, decisionsOf, isohookLoop, loopPath, type Scenario } from "../support/decision-paths.js";
+import {
+  type DecisionPath,
+  decisionsOf,
+  isohookLoop,
+  isohookLoopOpenAI,
+  loopPath,
+  type Scenario,
+} from "../support/decision-paths.js";
 import { frameworkRuntime } from "../support/framework-runtime.js";
 import { mcpGateway } from "../support/mcp-path.js";
 
@@ -20,6 +27,7 @@ import { mcpGateway } from "../support/mcp-path.js";
 
 const PATHS: readonly DecisionPath[] = [
   isohookLoop,
+  isohookLoopOpenAI,
   aiSdkGenerateText,
   aiSdkStreamText,
   openAiCompatibleGenerateText,

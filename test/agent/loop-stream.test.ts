@@ -11,37 +11,12 @@ import {
   runAgentLoop,
   scriptedModel,
 } from "../../src/agent/index.js";
-import { createDispatcher, type PlatformHooks } from "../../src/dispatch/index.js";
-import { type HookEvent, type HookExecutor, RunId, TenantId } from "../../src/protocol/index.js";
+import type { PlatformHooks } from "../../src/dispatch/index.js";
+import type { HookEvent } from "../../src/protocol/index.js";
 import { call, shellTool } from "./helpers.js";
-
-const unused: HookExecutor = {
-  mode: "inline",
-  execute: () => Promise.reject(new Error("no tenant bundle in these tests")),
-  describe: () => Promise.reject(new Error("no tenant bundle in these tests")),
-  close: () => Promise.resolve(),
-};
-
-function runScope(hooks: PlatformHooks[]) {
-  const dispatcher = createDispatcher({ executor: unused });
-  dispatcher.registerPlatformHooks(hooks);
-  return dispatcher.openRun({ tenantId: TenantId.parse("acme"), runId: RunId.parse("run-1") });
-}
+import { runScope, watcher } from "./stream-helpers.js";
 
 type Window = HookEvent<"model.stream">;
-
-function watcher(windows: Window[], stopWhen?: (w: Window) => boolean): PlatformHooks {
-  return {
-    id: "watch",
-    position: "first",
-    hooks: {
-      modelStream: (event) => {
-        windows.push(structuredClone(event));
-        return stopWhen?.(event) === true ? { type: "stop", reason: "secret leaked" } : undefined;
-      },
-    },
-  };
-}
 
 describe("a streaming model in the loop", () => {
   it("emits every delta as model.delta, in order, and answers with the whole reply", async () => {

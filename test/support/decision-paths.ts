@@ -1,7 +1,9 @@
 import type { z } from "zod";
-import { defineTool, type ScriptedTurnInput, scriptedModel } from "../../src/agent/index.js";
+import { defineTool, type Model, type ScriptedTurnInput, scriptedModel } from "../../src/agent/index.js";
+import { openAIModel } from "../../src/index.js";
 import type { HookPoint } from "../../src/protocol/index.js";
 import type { HookRuntime, RunEvent } from "../../src/runtime/index.js";
+import { startChatCompletionsServer } from "./chat-completions-server.js";
 
 /**
  * The comparison of paths into one tenant's hooks: the same scenario (scripted model turns and tools)
@@ -58,10 +60,15 @@ export async function decisionsOf(
   return lines;
 }
 
-/** isohook's own loop, as the reference every other path is compared with. */
-export function loopPath(toolCalls: DecisionPath["toolCalls"]): DecisionPath {
+/** Where a loop path's model comes from: made for the scenario, and closed after it. */
+type ModelSource = (scenario: Scenario) => Promise<{ readonly model: Model; close(): Promise<void> }>;
+
+const scripted: ModelSource = async (scenario) => ({ model: scriptedModel(scenario.turns), close: async () => {} });
+
+/** isohook's own loop on a model from `source`; the reference every other path is compared with. */
+export function loopPath(toolCalls: DecisionPath["toolCalls"], source = scripted, name?: string): DecisionPath {
   return {
-    name: `isohook loop (runtime.runAgent, ${toolCalls} tool calls)`,
+    name: name ?? `isohook loop (runtime.runAgent, ${toolCalls} tool calls)`,
     toolCalls,
     async drive(runtime, tenantId, scenario, onEvent) {
       const tools = scenario.tools.map((t) =>
@@ -72,13 +79,26 @@ export function loopPath(toolCalls: DecisionPath["toolCalls"]): DecisionPath {
           execute: async (args) => t.run(args),
         }),
       );
-      const model = scriptedModel(scenario.turns);
-      // Parallel: every call of a batch is decided before any runs, as frameworks that run a step's tools
-      // concurrently (the AI SDK) do.
-      const parallelToolCalls = toolCalls === "parallel";
-      await runtime.runAgent({ tenantId, input: scenario.input, tools, model, parallelToolCalls, onEvent });
+      const { model, close } = await source(scenario);
+      try {
+        // Parallel: every call of a batch is decided before any runs, as frameworks that run a step's tools
+        // concurrently (the AI SDK) do.
+        const parallelToolCalls = toolCalls === "parallel";
+        await runtime.runAgent({ tenantId, input: scenario.input, tools, model, parallelToolCalls, onEvent });
+      } finally {
+        await close();
+      }
     },
   };
 }
 
 export const isohookLoop = loopPath("parallel");
+
+export const isohookLoopOpenAI = loopPath(
+  "parallel",
+  async (scenario) => {
+    const server = await startChatCompletionsServer(scenario.turns);
+    return { model: openAIModel({ baseUrl: server.baseURL, model: "scripted", env: {} }), close: () => server.close() };
+  },
+  "isohook loop with openAIModel (@ai-sdk/openai-compatible, local server, SSE)",
+);

@@ -7,31 +7,23 @@ import type {
 import type { ModelRequestPatch } from "../../dispatch/index.js";
 import {
   type AssistantMessage,
-  type events,
   isJsonValue,
   type JsonObject,
   MAX_TEXT_CHARS,
   type ToolCall,
   type ToolResult,
-  type Usage,
 } from "../../protocol/index.js";
+import { toolArgs } from "../ai-sdk-model/index.js";
 
 /**
  * The edge between the AI SDK's language-model shapes (provider spec v4) and isohook's messages: what a hook
  * sees of a model call and its reply, and how a hook's decision goes back into the SDK's shapes.
  */
 
-type FinishReason = ReturnType<typeof events.FinishReason.parse>;
-
 /** A tool call's input as the model wrote it (a JSON string); anything but a JSON object becomes `{}`. */
-export function parseArgs(input: string): JsonObject {
-  try {
-    const value: unknown = JSON.parse(input);
-    if (isJsonValue(value) && typeof value === "object" && value !== null && !Array.isArray(value)) return value;
-  } catch {
-    // The model wrote no JSON: the hook sees empty args and the SDK reports the bad input itself.
-  }
-  return {};
+function argsOf(input: string): JsonObject {
+  const parsed = toolArgs(input);
+  return parsed.type === "args" ? parsed.args : {};
 }
 
 /** Text a hook may read: capped at the protocol's message size, the cut marked. */
@@ -44,29 +36,12 @@ export function assistantMessage(content: readonly LanguageModelV4Content[]): As
   const text = content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
   const toolCalls: ToolCall[] = content.flatMap((part) =>
     part.type === "tool-call" && part.providerExecuted !== true
-      ? [{ id: part.toolCallId, name: part.toolName, args: parseArgs(part.input) }]
+      ? [{ id: part.toolCallId, name: part.toolName, args: argsOf(part.input) }]
       : [],
   );
   return toolCalls.length > 0
     ? { role: "assistant", content: capText(text), toolCalls }
     : { role: "assistant", content: capText(text) };
-}
-
-export function usageOf(result: Pick<LanguageModelV4GenerateResult, "usage">): Usage {
-  return { inputTokens: result.usage.inputTokens.total ?? 0, outputTokens: result.usage.outputTokens.total ?? 0 };
-}
-
-export function finishReasonOf(result: Pick<LanguageModelV4GenerateResult, "finishReason">): FinishReason {
-  switch (result.finishReason.unified) {
-    case "tool-calls":
-      return "toolCalls";
-    case "length":
-      return "length";
-    case "error":
-      return "error";
-    default:
-      return "stop";
-  }
 }
 
 /** A hook's message as the model's reply: its text, then its tool calls. */

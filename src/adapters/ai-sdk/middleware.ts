@@ -5,24 +5,30 @@ import type {
   LanguageModelV4Middleware,
   LanguageModelV4StreamPart,
 } from "@ai-sdk/provider";
+import { type StreamWindow, streamWindowOf } from "../../agent/index.js";
+import { finishReasonOf, usageOf } from "../ai-sdk-model/index.js";
 import {
   assistantMessage,
-  finishReasonOf,
   foldParts,
   patchParams,
   replyContent,
   requestEvent,
   resultParts,
   syntheticResult,
-  usageOf,
 } from "./messages.js";
 import type { GuardState } from "./state.js";
+import { readStream } from "./stream.js";
 
 /** What the middleware needs beyond the run: models a `model.request` patch may switch to, by id. */
 export interface MiddlewareOptions {
   readonly models?: Readonly<Record<string, LanguageModelV4>>;
   /** `model.response` retries of one step before its last reply is kept. Default 2. */
   readonly maxRetries?: number;
+  /**
+   * How a streamed call's deltas are coalesced for `model.stream` hooks (`streamText`); default
+   * `DEFAULT_STREAM_WINDOW` (100 ms or 400 characters).
+   */
+  readonly streamWindow?: Partial<StreamWindow>;
 }
 
 /** One model call's reply; `parts` is the stream it came from when nothing replaced it. */
@@ -38,11 +44,13 @@ const EMPTY = { role: "assistant", content: "" } as const;
  * read to its end before `model.response` decides (a hook may replace or retry it), then replayed.
  */
 export function hookMiddleware(state: GuardState, options: MiddlewareOptions): LanguageModelV4Middleware {
+  const window = streamWindowOf(options.streamWindow);
   return {
     specificationVersion: "v4",
-    wrapGenerate: async ({ model, params }) => (await guardedCall(state, options, model, params, "generate")).result,
+    wrapGenerate: async ({ model, params }) =>
+      (await guardedCall(state, options, model, params, "generate", window)).result,
     wrapStream: async ({ model, params }) => {
-      const reply = await guardedCall(state, options, model, params, "stream");
+      const reply = await guardedCall(state, options, model, params, "stream", window);
       return { stream: streamOf(reply.parts ?? resultParts(reply.result)) };
     },
   };
@@ -54,6 +62,7 @@ async function guardedCall(
   model: LanguageModelV4,
   original: LanguageModelV4CallOptions,
   kind: "generate" | "stream",
+  window: StreamWindow,
 ): Promise<Reply> {
   if (state.halt !== undefined) return { result: syntheticResult(EMPTY) };
   if (!state.turnOpen) state.nextTurn();
@@ -71,13 +80,15 @@ async function guardedCall(
     if (request.type === "respond") reply = { result: syntheticResult(request.message) };
     else {
       const target = (request.patch.model && options.models?.[request.patch.model]) || model;
-      reply = await callModel(target, patchParams(params, request.patch), kind);
+      const called = await callModel(state, window, target, patchParams(params, request.patch), kind);
+      if (called === undefined) return { result: syntheticResult(EMPTY) };
+      reply = called;
     }
-    const usage = usageOf(reply.result);
+    const usage = usageOf(reply.result.usage);
     state.addUsage(usage);
     const message = assistantMessage(reply.result.content);
     const hasToolCalls = (message.toolCalls?.length ?? 0) > 0;
-    const responseEvent = { message, usage, finishReason: finishReasonOf(reply.result), hasToolCalls };
+    const responseEvent = { message, usage, finishReason: finishReasonOf(reply.result.finishReason), hasToolCalls };
     const { decision: response } = await run.dispatch("model.response", responseEvent, { signal });
     switch (response.type) {
       case "stop":
@@ -113,17 +124,17 @@ async function guardedCall(
   }
 }
 
+/** The model's reply; `undefined` when a `model.stream` hook stopped the run mid-stream. */
 async function callModel(
+  state: GuardState,
+  window: StreamWindow,
   model: LanguageModelV4,
   params: LanguageModelV4CallOptions,
   kind: "generate" | "stream",
-): Promise<Reply> {
+): Promise<Reply | undefined> {
   if (kind === "generate") return { result: await model.doGenerate(params) };
-  const { stream } = await model.doStream(params);
-  const parts: LanguageModelV4StreamPart[] = [];
-  const reader = stream.getReader();
-  for (let read = await reader.read(); !read.done; read = await reader.read()) parts.push(read.value);
-  return { result: foldParts(parts), parts };
+  const parts = await readStream(state, window, model, params);
+  return parts === undefined ? undefined : { result: foldParts(parts), parts };
 }
 
 function streamOf(parts: readonly LanguageModelV4StreamPart[]): ReadableStream<LanguageModelV4StreamPart> {
