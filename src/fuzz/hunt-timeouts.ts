@@ -1,5 +1,6 @@
 import { HOOK_POINTS, type HookPoint, type JsonValue } from "../protocol/index.js";
 import {
+  calledFor,
   type FuzzFailure,
   type FuzzTarget,
   failureFacts,
@@ -115,7 +116,8 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
     return { cpuMs: least, failure: undefined, starved: false };
   };
 
-  const bases = options.bases.filter((b) => b.point === point);
+  // A base whose tool no matcher selects never reaches the handler in production: growing it finds nothing real.
+  const bases = options.bases.filter((b) => b.point === point && calledFor(target, point, b.event));
   const floors = new Map<JsonValue, number>();
   for (const base of bases) {
     const { cpuMs, failure } = await measure(JSON.stringify(base.event));

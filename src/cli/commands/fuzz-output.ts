@@ -74,6 +74,7 @@ function outcomes(point: PointReport): string {
   const parts = [];
   if (Object.keys(point.decided).length > 0) parts.push(`decided: ${list(point.decided)}`);
   if (Object.keys(point.failed).length > 0) parts.push(`failed: ${list(point.failed)}`);
+  if (point.skipped > 0) parts.push(`skipped ${point.skipped} (no tool matcher selects them)`);
   return parts.join(" · ") || "no calls";
 }
 

@@ -119,6 +119,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Comma
             label: entry,
             tenantId: FUZZ_TENANT,
             bundle: { hash: built.hash, code: built.code },
+            manifest,
             config: {},
             exported: manifest.hookPoints,
             seeds,
@@ -221,6 +222,7 @@ async function fuzzSubject(
   const target = {
     executor,
     bundle: subject.bundle,
+    manifest: subject.manifest,
     tenantId: subject.tenantId,
     ...(subject.version === undefined ? {} : { version: subject.version }),
     config: subject.config,
