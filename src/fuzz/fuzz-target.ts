@@ -48,7 +48,7 @@ export interface FuzzFailure {
   readonly issues?: Failure["issues"];
   /** `threw`: where, in the tenant's own code. */
   readonly stack?: Failure["stack"];
-  /** The shrunk event (random fuzz) or a description of the grown one (timeout hunt, see `grown`). */
+  /** The shrunk event (random fuzz) or the grown event that failed, whole (timeout hunt; `grown` describes it). */
   readonly event: JsonValue;
   /** The seed that replays the random fuzz that found it (`--seed`). */
   readonly seed: number;

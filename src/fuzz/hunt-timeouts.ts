@@ -166,7 +166,7 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
           if (!failures.some((f) => f.code === failure.code)) {
             failures.push({
               ...failureFacts(failure),
-              event: run.series.seed.event,
+              event,
               seed: options.seed,
               found: "grow",
               grown: growthInput(run.series, size),
