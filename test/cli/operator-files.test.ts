@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadScenario, ScenarioError } from "../../src/agent/index.js";
 import { runCli } from "../../src/cli/index.js";
 import { fakeIO } from "./fake-io.js";
 
@@ -50,6 +51,26 @@ describe.each(COMMANDS)("%s", (_, argv) => {
     const { code, out } = await cli([...argv("pipe"), "--json"]);
     expect(code).toBe(1);
     expect(JSON.parse(out.trim())).toMatchObject({ error: { code: "not_a_file" } });
+  });
+});
+
+describe("the library's loadScenario", () => {
+  it.each([
+    ["a FIFO", "pipe", "a FIFO"],
+    ["a link to /dev/zero", "zero", "a character device"],
+    ["a directory", ".", "a directory"],
+  ])("refuses %s at once through the same reader, saying what it is", async (_, file, kind) => {
+    const error = await loadScenario(join(dir, file)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ScenarioError);
+    expect((error as Error).message).toMatch(/^Cannot read the scenario /);
+    expect((error as Error).message).toContain(kind);
+  });
+
+  it("refuses a scenario over the size cap without reading it whole", async () => {
+    writeFileSync(join(dir, "huge.json"), " ".repeat(16 * 1024 * 1024 + 1));
+    const error = await loadScenario(join(dir, "huge.json")).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ScenarioError);
+    expect((error as Error).message).toMatch(/huge\.json.*(larger|over|MiB|bytes)/);
   });
 });
 

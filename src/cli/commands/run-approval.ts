@@ -5,6 +5,7 @@ import {
   type ApprovalDecision,
   type ApprovalDecisions,
   type LoadedScenario,
+  MAX_SCENARIO_BYTES,
   ScenarioError,
   scenarioOfText,
   scriptedModel,
@@ -303,9 +304,6 @@ function scenarioMeta(meta: unknown): ScenarioApproval["meta"] {
   }
   return { scenario: m.scenario, sha256: m.sha256 };
 }
-
-/** Largest scenario file read. */
-const MAX_SCENARIO_BYTES = 16 * 1024 * 1024;
 
 export async function scenarioOf(file: string): Promise<LoadedScenario> {
   return (await readScenario(file)).loaded;
