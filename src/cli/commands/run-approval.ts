@@ -26,7 +26,7 @@ import {
   type RunEvent,
   RuntimeError,
 } from "../../runtime/index.js";
-import { printable } from "../../terminal/index.js";
+import { line } from "../../terminal/index.js";
 import { CliError, type CliIO, type ParsedArgs, stringFlag, UsageError } from "../command.js";
 import { ageMs } from "../decision-options.js";
 import { readOperatorFile } from "../operator-file.js";
@@ -196,17 +196,15 @@ export async function reportPaused(result: RunAgentResult, args: ParsedArgs, io:
   if (file !== undefined) await writeFile(resolve(io.cwd, file), `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
   if (args.json || file === undefined) return;
   const pending = result.pending ?? [];
-  io.stdout("  waiting for approval:\n");
+  io.stdout(line`  waiting for approval:\n`);
   for (const p of pending) {
     const args = JSON.stringify(p.args);
-    io.stdout(`    ${printable(p.callId)}  ${printable(p.call.name)}(${printable(clip(args, 72))})\n`);
-    io.stdout(`      asked by ${printable(p.by.hookId)}: “${printable(p.reason)}”\n`);
-    if (p.question !== undefined) io.stdout(`      ${printable(p.question)}\n`);
+    io.stdout(line`    ${p.callId}  ${p.call.name}(${clip(args, 72)})\n`);
+    io.stdout(line`      asked by ${p.by.hookId}: “${p.reason}”\n`);
+    if (p.question !== undefined) io.stdout(line`      ${p.question}\n`);
   }
-  const ids = pending.map((p) => `--approve ${printable(p.callId)}`).join(" ");
-  io.stdout(
-    `  checkpoint: ${printable(file)} — continue with: isohook run --resume ${printable(file)} ${ids} (or --reject, --edit)\n`,
-  );
+  const ids = pending.map((p) => `--approve ${p.callId}`).join(" ");
+  io.stdout(line`  checkpoint: ${file} — continue with: isohook run --resume ${file} ${ids} (or --reject, --edit)\n`);
 }
 
 function clip(text: string, width: number): string {

@@ -20,7 +20,7 @@ import {
   runTrace,
 } from "../../runtime/index.js";
 import { type BundleStore, openStore, storeLocation } from "../../store/index.js";
-import { printable } from "../../terminal/index.js";
+import { line } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
 import { eventJson } from "../json-output-events.js";
 import { streamingTrace } from "../stream-text.js";
@@ -170,7 +170,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           if (args.json) writeJson(io, eventJson(event));
           else {
             const text = trace(event);
-            if (text !== "") io.stdout(text);
+            if (text !== undefined) io.stdout(text);
           }
         };
         const result = await runtimeCall(() =>
@@ -183,7 +183,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
         await reportPaused(result, args, io);
         if (args.json) writeJson(io, resultLine(result));
         else if (result.checkpoint === undefined)
-          io.stdout(`  answer: ${result.output === "" ? "(none)" : printable(result.output)}\n`);
+          io.stdout(line`  answer: ${result.output === "" ? "(none)" : result.output}\n`);
         return result.stopReason === "error" || result.stopReason === "aborted" ? EXIT.failed : EXIT.ok;
       } finally {
         await runtime?.close();

@@ -1,5 +1,6 @@
 import { type ComparisonReport, formatComparison } from "../../decisionlog/index.js";
 import type { JsonValue } from "../../protocol/index.js";
+import { line, lines, type Printed } from "../../terminal/index.js";
 import {
   CliError,
   type CliIO,
@@ -125,16 +126,14 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
         const next = activated
           ? "now active"
           : `not active; run \`isohook activate --tenant ${tenantId} --version ${version.version}\``;
+        const gate = formatGateReport(result.report);
         io.stdout(
-          [
-            `Deploy gate ${formatGateReport(result.report)[0]}`,
-            ...formatGateReport(result.report)
-              .slice(1)
-              .map((line) => `  ${line}`),
+          lines([
+            line`Deploy gate ${gate[0]}`,
+            ...gate.slice(1).map((text) => line`  ${text}`),
             ...replayLines(result.report.replay),
-            `${tenantId}: stored version ${version.version} (${shortHash(version.hash)}, ${formatBytes(version.bytes)}, hook points: ${version.hookPoints.join(", ")}), ${next}.`,
-            "",
-          ].join("\n"),
+            line`${tenantId}: stored version ${version.version} (${shortHash(version.hash)}, ${formatBytes(version.bytes)}, hook points: ${version.hookPoints.join(", ")}), ${next}.`,
+          ]),
         );
         return EXIT.ok;
       } finally {
@@ -145,11 +144,11 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
 };
 
 /** The replay step's comparison, under the gate's lines. */
-function replayLines(report: ComparisonReport | undefined): string[] {
+function replayLines(report: ComparisonReport | undefined): Printed[] {
   if (report === undefined || report.differed === 0) return [];
   return formatComparison(report, { baseline: "recorded", candidate: "new" })
     .slice(1)
-    .map((line) => `  ${line}`);
+    .map((text) => line`  ${text}`);
 }
 
 /** A config file may be pretty-printed: the store's own cap (64 KiB of compact JSON) applies after parsing. */
