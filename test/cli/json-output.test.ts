@@ -54,6 +54,8 @@ async function cli(command: CliCommandName, argv: string[], cwd = REPO, env: Rec
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "isohook-json-"));
   store = join(dir, "store.db");
+  // Only `migrate` creates a store; every admin command below finds it.
+  expect(await runCli(["migrate"], fakeIO(REPO, { ISOHOOK_STORE: store }))).toBe(0);
   const scenario = JSON.parse(await readFile(join(REPO, "scenarios/acme-coding-agent.json"), "utf8"));
   delete scenario.hook;
   await writeFile(join(dir, "acme.json"), JSON.stringify({ ...scenario, ...ROOMY }));

@@ -28,7 +28,8 @@ Bundles the hook module (a .ts file, or a folder with index.ts) and runs the dep
 sandbox: the bundle must compile, export only known hook points, stay under the size cap, pass every case
 in its fixtures.jsonl (beside the entry) and return a valid result within its limits for every event of a
 short fuzz of each exported point. If any check fails nothing is stored and every reason is listed.
-Otherwise the bundle is stored as the tenant's next version (with the gate report).
+Otherwise the bundle is stored as the tenant's next version (with the gate report). The store must exist:
+create it once with \`isohook migrate --store <path>\` (a mistyped --store is refused, not created).
 
 With --replay <n>, a last step runs the tenant's last <n> calls recorded by the decision log through the
 new bundle (as \`isohook replay\` does) and prints what changed: a recorded call the active version decided
@@ -82,7 +83,8 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
     // Loaded on use: the gate pulls in esbuild and the sandbox supervisor, which other commands never need.
     const { deployHook, formatGateReport } = await import("../../gate/index.js");
     const { createHookExecutor } = await import("../../../sandbox/supervisor/index.js");
-    return withStore(args, io, { create: true }, async (store) => {
+    // Only `migrate` creates a store: a mistyped --store is refused before the gate runs.
+    return withStore(args, io, { create: false }, async (store) => {
       // Started only when the gate first needs it: after it has read and checked the tenant's files.
       const executor = lazyExecutor(() =>
         createHookExecutor({ workers: 1, spareWorker: false, limits, ...(io.signal ? { signal: io.signal } : {}) }),
