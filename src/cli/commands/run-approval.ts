@@ -35,6 +35,9 @@ import { readOperatorFile } from "../operator-file.js";
 export const CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_KEY";
 /** While rotating keys: the key before it, which still opens checkpoints (never seals one). */
 export const PREVIOUS_CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_PREVIOUS_KEY";
+
+/** How to set the key, for the errors that need one. */
+export const KEY_HOW = `Set ${CHECKPOINT_KEY_ENV} to at least 16 bytes, e.g. export ${CHECKPOINT_KEY_ENV}=$(node -e "console.log(require('crypto').randomBytes(32).toString('base64'))")`;
 /** A checkpoint file is refused above this (the runtime caps a body at 32 Mi characters). */
 const MAX_CHECKPOINT_FILE_BYTES = 40 * 1024 * 1024;
 
@@ -173,7 +176,7 @@ export async function runtimeCall<T>(call: () => Promise<T>): Promise<T> {
     if (!(error instanceof RuntimeError)) throw error;
     if (error.code === "no_checkpoint_key") {
       throw new UsageError(
-        `A hook asked for approval and ${CHECKPOINT_KEY_ENV} is not set, so the paused run cannot be checkpointed: set it (at least 16 bytes), or answer the calls in the scenario's \`approvals\``,
+        `A hook asked for approval and ${CHECKPOINT_KEY_ENV} is not set, so the paused run cannot be checkpointed; the run stopped at the ask, and no tool ran after it. ${KEY_HOW}, then run it again (or answer the calls in the scenario's \`approvals\`)`,
       );
     }
     if (error.code === "invalid_options" && /checkpointKey/.test(error.message))
