@@ -16,10 +16,10 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(argv: string[]) {
+async function cli(argv: string[], at = store) {
   let stdout = "";
   let stderr = "";
-  const code = await runCli([...argv, "--store", store], {
+  const code = await runCli([...argv, "--store", at], {
     stdout: (t) => {
       stdout += t;
     },
@@ -37,19 +37,10 @@ describe("isohook upload", () => {
     writeHook(dir, "typo-hook", GOOD_INDEX);
     const typo = join(dir, "typo.db");
     for (const json of [false, true]) {
-      let stdout = "";
-      let stderr = "";
-      const argv = ["upload", "--tenant", "acme", "typo-hook", "--store", typo, ...(json ? ["--json"] : [])];
-      const code = await runCli(argv, {
-        stdout: (t) => {
-          stdout += t;
-        },
-        stderr: (t) => {
-          stderr += t;
-        },
-        env: { USER: "alice" },
-        cwd: dir,
-      });
+      const { code, stdout, stderr } = await cli(
+        ["upload", "--tenant", "acme", "typo-hook", ...(json ? ["--json"] : [])],
+        typo,
+      );
       expect(code).toBe(1);
       if (json) expect(JSON.parse(stdout)).toMatchObject({ error: { code: "missing" } });
       else expect(stderr).toContain(`No store at ${typo}. Create it with \`isohook migrate --store ${typo}\``);
