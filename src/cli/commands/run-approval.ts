@@ -36,8 +36,11 @@ export const CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_KEY";
 /** While rotating keys: the key before it, which still opens checkpoints (never seals one). */
 export const PREVIOUS_CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_PREVIOUS_KEY";
 
+const NEW_KEY = `$(node -e "console.log(require('crypto').randomBytes(32).toString('base64'))")`;
+
 /** How to set the key, for the errors that need one. */
-export const KEY_HOW = `Set ${CHECKPOINT_KEY_ENV} to at least 16 bytes, e.g. export ${CHECKPOINT_KEY_ENV}=$(node -e "console.log(require('crypto').randomBytes(32).toString('base64'))")`;
+export const KEY_HOW = `Set ${CHECKPOINT_KEY_ENV} to at least 16 bytes, e.g. export ${CHECKPOINT_KEY_ENV}=${NEW_KEY}`;
+
 /** A checkpoint file is refused above this (the runtime caps a body at 32 Mi characters). */
 const MAX_CHECKPOINT_FILE_BYTES = 40 * 1024 * 1024;
 
@@ -75,7 +78,7 @@ function checkpointKeyOf(env: CliIO["env"]): CheckpointKey | undefined {
       const short = [key, previous].some((k) => k !== undefined && Buffer.byteLength(k) < MIN_KEY_BYTES);
       throw new UsageError(
         short
-          ? `${CHECKPOINT_KEY_ENV} (and ${PREVIOUS_CHECKPOINT_KEY_ENV}) must be at least ${MIN_KEY_BYTES} bytes: 32 random bytes, e.g. $(node -e "console.log(require('crypto').randomBytes(32).toString('base64'))")`
+          ? `${CHECKPOINT_KEY_ENV} (and ${PREVIOUS_CHECKPOINT_KEY_ENV}) must be at least ${MIN_KEY_BYTES} bytes: 32 random bytes, e.g. ${NEW_KEY}`
           : `${CHECKPOINT_KEY_ENV} is not a usable checkpoint key`,
       );
     }
