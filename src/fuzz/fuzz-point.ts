@@ -128,8 +128,15 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
     runs += details.numRuns;
     if (!details.failed) break;
     if (failing === undefined) {
-      // The property threw instead of returning false: the executor itself failed (closed or aborted).
-      const message = details.errorInstance instanceof Error ? details.errorInstance.message : "the executor failed";
+      // The property threw instead of returning false: the executor itself failed (closed or aborted), or
+      // the time bound cut the first call short (fast-check then reports a failure with no counterexample).
+      const cutShort = details.interrupted && details.numRuns === 0 && details.errorInstance == null;
+      const message =
+        details.errorInstance instanceof Error
+          ? details.errorInstance.message
+          : cutShort
+            ? "the time bound ran out before the first generated call finished: give the fuzz more time, or a quieter machine"
+            : "the executor failed";
       const event = (details.counterexample?.[0] ?? null) as JsonValue;
       failures.push({ code: "unavailable", message, event, seed: options.seed, found: "fuzz" });
       break;

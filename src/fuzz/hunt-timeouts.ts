@@ -148,7 +148,9 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
         const size = run.sizes.shift() ?? 0;
         const event = grownEvent(run.series, size);
         const eventJson = JSON.stringify(event);
-        if (eventJson.length > limits.maxEventChars || !schema.safeParse(event).success) {
+        // A grown tool name no matcher selects would never reach the handler: that series ends here.
+        const sent = eventJson.length <= limits.maxEventChars && schema.safeParse(event).success;
+        if (!sent || !calledFor(target, point, event)) {
           run.done = true;
           break;
         }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
 import { compileHook, describeBundle } from "../../src/bundler/index.js";
-import { fuzzBundle } from "../../src/fuzz/index.js";
+import { fuzzBundle, fuzzPoint } from "../../src/fuzz/index.js";
 import { type HookExecutor, Limits, TenantId } from "../../src/protocol/index.js";
 import { toolCallFixture, writeHook } from "../gate/hook-modules.js";
 
@@ -84,4 +84,31 @@ describe("fuzz and tool matchers", () => {
     expect(report.points[0]?.skipped).toBe(0);
     expect(report.points[0]?.failures.map((f) => f.code)).toContain("threw");
   }, 120_000);
+});
+
+describe("a fuzz whose time bound ends before its first call does", () => {
+  it("says the time ran out, not that the executor failed", async () => {
+    // A sandbox whose calls never finish: the 20 ms bound cuts the first one short.
+    const stuck: HookExecutor = {
+      mode: "inline",
+      execute: () => new Promise(() => {}),
+      describe: () => new Promise(() => {}),
+      close: async () => {},
+    };
+    const result = await fuzzPoint(
+      {
+        executor: stuck,
+        bundle: { hash: "sha256-stuck" as never, code: "" },
+        manifest: { hookPoints: ["tool.call"] },
+        tenantId: TenantId.parse("t"),
+        config: {},
+        limits: Limits.parse({}),
+      },
+      { point: "tool.call", dictionary: [], runs: 10, timeMs: 20, seed: 1 },
+    );
+    expect(result.runs).toBe(0);
+    expect(result.failures).toMatchObject([
+      { code: "unavailable", message: expect.stringContaining("time bound ran out") },
+    ]);
+  });
 });
