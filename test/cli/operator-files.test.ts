@@ -54,6 +54,19 @@ describe.each(COMMANDS)("%s", (_, argv) => {
   });
 });
 
+describe("mcp --tokens", () => {
+  it.each([
+    ["a FIFO", "pipe", "a FIFO"],
+    ["a link to /dev/zero", "zero", "a character device"],
+    ["a directory", ".", "a directory"],
+  ])("refuses %s at once, before any sandbox starts, saying what it is", async (_, file, kind) => {
+    const { code, err } = await cli(["mcp", "--listen", "127.0.0.1:0", "--tokens", file, "--upstream", "e=node e.js"]);
+    expect(code).toBe(1);
+    expect(err).toContain("Cannot read the token file");
+    expect(err).toContain(kind);
+  });
+});
+
 describe("the library's loadScenario", () => {
   it.each([
     ["a FIFO", "pipe", "a FIFO"],
