@@ -84,7 +84,12 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
     // `outcome` null: the handler is not called for the event (its tool matchers skip it), as in production.
     const calls: { event: string; outcome: HookOutcome | null; cpuMs: number }[] = [];
     let failing: { failure: Failure; eventJson: string } | undefined;
-    const property = fc.asyncProperty(events, async (event) => {
+    let inFlight: Promise<boolean> | undefined;
+    const property = fc.asyncProperty(events, (event) => {
+      inFlight = call(event);
+      return inFlight;
+    });
+    const call = async (event: unknown): Promise<boolean> => {
       signal?.throwIfAborted();
       const eventJson = JSON.stringify(event);
       if (!calledFor(target, point, event as JsonValue)) {
@@ -99,13 +104,15 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
       if (outcome.type === "decided" || known.has(failureKey(outcome.failure))) return true;
       failing = { failure: outcome.failure, eventJson };
       return false;
-    });
+    };
     const details = await fc.check(property, {
       numRuns: options.runs - runs,
       seed,
       interruptAfterTimeLimit: Math.max(1, Math.round(left)),
       markInterruptAsFailure: false,
     });
+    // The bound cut the first call short: its outcome (bounded by the sandbox's own limits) still counts.
+    if (details.interrupted && details.numRuns === 0) await inFlight?.catch(() => undefined);
     signal?.throwIfAborted();
     // The first numRuns calls are the generated runs; the rest are shrinking attempts.
     for (const call of calls.slice(0, details.numRuns)) {
@@ -126,17 +133,12 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
       costliest.set(kind, kept.slice(0, BRANCH_EVENTS_PER_DECISION));
     }
     runs += details.numRuns;
-    if (!details.failed) break;
+    // fast-check reports a bound that cut the first call short as a failure without a counterexample.
+    const cutShort = details.interrupted && details.numRuns === 0 && details.errorInstance == null;
+    if (!details.failed || (cutShort && failing === undefined)) break;
     if (failing === undefined) {
-      // The property threw instead of returning false: the executor itself failed (closed or aborted), or
-      // the time bound cut the first call short (fast-check then reports a failure with no counterexample).
-      const cutShort = details.interrupted && details.numRuns === 0 && details.errorInstance == null;
-      const message =
-        details.errorInstance instanceof Error
-          ? details.errorInstance.message
-          : cutShort
-            ? "the time bound ran out before the first generated call finished: give the fuzz more time, or a quieter machine"
-            : "the executor failed";
+      // The property threw instead of returning false: the executor itself failed (closed or aborted).
+      const message = details.errorInstance instanceof Error ? details.errorInstance.message : "the executor failed";
       const event = (details.counterexample?.[0] ?? null) as JsonValue;
       failures.push({ code: "unavailable", message, event, seed: options.seed, found: "fuzz" });
       break;

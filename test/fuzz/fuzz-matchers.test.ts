@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
 import { compileHook, describeBundle } from "../../src/bundler/index.js";
 import { fuzzBundle, fuzzPoint } from "../../src/fuzz/index.js";
-import { type HookExecutor, Limits, TenantId } from "../../src/protocol/index.js";
+import { type HookExecutor, Limits, type SandboxResult, TenantId } from "../../src/protocol/index.js";
 import { toolCallFixture, writeHook } from "../gate/hook-modules.js";
 
 /** A handler that is only ever called for git_* tools in production, and throws for any other tool. */
@@ -87,18 +87,18 @@ describe("fuzz and tool matchers", () => {
 });
 
 describe("a fuzz whose time bound ends before its first call does", () => {
-  it("says the time ran out, not that the executor failed", async () => {
-    // A sandbox whose calls never finish: the 20 ms bound cuts the first one short.
-    const stuck: HookExecutor = {
-      mode: "inline",
-      execute: () => new Promise(() => {}),
-      describe: () => new Promise(() => {}),
-      close: async () => {},
-    };
-    const result = await fuzzPoint(
+  /** A sandbox whose every call takes 60 ms of wall time and ends as `outcome`: past the fuzz's 20 ms bound. */
+  const slow = (result: SandboxResult): HookExecutor => ({
+    mode: "inline",
+    execute: () => new Promise((done) => setTimeout(() => done(result), 60)),
+    describe: () => Promise.reject(new Error("not used")),
+    close: async () => {},
+  });
+  const fuzzSlow = (result: SandboxResult) =>
+    fuzzPoint(
       {
-        executor: stuck,
-        bundle: { hash: "sha256-stuck" as never, code: "" },
+        executor: slow(result),
+        bundle: { hash: "sha256-slow" as never, code: "" },
         manifest: { hookPoints: ["tool.call"] },
         tenantId: TenantId.parse("t"),
         config: {},
@@ -106,9 +106,21 @@ describe("a fuzz whose time bound ends before its first call does", () => {
       },
       { point: "tool.call", dictionary: [], runs: 10, timeMs: 20, seed: 1 },
     );
+
+  it("reports how that call failed, with its event, not a failed executor", async () => {
+    const failure = { code: "timeout" as const, message: "The hook ran past its 50 ms timeout (CPU time)" };
+    const result = await fuzzSlow({ type: "failed", failure, cpuMs: 50, runMs: 60 });
+    expect(result.failures).toMatchObject([{ code: "timeout", event: { call: expect.any(Object) } }]);
+  });
+
+  it("reports nothing when that call decided", async () => {
+    const result = await fuzzSlow({
+      type: "replied",
+      reply: JSON.stringify({ kind: "returned", result: null, logs: [] }),
+      cpuMs: 1,
+      runMs: 60,
+    });
+    expect(result.failures).toEqual([]);
     expect(result.runs).toBe(0);
-    expect(result.failures).toMatchObject([
-      { code: "unavailable", message: expect.stringContaining("time bound ran out") },
-    ]);
   });
 });
