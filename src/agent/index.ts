@@ -29,6 +29,7 @@ export { dispatchReported } from "./run-context.js";
 export {
   type LoadedScenario,
   loadScenario,
+  MAX_SCENARIO_BYTES,
   parseScenario,
   Scenario,
   ScenarioError,

@@ -66,6 +66,12 @@ export interface AgentLoopOptions {
     pending: readonly PendingApproval[],
     signal: AbortSignal,
   ) => ApprovalDecisions | undefined | Promise<ApprovalDecisions | undefined>;
+  /**
+   * Whether a paused run can be kept (the caller can seal a checkpoint, or `approve` answers). Default true.
+   * False: the first ask ends its batch at once, so no tool runs after a pause that would be lost; the run
+   * ends with stop reason `approval` as usual.
+   */
+  readonly canPause?: boolean;
 }
 
 /**
@@ -123,6 +129,7 @@ async function loop(
     emit: safeEmit(options.onEvent),
     transcript,
     turn,
+    canPause: options.canPause !== false || options.approve !== undefined,
   };
   let ending: Ending;
   try {

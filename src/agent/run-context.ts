@@ -12,6 +12,8 @@ export interface RunContext {
   /** The durable transcript; stages append to it through `addMessage`. */
   readonly transcript: Message[];
   turn: number;
+  /** False when a pause could not be kept (`AgentLoopOptions.canPause`): an ask ends its batch at once. */
+  readonly canPause: boolean;
 }
 
 /**

@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { HookFileError, readOperatorFile } from "../bundler/index.js";
 import { JsonValue, Limits, Message, TenantId } from "../protocol/index.js";
 import { ApprovalDecision } from "./approval.js";
 import type { RunInbox } from "./inbox.js";
@@ -106,15 +106,23 @@ export interface LoadedScenario {
   readonly hookRoot: string | undefined;
 }
 
-/** Reads and validates a scenario file; throws `ScenarioError` naming the file and the field. */
+/** Largest scenario file read (16 MiB). */
+export const MAX_SCENARIO_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Reads and validates a scenario file; throws `ScenarioError` naming the file and the field. The file is
+ * read by the one operator-file reader: a FIFO, a device, a directory or a file over `MAX_SCENARIO_BYTES`
+ * is refused before a byte is read.
+ */
 export async function loadScenario(file: string, signal?: AbortSignal): Promise<LoadedScenario> {
   let text: string;
   try {
-    text = await readFile(file, { encoding: "utf8", ...(signal ? { signal } : {}) });
+    text = await readOperatorFile(file, { shown: file, what: "the scenario", maxBytes: MAX_SCENARIO_BYTES });
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : String(error);
-    throw new ScenarioError(`Cannot read scenario ${file}: ${reason}`);
+    if (error instanceof HookFileError) throw new ScenarioError(error.message);
+    throw error;
   }
+  signal?.throwIfAborted();
   return scenarioOfText(text, file);
 }
 

@@ -16,7 +16,8 @@ export interface TurnTools {
  * Sequential by default; `parallel` decides every call first (hooks of a run are serialised anyway), runs
  * the tools concurrently, then checks the results in call order. Never throws: every call gets exactly one
  * tool result, also when a hook stops the run, the signal aborts or the host fails mid-batch, except a call
- * a hook asked about: the batch finishes the others and returns the asked calls `held`.
+ * a hook asked about: the batch finishes the others and returns the asked calls `held` (when the run cannot
+ * pause, `run.canPause` false, it stops at the first ask and runs no further tool).
  */
 export async function runToolBatch(
   run: RunContext,
@@ -38,6 +39,7 @@ export async function runToolBatch(
         }
         if (prepared.kind === "ask") {
           hold(index, prepared);
+          if (!run.canPause) break;
           continue;
         }
         if (prepared.kind === "answered" && prepared.terminate && !state.terminate)
@@ -57,12 +59,14 @@ export async function runToolBatch(
         }
         if (one.kind === "ask") {
           hold(index, one);
+          if (!run.canPause) break;
           continue;
         }
         if (one.kind === "answered" && one.terminate && !state.terminate) state.terminate = one.terminate;
         prepared.push({ index, settled: one });
       }
-      if (!state.stop) {
+      // A pause that cannot be kept runs none of the batch's tools.
+      if (!state.stop && (run.canPause || state.pending.length === 0)) {
         const outputs = await Promise.all(
           prepared.map(({ settled: p }) => (p.kind === "run" ? execute(run, p) : p.result)),
         );

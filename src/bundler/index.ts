@@ -13,3 +13,4 @@ export {
   type ReadHookFileOptions,
   readHookFile,
 } from "./hook-file.js";
+export { type OperatorFileOptions, readOperatorFile } from "./operator-file.js";

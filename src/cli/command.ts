@@ -1,11 +1,15 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { closestName } from "../protocol/index.js";
-import { printableJson } from "../terminal/index.js";
+import { lines, type Printed, printableJson } from "../terminal/index.js";
 
-/** Where a command writes and what it may read of its environment: tests pass their own. */
+/**
+ * Where a command writes and what it may read of its environment: tests pass their own. The writers take
+ * only `Printed` text (built by `line`, `lines`, `printable` or `printableJson`): every line a command
+ * prints has had its tenant fields escaped, or it does not compile.
+ */
 export interface CliIO {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
+  readonly stdout: (text: Printed) => void;
+  readonly stderr: (text: Printed) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   readonly signal?: AbortSignal;
@@ -130,7 +134,7 @@ export function integerFlag(args: ParsedArgs, name: string, min: number, max: nu
  * tenant text in it stays exact, with the characters a terminal would act on JSON-escaped.
  */
 export function writeJson(io: CliIO, value: unknown): void {
-  io.stdout(`${printableJson(value)}\n`);
+  io.stdout(lines([printableJson(value)]));
 }
 
 /**

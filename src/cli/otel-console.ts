@@ -1,7 +1,7 @@
 import { type Attributes, metrics, trace } from "@opentelemetry/api";
 import type { DataPoint, MetricData, ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { printableJson } from "../terminal/index.js";
+import { lines, printableJson } from "../terminal/index.js";
 import { CliError, type CliIO } from "./command.js";
 
 /** The environment variable that turns OpenTelemetry on for one CLI invocation. */
@@ -41,7 +41,7 @@ export async function startOtel(io: CliIO): Promise<OtelSession | undefined> {
       "otel_unavailable",
     );
   }
-  const line = (value: unknown) => io.stderr(`${printableJson(value)}\n`);
+  const line = (value: unknown) => io.stderr(lines([printableJson(value)]));
   const tracerProvider = new traceSdk.BasicTracerProvider({
     spanProcessors: [new traceSdk.SimpleSpanProcessor(jsonLineExporter(line))],
   });

@@ -1,5 +1,5 @@
 import { closestName } from "../protocol/index.js";
-import { printable } from "../terminal/index.js";
+import { line, type Printed, printable } from "../terminal/index.js";
 import {
   CliError,
   type CliIO,
@@ -57,7 +57,7 @@ export async function runCli(argv: string[], rawIO: CliIO): Promise<number> {
   }
   if (name === "--version" || name === "-V") {
     if (json) writeJson(io, { isohook: await packageVersion() });
-    else io.stdout(`isohook ${await packageVersion()}\n`);
+    else io.stdout(line`isohook ${await packageVersion()}\n`);
     return EXIT.ok;
   }
   if (name === "help")
@@ -102,7 +102,15 @@ function help(topics: string[], io: CliIO, json: boolean): number {
 /** Help text as is, or with `--json` as `{"help": text}`. */
 function printHelp(io: CliIO, json: boolean, text: string): void {
   if (json) writeJson(io, { help: text });
-  else io.stdout(text.endsWith("\n") ? text : `${text}\n`);
+  else io.stdout(message(text.endsWith("\n") ? text : `${text}\n`));
+}
+
+/**
+ * An error message or help text: written by isohook, several lines at times, with any tenant text in it
+ * escaped where it was embedded; controls that slipped through are escaped here, line breaks are kept.
+ */
+function message(text: string): Printed {
+  return printable(text, { keepNewlines: true });
 }
 
 function unknownCommand(name: string): string {
@@ -118,12 +126,14 @@ function fail(io: CliIO, json: boolean, command: Command | undefined, error: Usa
     const details = error instanceof CliError ? error.details : usage === undefined ? {} : { usage };
     writeJsonError(io, error.code, error.message, details);
   } else if (error instanceof CliError) {
-    io.stderr(`isohook ${command?.name}: ${error.message}\n`);
+    io.stderr(message(`isohook ${command?.name}: ${error.message}\n`));
   } else if (command === undefined) {
-    io.stderr(`isohook: ${error.message}\n`);
+    io.stderr(message(`isohook: ${error.message}\n`));
   } else {
     io.stderr(
-      `isohook ${command.name}: ${error.message}\n${usage}\nRun \`isohook ${command.name} --help\` for details.\n`,
+      message(
+        `isohook ${command.name}: ${error.message}\n${usage}\nRun \`isohook ${command.name} --help\` for details.\n`,
+      ),
     );
   }
   return error instanceof CliError ? EXIT.failed : EXIT.usage;

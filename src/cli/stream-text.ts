@@ -1,22 +1,23 @@
 import type { RunEvent } from "../runtime/index.js";
-import { printable } from "../terminal/index.js";
+import { line, lines, type Printed } from "../terminal/index.js";
 
 /**
  * The human trace with streamed text shown as it arrives: a turn's text deltas go on one `streaming` line
  * (printable, so a model cannot move the cursor), which ends before the next traced line.
  */
-export function streamingTrace(trace: (event: RunEvent) => string[]): (event: RunEvent) => string {
+export function streamingTrace(trace: (event: RunEvent) => Printed[]): (event: RunEvent) => Printed | undefined {
   let streaming = false;
   return (event) => {
     if (event.type === "model.delta") {
-      if (event.kind !== "text") return "";
+      if (event.kind !== "text") return undefined;
       const head = streaming ? "" : `    ${"streaming".padEnd(16)}`;
       streaming = true;
-      return head + printable(event.delta);
+      return line`${head}${event.delta}`;
     }
-    const lines = trace(event);
-    if (lines.length === 0) return "";
-    const out = `${streaming ? "\n" : ""}${lines.join("\n")}\n`;
+    const traced = trace(event);
+    if (traced.length === 0) return undefined;
+    // An empty first line ends the streaming line.
+    const out = lines(streaming ? [line``, ...traced] : traced);
     streaming = false;
     return out;
   };

@@ -1,10 +1,10 @@
-import { printable } from "../terminal/index.js";
+import { lines, type Printed, printable } from "../terminal/index.js";
 
 /**
  * Left-aligned columns separated by two spaces, with a header row; for human output (`--json` is for
  * machines). Every cell passes through `printable`: stored text (an uploader name) cannot break a row.
  */
-export function textTable(header: readonly string[], rawRows: readonly (readonly string[])[]): string {
+export function textTable(header: readonly string[], rawRows: readonly (readonly string[])[]): Printed {
   const rows = rawRows.map((row) => row.map((cell) => printable(cell)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) =>
@@ -12,7 +12,7 @@ export function textTable(header: readonly string[], rawRows: readonly (readonly
       .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
       .join("  ")
       .trimEnd();
-  return `${[line(header), ...rows.map(line)].join("\n")}\n`;
+  return lines([line(header), ...rows.map(line)].map((row) => printable(row)));
 }
 
 /** `sha256-0123456789ab…` → `0123456789ab`: enough to tell bundles apart in a table. */

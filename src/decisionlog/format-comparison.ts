@@ -1,4 +1,4 @@
-import { printable } from "../terminal/index.js";
+import { type Printed, printable } from "../terminal/index.js";
 import type { ComparisonReport, CostSummary } from "./compare.js";
 import { clip, outcomeText } from "./decision-view.js";
 
@@ -14,7 +14,7 @@ export interface ComparisonLabels {
  * changes by point and by outcome, failures by code, cost of each side, then the first differing events
  * in full. Every piece of tenant text (results, reasons, events) goes through `printable`.
  */
-export function formatComparison(report: ComparisonReport, labels: ComparisonLabels): string[] {
+export function formatComparison(report: ComparisonReport, labels: ComparisonLabels): Printed[] {
   const { compared, agreed, differed } = report;
   const lines = [
     `${compared} call${compared === 1 ? "" : "s"} compared: ${agreed} agreed, ${differed} differed` +
@@ -47,7 +47,7 @@ export function formatComparison(report: ComparisonReport, labels: ComparisonLab
     // Clipped: an event can be megabytes; `--json` keeps it exact.
     lines.push(`    event      ${clip(JSON.stringify(d.event), 300)}`);
   });
-  return lines;
+  return lines.map((line) => printable(line));
 }
 
 function cost(summary: CostSummary): string {

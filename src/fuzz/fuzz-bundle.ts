@@ -27,6 +27,8 @@ export interface PointReport {
   readonly durationMs: number;
   readonly decided: OutcomeCounts;
   readonly failed: OutcomeCounts;
+  /** Generated events not sent: no tool matcher of the handler selects their tool (production skips them too). */
+  readonly skipped: number;
   /** CPU of the generated calls; `p99OfTimeout` is the headroom. */
   readonly cpu: CpuStats | null;
   readonly failures: readonly FuzzFailure[];
@@ -91,6 +93,7 @@ export async function fuzzBundle(target: FuzzTarget, options: FuzzBundleOptions)
       durationMs: fuzzed.durationMs + (growth?.durationMs ?? 0),
       decided: fuzzed.decided,
       failed: fuzzed.failed,
+      skipped: fuzzed.skipped,
       cpu: cpuStats(fuzzed.cpuSamples, target.limits.timeoutMs),
       failures: [...fuzzed.failures, ...(growth?.failures ?? [])],
       growth,

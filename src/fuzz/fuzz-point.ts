@@ -2,6 +2,7 @@ import fc from "fast-check";
 import type { Failure, HookOutcome, HookPoint, JsonValue } from "../protocol/index.js";
 import { eventArbitrary } from "./event-arbitrary.js";
 import {
+  calledFor,
   type FuzzFailure,
   type FuzzTarget,
   failureFacts,
@@ -38,6 +39,8 @@ export interface FuzzPointResult {
   readonly seed: number;
   readonly decided: OutcomeCounts;
   readonly failed: OutcomeCounts;
+  /** Generated events whose tool no matcher of the handler selects: production never calls it for them. */
+  readonly skipped: number;
   /** CPU ms of every generated call (shrinking excluded), for `cpuStats`. */
   readonly cpuSamples: readonly number[];
   /** Each distinct failure (code and message), shrunk, in the order found. */
@@ -72,16 +75,27 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
   const costliest = new Map<string, { eventJson: string; cpuMs: number }[]>();
   const known = new Set<string>();
   let runs = 0;
+  let skipped = 0;
 
   for (let round = 0; runs < options.runs; round++) {
     const left = options.timeMs - (performance.now() - started);
     if (left <= 0) break;
     const seed = (options.seed + round) | 0;
-    const calls: { event: string; outcome: HookOutcome; cpuMs: number }[] = [];
+    // `outcome` null: the handler is not called for the event (its tool matchers skip it), as in production.
+    const calls: { event: string; outcome: HookOutcome | null; cpuMs: number }[] = [];
     let failing: { failure: Failure; eventJson: string } | undefined;
-    const property = fc.asyncProperty(events, async (event) => {
+    let inFlight: Promise<boolean> | undefined;
+    const property = fc.asyncProperty(events, (event) => {
+      inFlight = call(event);
+      return inFlight;
+    });
+    const call = async (event: unknown): Promise<boolean> => {
       signal?.throwIfAborted();
       const eventJson = JSON.stringify(event);
+      if (!calledFor(target, point, event as JsonValue)) {
+        calls.push({ event: eventJson, outcome: null, cpuMs: 0 });
+        return true;
+      }
       const {
         outcome,
         cost: { cpuMs },
@@ -90,16 +104,22 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
       if (outcome.type === "decided" || known.has(failureKey(outcome.failure))) return true;
       failing = { failure: outcome.failure, eventJson };
       return false;
-    });
+    };
     const details = await fc.check(property, {
       numRuns: options.runs - runs,
       seed,
       interruptAfterTimeLimit: Math.max(1, Math.round(left)),
       markInterruptAsFailure: false,
     });
+    // The bound cut the first call short: its outcome (bounded by the sandbox's own limits) still counts.
+    if (details.interrupted && details.numRuns === 0) await inFlight?.catch(() => undefined);
     signal?.throwIfAborted();
     // The first numRuns calls are the generated runs; the rest are shrinking attempts.
     for (const call of calls.slice(0, details.numRuns)) {
+      if (call.outcome === null) {
+        skipped++;
+        continue;
+      }
       cpuSamples.push(call.cpuMs);
       if (call.outcome.type === "failed") {
         failedCounts[call.outcome.failure.code] = (failedCounts[call.outcome.failure.code] ?? 0) + 1;
@@ -113,7 +133,9 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
       costliest.set(kind, kept.slice(0, BRANCH_EVENTS_PER_DECISION));
     }
     runs += details.numRuns;
-    if (!details.failed) break;
+    // fast-check reports a bound that cut the first call short as a failure without a counterexample.
+    const cutShort = details.interrupted && details.numRuns === 0 && details.errorInstance == null;
+    if (!details.failed || (cutShort && failing === undefined)) break;
     if (failing === undefined) {
       // The property threw instead of returning false: the executor itself failed (closed or aborted).
       const message = details.errorInstance instanceof Error ? details.errorInstance.message : "the executor failed";
@@ -142,6 +164,7 @@ export async function fuzzPoint(target: FuzzTarget, options: FuzzPointOptions): 
     seed: options.seed,
     decided,
     failed: failedCounts,
+    skipped,
     cpuSamples,
     failures,
     branchEvents,

@@ -1,4 +1,4 @@
-import { type InvokedHook, invokeHook } from "../dispatch/index.js";
+import { callsHandler, type HandlerManifest, type InvokedHook, invokeHook } from "../dispatch/index.js";
 import type {
   Failure,
   FailureCode,
@@ -15,6 +15,8 @@ export interface FuzzTarget {
   /** The sandbox (`createHookExecutor()`); the caller owns and closes it. */
   readonly executor: HookExecutor;
   readonly bundle: SandboxBundle;
+  /** The bundle's points and tool matchers: an event no matcher selects is not sent, as in production. */
+  readonly manifest: HandlerManifest;
   readonly tenantId: TenantId;
   /** The stored version, for `ctx.bundle.version` (0 for a bundle built from source). */
   readonly version?: number;
@@ -46,7 +48,7 @@ export interface FuzzFailure {
   readonly issues?: Failure["issues"];
   /** `threw`: where, in the tenant's own code. */
   readonly stack?: Failure["stack"];
-  /** The shrunk event (random fuzz) or a description of the grown one (timeout hunt, see `grown`). */
+  /** The shrunk event (random fuzz) or the grown event that failed, whole (timeout hunt; `grown` describes it). */
   readonly event: JsonValue;
   /** The seed that replays the random fuzz that found it (`--seed`). */
   readonly seed: number;
@@ -96,6 +98,14 @@ export function fuzzCtxJson(target: FuzzTarget, runId: string): string {
     config: target.config,
     state: {},
   });
+}
+
+/**
+ * Whether production calls the target's handler at `point` for `event` (`callsHandler`, the dispatcher's
+ * own answer): an event whose tool no matcher selects never reaches the handler, so it is not a finding.
+ */
+export function calledFor(target: FuzzTarget, point: HookPoint, event: JsonValue): boolean {
+  return callsHandler(target.manifest, point, target.observe === true, event);
 }
 
 /**

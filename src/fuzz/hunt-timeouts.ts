@@ -1,5 +1,6 @@
 import { HOOK_POINTS, type HookPoint, type JsonValue } from "../protocol/index.js";
 import {
+  calledFor,
   type FuzzFailure,
   type FuzzTarget,
   failureFacts,
@@ -115,7 +116,8 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
     return { cpuMs: least, failure: undefined, starved: false };
   };
 
-  const bases = options.bases.filter((b) => b.point === point);
+  // A base whose tool no matcher selects never reaches the handler in production: growing it finds nothing real.
+  const bases = options.bases.filter((b) => b.point === point && calledFor(target, point, b.event));
   const floors = new Map<JsonValue, number>();
   for (const base of bases) {
     const { cpuMs, failure } = await measure(JSON.stringify(base.event));
@@ -146,7 +148,9 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
         const size = run.sizes.shift() ?? 0;
         const event = grownEvent(run.series, size);
         const eventJson = JSON.stringify(event);
-        if (eventJson.length > limits.maxEventChars || !schema.safeParse(event).success) {
+        // A grown tool name no matcher selects would never reach the handler: that series ends here.
+        const sent = eventJson.length <= limits.maxEventChars && schema.safeParse(event).success;
+        if (!sent || !calledFor(target, point, event)) {
           run.done = true;
           break;
         }
@@ -164,7 +168,7 @@ export async function huntTimeouts(target: FuzzTarget, options: HuntOptions): Pr
           if (!failures.some((f) => f.code === failure.code)) {
             failures.push({
               ...failureFacts(failure),
-              event: run.series.seed.event,
+              event,
               seed: options.seed,
               found: "grow",
               grown: growthInput(run.series, size),

@@ -186,7 +186,15 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
   // One seed for every point: `--seed <n>` replays the whole fuzz.
   const seed = options.fuzz?.seed ?? Math.floor(Math.random() * 2 ** 31);
   for (const { point, observe } of targets) {
-    const target = { executor, bundle: sandboxBundle, tenantId, config: options.config ?? {}, limits, observe };
+    const target = {
+      executor,
+      bundle: sandboxBundle,
+      manifest,
+      tenantId,
+      config: options.config ?? {},
+      limits,
+      observe,
+    };
     const result = await fuzzPoint(target, {
       point,
       dictionary: dictionary.strings,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { JsonValue } from "../protocol/index.js";
-import { printable } from "../terminal/index.js";
+import { type Printed, printable } from "../terminal/index.js";
 import type { GateReport } from "./gate-report.js";
 
 /** Enough of a stored report to show it; older or newer reports with extra fields still read. */
@@ -23,9 +23,9 @@ type ReportView = z.infer<typeof StoredReport>;
  * message lists problems gives one line each, indented under the reason (the gate escapes tenant text where
  * it builds a message, so only its own line breaks remain; a stored message with a raw one stays indented).
  */
-export function formatGateReport(report: GateReport | JsonValue | null): string[] {
+export function formatGateReport(report: GateReport | JsonValue | null): Printed[] {
   const parsed = StoredReport.safeParse(report);
-  if (!parsed.success) return ["(no gate report recorded)"];
+  if (!parsed.success) return [printable("(no gate report recorded)")];
   const r: ReportView = parsed.data;
   const lines = [`${r.type} in ${(r.durationMs / 1000).toFixed(1)} s`];
   if (r.fixtures) lines.push(`fixtures: ${r.fixtures.passed}/${r.fixtures.total} passed (${r.fixtures.file})`);

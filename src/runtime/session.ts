@@ -178,7 +178,7 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
     if (key === undefined) {
       throw new RuntimeError(
         "no_checkpoint_key",
-        `A hook asked for approval of ${paused.batch.pending.length} tool call(s), and there is no checkpoint key to seal the paused run with: pass \`checkpointKey\` to createHookRuntime or runAgent (or \`approve\` to answer in-process)`,
+        `A hook asked for approval of ${paused.batch.pending.length} tool call(s), and there is no checkpoint key to seal the paused run with (the run stopped at the ask: no tool ran after it): pass \`checkpointKey\` to createHookRuntime or runAgent (or \`approve\` to answer in-process)`,
       );
     }
     const checkpoint = sealCheckpoint(
@@ -229,7 +229,9 @@ export function createAgentSessions(context: SessionContext): AgentSessions {
     return session(run, tenantId, runId, async (signal, forward) => {
       const { hooks, warnings } = await startRun(context, { tenantId, runId, policy: run.policy }, signal, forward);
       const approve = run.approve === undefined ? {} : { approve: run.approve };
-      const loop = { ...loopFields(run), ...approve, hooks, model, signal, onEvent: forward };
+      // Without a key a pause cannot be sealed: the loop then stops at the first ask, running no further tool.
+      const canPause = (run.checkpointKey ?? options.checkpointKey) !== undefined;
+      const loop = { ...loopFields(run), ...approve, canPause, hooks, model, signal, onEvent: forward };
       const settings = run.settings ?? {};
       const sessionOptions = {
         maxTurns: run.maxTurns ?? DEFAULT_MAX_TURNS,

@@ -1,6 +1,6 @@
 import type { HookRecord } from "../dispatch/index.js";
 import { failureText, type HookPoint, type JsonValue, type ToolCall } from "../protocol/index.js";
-import { printable } from "../terminal/index.js";
+import { type Printed, printable } from "../terminal/index.js";
 import type { RunEvent } from "./events.js";
 
 /** Options of the readable trace. */
@@ -16,12 +16,10 @@ export interface TraceOptions {
  * Text from tenants, models and tools (reasons, messages, names, run ids) is `printable` and kept on its
  * line: a reason cannot move the cursor or erase a line to change which tenant a decision is shown under.
  */
-export function formatRunEvent(event: RunEvent, options: TraceOptions = {}): string | undefined {
+export function formatRunEvent(event: RunEvent, options: TraceOptions = {}): Printed | undefined {
   const text = eventText(event, options);
-  return text
-    ?.split("\n")
-    .map((line) => printable(line))
-    .join("\n");
+  // The trace's own line breaks stay; tenant text was kept on its line where it was embedded.
+  return text === undefined ? undefined : printable(text, { keepNewlines: true });
 }
 
 function eventText(event: RunEvent, options: TraceOptions): string | undefined {
@@ -168,8 +166,8 @@ function short(hash: string): string {
  * A stateful trace of one run: `formatRunEvent` per event, except that a quarantine change or a shadow
  * call (emitted while the point is still being dispatched) is shown after that point's lines.
  */
-export function runTrace(options: TraceOptions = {}): (event: RunEvent) => string[] {
-  let held: string[] = [];
+export function runTrace(options: TraceOptions = {}): (event: RunEvent) => Printed[] {
+  let held: Printed[] = [];
   return (event) => {
     const line = formatRunEvent(event, options);
     // A shadow call with no deciding call beside it has no `hooks.decided` to follow: it is shown at once.

@@ -1,1 +1,9 @@
-export { line, type PrintableOptions, printable, printableJson } from "./printable.js";
+export {
+  line,
+  lines,
+  MAX_FIELD_CHARS,
+  type PrintableOptions,
+  type Printed,
+  printable,
+  printableJson,
+} from "./printable.js";

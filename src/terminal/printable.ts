@@ -8,6 +8,21 @@ const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
 const UNPRINTABLE_BUT_NEWLINE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
 const SHORT: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
+declare const PRINTED: unique symbol;
+
+/**
+ * Text made safe for a terminal by this module (`printable`, `line`, `lines`, `printableJson`): the only
+ * text the CLI's writers take (`CliIO.stdout`/`stderr`), so an output site that forgets to escape a
+ * tenant's field does not type-check. A plain string becomes one only through these functions.
+ */
+export type Printed = string & { readonly [PRINTED]: true };
+
+/**
+ * Longest a single interpolated value of `line` is shown, in characters (after escaping): past it the
+ * value is cut and the number of characters left out is said. `--json` keeps the text whole.
+ */
+export const MAX_FIELD_CHARS = 2_000;
+
 export interface PrintableOptions {
   /**
    * Keep `\n` as a line break, for multi-line text the caller frames line by line (a stack trace, a list of
@@ -27,23 +42,35 @@ export interface PrintableOptions {
  * @example
  * printable("ok\x1b[2K\rforged\u202e"); // "ok\\x1b[2K\\rforged\\u202e"
  */
-export function printable(text: string, options: PrintableOptions = {}): string {
+export function printable(text: string, options: PrintableOptions = {}): Printed {
   const pattern = options.keepNewlines === true ? UNPRINTABLE_BUT_NEWLINE : UNPRINTABLE;
-  return text.replace(pattern, visibleEscape);
+  return text.replace(pattern, visibleEscape) as Printed;
 }
 
 /**
- * One line of human output with every interpolated value passed through `printable`: the tag, not each
- * call site, escapes the fields, so a field added to a report later cannot forget it. Values the CLI
- * formats itself (sizes, durations) pass through unchanged.
+ * Human output with every interpolated value passed through `printable` and cut at `MAX_FIELD_CHARS`: the
+ * tag, not each call site, escapes the fields, so a field added to a report later cannot forget it. Only
+ * the template's own text (the CLI's) may hold line breaks; a value never starts a line. Values the CLI
+ * formats itself (sizes, durations) are escaped too, which leaves them unchanged.
  *
  * @example
- * line`  costliest: ${path} took ${ms}`; // a path "a\nclean" stays on this line: "a\\nclean"
+ * line`  costliest: ${path} took ${ms}\n`; // a path "a\nclean" stays on this line: "a\\nclean"
  */
-export function line(strings: TemplateStringsArray, ...values: unknown[]): string {
+export function line(strings: TemplateStringsArray, ...values: unknown[]): Printed {
   let text = strings[0] ?? "";
-  for (let i = 0; i < values.length; i++) text += printable(String(values[i])) + (strings[i + 1] ?? "");
-  return text;
+  for (let i = 0; i < values.length; i++) text += field(String(values[i])) + (strings[i + 1] ?? "");
+  return text as Printed;
+}
+
+/** Lines already made printable, each ended by a line break: what a command writes in one go. */
+export function lines(parts: readonly Printed[]): Printed {
+  return parts.map((part) => `${part}\n`).join("") as Printed;
+}
+
+function field(text: string): string {
+  const shown = printable(text);
+  if (shown.length <= MAX_FIELD_CHARS) return shown;
+  return `${shown.slice(0, MAX_FIELD_CHARS)}… (${shown.length - MAX_FIELD_CHARS} more characters)`;
 }
 
 /**
@@ -54,9 +81,9 @@ export function line(strings: TemplateStringsArray, ...values: unknown[]): strin
  * @example
  * printableJson({ reason: "\u202eevil" }); // '{"reason":"\\u202eevil"}'
  */
-export function printableJson(value: unknown): string {
+export function printableJson(value: unknown): Printed {
   // Outside strings JSON holds only ASCII punctuation, digits and letters, so every match is inside one.
-  return JSON.stringify(value).replace(UNPRINTABLE, jsonEscape);
+  return JSON.stringify(value).replace(UNPRINTABLE, jsonEscape) as Printed;
 }
 
 function visibleEscape(character: string): string {

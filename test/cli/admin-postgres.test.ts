@@ -48,6 +48,7 @@ describe.skipIf(!available)("admin commands on a PostgreSQL store", () => {
 
   it("uploads, lists, activates, rolls back, inspects and audits through ISOHOOK_STORE", async () => {
     writeHook(dir, "policy", GOOD_INDEX);
+    expect((await cli(["migrate"])).code).toBe(0);
     for (let i = 0; i < 2; i++) {
       const upload = await cli(["upload", "--tenant", "acme", "policy", "--activate", "--seed", "1"]);
       expect([upload.code, upload.stderr]).toEqual([0, ""]);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,16 +9,17 @@ import { fileDigest } from "../store/helpers/files.js";
 let dir: string;
 let store: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "isohook-upload-"));
   store = join(dir, "store.db");
+  expect((await cli(["migrate"])).code).toBe(0);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(argv: string[]) {
+async function cli(argv: string[], at = store) {
   let stdout = "";
   let stderr = "";
-  const code = await runCli([...argv, "--store", store], {
+  const code = await runCli([...argv, "--store", at], {
     stdout: (t) => {
       stdout += t;
     },
@@ -32,6 +33,21 @@ async function cli(argv: string[]) {
 }
 
 describe("isohook upload", () => {
+  it("refuses a store that does not exist, naming it and how to create it, and creates nothing", async () => {
+    writeHook(dir, "typo-hook", GOOD_INDEX);
+    const typo = join(dir, "typo.db");
+    for (const json of [false, true]) {
+      const { code, stdout, stderr } = await cli(
+        ["upload", "--tenant", "acme", "typo-hook", ...(json ? ["--json"] : [])],
+        typo,
+      );
+      expect(code).toBe(1);
+      if (json) expect(JSON.parse(stdout)).toMatchObject({ error: { code: "missing" } });
+      else expect(stderr).toContain(`No store at ${typo}. Create it with \`isohook migrate --store ${typo}\``);
+      expect(existsSync(typo)).toBe(false);
+    }
+  });
+
   it("gates, stores and activates a hook; versions, rollback and audit follow", async () => {
     writeHook(dir, "policy", GOOD_INDEX);
     writeFileSync(join(dir, "config.json"), '{"mode": "strict"}');

@@ -65,6 +65,7 @@ beforeAll(async () => {
   scenario = join(dir, "push.json");
   const roomy = { limits: { timeoutMs: 500 }, budgets: { turnMs: 10_000, runMs: 30_000 } };
   await writeFile(scenario, JSON.stringify({ ...spec, ...roomy }));
+  expect((await cliJson(["migrate"])).code).toBe(0);
   const upload = await cliJson(["upload", "--tenant", "acme", join(REPO, "hooks/ask-before-push"), "--activate"]);
   expect(upload.code, JSON.stringify(upload.value)).toBe(0);
   const log = await cliJson(["log", "--tenant", "acme", "--on", "--sample", "1"]);

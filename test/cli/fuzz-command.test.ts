@@ -75,6 +75,7 @@ describe("isohook fuzz", () => {
 
   it("sweeps every tenant's active bundle in a store, one line each, and fails when any does", async () => {
     const path = join(dir, "three.db");
+    expect(await runCli(["migrate", "--store", path], fakeIO(ROOT))).toBe(0);
     // Through the deploy gate, which keeps the fixture events in its report for later fuzzing.
     for (const [tenant, entry] of [
       ["acme", "hooks/redact-secrets"],

@@ -7,7 +7,7 @@ import { createHookExecutor } from "../../sandbox/supervisor/index.js";
 import { parseCommandArgs } from "../../src/cli/command.js";
 import { createDemoCommand, DEMO_WORKERS } from "../../src/cli/commands/demo.js";
 import { COMMANDS } from "../../src/cli/commands/index.js";
-import { runCli } from "../../src/cli/index.js";
+import { type CliIO, runCli } from "../../src/cli/index.js";
 import { CLI_OUTPUT, type CliCommandName, cliOutputJsonSchema, outputLineSchema } from "../../src/cli/json-output.js";
 import { SCHEMA_VERSION } from "../../src/store/index.js";
 import { fakeIO } from "./fake-io.js";
@@ -54,6 +54,8 @@ async function cli(command: CliCommandName, argv: string[], cwd = REPO, env: Rec
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "isohook-json-"));
   store = join(dir, "store.db");
+  // Only `migrate` creates a store; every admin command below finds it.
+  expect(await runCli(["migrate"], fakeIO(REPO, { ISOHOOK_STORE: store }))).toBe(0);
   const scenario = JSON.parse(await readFile(join(REPO, "scenarios/acme-coding-agent.json"), "utf8"));
   delete scenario.hook;
   await writeFile(join(dir, "acme.json"), JSON.stringify({ ...scenario, ...ROOMY }));
@@ -319,10 +321,10 @@ describe("--json output", () => {
     await writeFile(join(dir, "tokens"), "acme-token-0123456789 acme\n");
     const controller = new AbortController();
     const recorded = fakeIO(REPO, {});
-    const io = {
+    const io: CliIO = {
       ...recorded,
       signal: controller.signal,
-      stdout: (text: string) => {
+      stdout: (text) => {
         recorded.stdout(text);
         controller.abort();
       },

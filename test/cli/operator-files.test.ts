@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadScenario, ScenarioError } from "../../src/agent/index.js";
 import { runCli } from "../../src/cli/index.js";
 import { fakeIO } from "./fake-io.js";
 
@@ -27,6 +28,13 @@ async function cli(argv: string[]) {
   return { code, out: io.out(), err: io.err() };
 }
 
+/** What each reader must refuse at once: its name, the file under `dir`, and the kind the error names. */
+const SPECIAL_FILES: [string, string, string][] = [
+  ["a FIFO", "pipe", "a FIFO"],
+  ["a link to /dev/zero", "zero", "a character device"],
+  ["a directory", ".", "a directory"],
+];
+
 const COMMANDS: [string, (file: string) => string[]][] = [
   ["run --resume", (file) => ["run", "--resume", file, "--approve", "c1"]],
   ["run --scenario", (file) => ["run", "--scenario", file]],
@@ -35,11 +43,7 @@ const COMMANDS: [string, (file: string) => string[]][] = [
 ];
 
 describe.each(COMMANDS)("%s", (_, argv) => {
-  it.each([
-    ["a FIFO", "pipe", "a FIFO"],
-    ["a link to /dev/zero", "zero", "a character device"],
-    ["a directory", ".", "a directory"],
-  ])("refuses %s at once, saying what it is", async (__, file, kind) => {
+  it.each(SPECIAL_FILES)("refuses %s at once, saying what it is", async (__, file, kind) => {
     const { code, err } = await cli(argv(file));
     expect(code).toBe(1);
     expect(err).toContain(kind);
@@ -50,6 +54,31 @@ describe.each(COMMANDS)("%s", (_, argv) => {
     const { code, out } = await cli([...argv("pipe"), "--json"]);
     expect(code).toBe(1);
     expect(JSON.parse(out.trim())).toMatchObject({ error: { code: "not_a_file" } });
+  });
+});
+
+describe("mcp --tokens", () => {
+  it.each(SPECIAL_FILES)("refuses %s at once, before any sandbox starts, saying what it is", async (_, file, kind) => {
+    const { code, err } = await cli(["mcp", "--listen", "127.0.0.1:0", "--tokens", file, "--upstream", "e=node e.js"]);
+    expect(code).toBe(1);
+    expect(err).toContain("Cannot read the token file");
+    expect(err).toContain(kind);
+  });
+});
+
+describe("the library's loadScenario", () => {
+  it.each(SPECIAL_FILES)("refuses %s at once through the same reader, saying what it is", async (_, file, kind) => {
+    const error = await loadScenario(join(dir, file)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ScenarioError);
+    expect((error as Error).message).toMatch(/^Cannot read the scenario /);
+    expect((error as Error).message).toContain(kind);
+  });
+
+  it("refuses a scenario over the size cap without reading it whole", async () => {
+    writeFileSync(join(dir, "huge.json"), " ".repeat(16 * 1024 * 1024 + 1));
+    const error = await loadScenario(join(dir, "huge.json")).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ScenarioError);
+    expect((error as Error).message).toMatch(/huge\.json.*(larger|over|MiB|bytes)/);
   });
 });
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookExecutor } from "../../sandbox/supervisor/index.js";
-import { compileHook } from "../../src/bundler/index.js";
+import { compileHook, describeBundle } from "../../src/bundler/index.js";
 import { parseFixtures } from "../../src/fixture-runner/index.js";
 import { type FuzzTarget, huntTimeouts, type SeedEvent } from "../../src/fuzz/index.js";
 import { type HookExecutor, Limits, TenantId } from "../../src/protocol/index.js";
@@ -30,6 +30,7 @@ async function hunt(entry: string, timeMs = 90_000) {
   const target: FuzzTarget = {
     executor,
     bundle: { hash: built.hash, code: built.code },
+    manifest: await describeBundle(built, executor),
     tenantId: TenantId.parse("hunt"),
     config: {},
     limits: Limits.parse({}),

@@ -76,6 +76,7 @@ describe("special files in a hook folder", () => {
     mkfifo("fixtures.jsonl");
     const io = fakeIO(host.base, { USER: "mallory" });
     const store = join(host.base, "store.db");
+    expect(await runCli(["migrate", "--store", store], fakeIO(host.base))).toBe(0);
     const code = await runCli(["upload", "--tenant", "attacker", "tenants/attacker", "--store", store], io);
     expect(code).toBe(1);
     expect(io.err()).toContain(`[invalid_fixtures] ${GATE_FIXTURES} is a FIFO (named pipe)`);
@@ -169,6 +170,7 @@ describe("special files in a hook folder", () => {
     await host.write("fixtures.jsonl", FIXTURE);
     const io = fakeIO(host.base, { USER: "mallory" });
     const argv = ["upload", "--tenant", "attacker", "tenants/attacker", "--config", "tenants/attacker/config.json"];
+    expect(await runCli(["migrate", "--store", join(host.base, "store.db")], fakeIO(host.base))).toBe(0);
     expect(await runCli([...argv, "--store", join(host.base, "store.db")], io)).toBe(1);
     expect(io.err()).toContain(
       "Cannot read the config file tenants/attacker/config.json: tenants/attacker/config.json is a FIFO",

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { HookFileError, readOperatorFile } from "../../bundler/index.js";
 import { TenantId } from "../../protocol/index.js";
 import { McpGatewayError } from "./upstream.js";
 
@@ -13,17 +13,21 @@ const MIN_TOKEN_CHARS = 16;
 
 const digest = (token: string) => createHash("sha256").update(token).digest("hex");
 
+/** Largest token file read (1 MiB: tens of thousands of tokens). */
+const MAX_TOKEN_FILE_BYTES = 1024 * 1024;
+
 /**
  * Reads a token file: one `TOKEN TENANT` pair per line, `#` comments and blank lines ignored. Tokens are
- * kept and compared as SHA-256 digests, so a lookup's timing says nothing about a token's characters.
+ * kept and compared as SHA-256 digests, so a lookup's timing says nothing about a token's characters. The
+ * file is read by the one operator-file reader: a FIFO, a device or a directory is refused at once.
  */
 export async function readTokenFile(path: string): Promise<TokenFile> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = await readOperatorFile(path, { shown: path, what: "the token file", maxBytes: MAX_TOKEN_FILE_BYTES });
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new McpGatewayError("invalid_options", `Could not read the token file ${path}: ${reason}`);
+    if (!(error instanceof HookFileError)) throw error;
+    throw new McpGatewayError("invalid_options", error.message);
   }
   return tokensOf(text, path);
 }

@@ -1,3 +1,4 @@
+import { line } from "../../terminal/index.js";
 import { type Command, EXIT, integerFlag, UsageError, writeJson } from "../command.js";
 import { activationJson } from "../json-output-rollout.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
@@ -34,13 +35,13 @@ Exit codes: 0 active (or already was), 1 no such version or the store failed, 2 
       store.activate({ tenantId, version, by }, io.signal),
     );
     if (args.json) writeJson(io, activationJson(result));
-    else if (!result.changed) io.stdout(`${tenantId}: version ${version} was already active; nothing changed.\n`);
+    else if (!result.changed) io.stdout(line`${tenantId}: version ${version} was already active; nothing changed.\n`);
     else {
       const ended = result.endedRollout
         ? `; the rollout of v${result.endedRollout.version} (${result.endedRollout.percent} %) ended`
         : "";
       io.stdout(
-        `${tenantId}: version ${version} is active (was ${result.previous === null ? "none" : `v${result.previous}`})${ended}.\n`,
+        line`${tenantId}: version ${version} is active (was ${result.previous === null ? "none" : `v${result.previous}`})${ended}.\n`,
       );
     }
     return EXIT.ok;

@@ -1,3 +1,4 @@
+import { line } from "../../terminal/index.js";
 import { type Command, EXIT, integerFlag, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { shortHash, textTable } from "../text-table.js";
@@ -40,7 +41,7 @@ Exit codes: 0 shown, 1 the store cannot be read, 2 usage.
       return EXIT.ok;
     }
     if (entries.length === 0) {
-      io.stdout("No audit entries.\n");
+      io.stdout(line`No audit entries.\n`);
       return EXIT.ok;
     }
     const withDetail = entries.some((e) => e.detail !== null);

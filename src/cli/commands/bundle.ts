@@ -9,6 +9,7 @@ import {
   isToolPoint,
   type ToolMatchers,
 } from "../../protocol/index.js";
+import { line, lines, type Printed } from "../../terminal/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import { CliError, type Command, EXIT, stringFlag, writeJson } from "../command.js";
 import { hookEntryOf } from "../hook-entry.js";
@@ -94,18 +95,18 @@ async function writeOutput(file: string, code: string, sourceMap: string): Promi
   }
 }
 
-function summary(manifest: BundleManifest, out: string | undefined): string {
+function summary(manifest: BundleManifest, out: string | undefined): Printed {
   const nothing = manifest.observe === undefined ? "none (the bundle does nothing)" : "none";
   const points = manifest.hookPoints.length > 0 ? pointsText(manifest.hookPoints, manifest.tools) : nothing;
-  const lines = [
-    `Bundled ${manifest.entry}: ${manifest.bytes.toLocaleString("en-US")} bytes, ${manifest.hash}`,
-    `Hook points: ${points}`,
+  const shown = [
+    line`Bundled ${manifest.entry}: ${manifest.bytes.toLocaleString("en-US")} bytes, ${manifest.hash}`,
+    line`Hook points: ${points}`,
   ];
   if (manifest.observe !== undefined) {
-    lines.push(`Observe-only: ${pointsText(manifest.observe.hookPoints, manifest.observe.tools)}`);
+    shown.push(line`Observe-only: ${pointsText(manifest.observe.hookPoints, manifest.observe.tools)}`);
   }
-  if (out !== undefined) lines.push(`Wrote ${out} and ${out}.map`);
-  return `${lines.join("\n")}\n`;
+  if (out !== undefined) shown.push(line`Wrote ${out} and ${out}.map`);
+  return lines(shown);
 }
 
 /** `tool.call (tools: shell, git_*), run.end`: globs are tool-name characters and wildcards only (ToolGlob). */

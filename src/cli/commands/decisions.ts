@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type DecisionView, exportLine, outcomeOf, outcomeText, viewOf } from "../../decisionlog/index.js";
+import { line } from "../../terminal/index.js";
 import { CliError, type Command, EXIT, integerFlag, stringFlag, writeJson } from "../command.js";
 import { knownTenant, logOffHint, pointFlag, sinceFlag } from "../decision-options.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
@@ -65,7 +66,9 @@ Exit codes: 0 listed, 1 the store cannot be read or the file cannot be written, 
       return EXIT.ok;
     }
     if (views.length === 0)
-      io.stdout(`No recorded calls of ${tenantId}${point ? ` at ${point}` : ""}.${hint === "" ? "" : ` ${hint}.`}\n`);
+      io.stdout(
+        line`No recorded calls of ${tenantId}${point ? ` at ${point}` : ""}.${hint === "" ? "" : ` ${hint}.`}\n`,
+      );
     else
       io.stdout(
         textTable(
@@ -84,7 +87,7 @@ Exit codes: 0 listed, 1 the store cannot be read or the file cannot be written, 
       );
     if (exported !== null && file !== undefined) {
       const skipped = exported.skipped === 0 ? "" : ` (${exported.skipped} with a truncated event left out)`;
-      io.stdout(`Exported ${exported.lines} line${exported.lines === 1 ? "" : "s"} to ${file}${skipped}.\n`);
+      io.stdout(line`Exported ${exported.lines} line${exported.lines === 1 ? "" : "s"} to ${file}${skipped}.\n`);
     }
     return EXIT.ok;
   },

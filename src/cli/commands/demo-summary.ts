@@ -1,6 +1,6 @@
 import type { LoadedScenario } from "../../agent/index.js";
 import type { RunAgentResult, RunEvent } from "../../runtime/index.js";
-import { printable } from "../../terminal/index.js";
+import { type Printed, printable } from "../../terminal/index.js";
 
 /** One tenant's demo session in numbers. */
 export interface DemoTally {
@@ -67,7 +67,7 @@ export function tallyOf(
   };
 }
 
-export function summaryLines(tallies: readonly DemoTally[], timeoutMs: number): string[] {
+export function summaryLines(tallies: readonly DemoTally[], timeoutMs: number): Printed[] {
   const rows = tallies.map((t) => [
     t.tenant,
     String(t.worker),
@@ -109,5 +109,5 @@ export function summaryLines(tallies: readonly DemoTally[], timeoutMs: number): 
       }
     }
   }
-  return lines;
+  return lines.map((text) => printable(text));
 }

@@ -7,7 +7,7 @@ import { buildBundle } from "../../bundler/index.js";
 import { type HookExecutor, Limits, type LimitsInput, type TenantId } from "../../protocol/index.js";
 import { createHookRuntime, type RunAgentResult, type RunEvent, runTrace } from "../../runtime/index.js";
 import { SqliteBundleStore } from "../../store/index.js";
-import { printable } from "../../terminal/index.js";
+import { line, lines, type Printed } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, writeJson } from "../command.js";
 import { eventJson } from "../json-output-events.js";
 import { PACKAGE_ROOT } from "../package-info.js";
@@ -87,7 +87,7 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
       const store = await SqliteBundleStore.open(join(dir, "store.db"));
       try {
         const uploads = await uploadAll(store, executor, scenarios, io);
-        if (!args.json) io.stdout(setupLines(dir, executor, uploads, limits).join("\n"));
+        if (!args.json) io.stdout(lines(setupLines(dir, executor, uploads, limits)));
         const runtime = await createHookRuntime({
           executor,
           store,
@@ -122,7 +122,9 @@ export function createDemoCommand(deps: DemoCommandDeps = defaultDeps): Command 
           writeJson(io, { type: "summary", tenants: tallies, problems, seconds: Number(seconds(started)) });
         } else {
           for (const loaded of scenarios) io.stdout(traceOf(loaded, events.get(loaded.scenario.tenant) ?? []));
-          io.stdout(`${summaryLines(tallies, limits.timeoutMs).join("\n")}\n\nFinished in ${seconds(started)} s.\n`);
+          io.stdout(
+            lines([...summaryLines(tallies, limits.timeoutMs), line``, line`Finished in ${seconds(started)} s.`]),
+          );
         }
         if (problems.length > 0) throw new CliError(failureMessage(problems, tallies, limits), "demo_failed");
         return EXIT.ok;
@@ -173,33 +175,34 @@ async function uploadAll(store: SqliteBundleStore, executor: HookExecutor, scena
   return uploads;
 }
 
-function setupLines(dir: string, executor: HookExecutor, uploads: Upload[], limits: Limits): string[] {
-  const lines = [
-    "isohook demo: five tenants, a scripted model, a SQLite store and sandbox worker processes",
-    "",
-    `  store    ${join(dir, "store.db")} (removed at the end)`,
-    `  sandbox  ${executor.mode} mode: V8 isolates in ${DEMO_WORKERS} supervised worker processes, ${limits.timeoutMs} ms and ${limits.memoryMb} MB per hook call`,
+function setupLines(dir: string, executor: HookExecutor, uploads: Upload[], limits: Limits): Printed[] {
+  const shown = [
+    line`isohook demo: five tenants, a scripted model, a SQLite store and sandbox worker processes`,
+    line``,
+    line`  store    ${join(dir, "store.db")} (removed at the end)`,
+    line`  sandbox  ${executor.mode} mode: V8 isolates in ${DEMO_WORKERS} supervised worker processes, ${limits.timeoutMs} ms and ${limits.memoryMb} MB per hook call`,
   ];
   for (const [i, u] of uploads.entries()) {
     const where = u.active ? ` (active, runs on worker ${shardOf(u.tenantId, DEMO_WORKERS)})` : "";
-    lines.push(`  ${i === 0 ? "uploaded" : "        "} ${u.tenantId} v${u.version} from ${u.entry}${where}`);
+    shown.push(line`  ${i === 0 ? "uploaded" : "        "} ${u.tenantId} v${u.version} from ${u.entry}${where}`);
   }
-  lines.push("  running the four sessions at the same time…", "", "");
-  return lines;
+  // Two empty lines: the last one is ended by the next write, the first trace.
+  shown.push(line`  running the four sessions at the same time…`, line``);
+  return shown;
 }
 
-function traceOf(loaded: LoadedScenario, events: readonly RunEvent[]): string {
+function traceOf(loaded: LoadedScenario, events: readonly RunEvent[]): Printed {
   const { scenario } = loaded;
   const trace = runTrace();
-  const lines = [`━━ ${scenario.name ?? scenario.tenant}`];
-  if (scenario.description) lines.push(`   ${scenario.description}`);
-  for (const event of events) lines.push(...trace(event));
+  const shown = [line`━━ ${scenario.name ?? scenario.tenant}`];
+  if (scenario.description) shown.push(line`   ${scenario.description}`);
+  for (const event of events) shown.push(...trace(event));
   const finished = events.find((e) => e.type === "run.finished");
   const answer = [...events].reverse().find((e) => e.type === "model.replied");
   if (finished && answer?.type === "model.replied" && answer.message.content !== "") {
-    lines.push(`  answer: ${printable(answer.message.content)}`);
+    shown.push(line`  answer: ${answer.message.content}`);
   }
-  return `${lines.join("\n")}\n\n`;
+  return lines([...shown, line``]);
 }
 
 /** What the demo promises; anything else is a failed demo (exit 1). */

@@ -1,21 +1,21 @@
 import type { FuzzFailure, FuzzReport, GrowthFlag, PointReport } from "../../fuzz/index.js";
 import { failureText, type HookPoint } from "../../protocol/index.js";
-import { line, printable } from "../../terminal/index.js";
+import { line, type Printed } from "../../terminal/index.js";
 
 /**
  * A fuzz report as lines for people: per point the runs and outcomes, CPU and headroom, each failure with
  * its event and the command that replays it, then the timeout hunt and its flags; last the verdict.
  */
-export function fuzzReportLines(report: FuzzReport, label: string, replay: (point: HookPoint) => string): string[] {
+export function fuzzReportLines(report: FuzzReport, label: string, replay: (point: HookPoint) => string): Printed[] {
   const lines = [
     line`fuzz ${label} · ${report.hash.slice(0, 19)}… · seed ${report.seed} · ${seconds(report.durationMs)}`,
   ];
   for (const point of report.points) {
-    lines.push(`${point.point}: ${point.runs} runs · ${outcomes(point)}`);
+    lines.push(line`${point.point}: ${point.runs} runs · ${outcomes(point)}`);
     if (point.cpu) {
       const { p50Ms, p99Ms, maxMs, p99OfTimeout } = point.cpu;
       lines.push(
-        `  cpu p50 ${ms(p50Ms)} · p99 ${ms(p99Ms)} · max ${ms(maxMs)} — p99 at ${percent(p99OfTimeout)} of ${report.timeoutMs} ms`,
+        line`  cpu p50 ${ms(p50Ms)} · p99 ${ms(p99Ms)} · max ${ms(maxMs)} — p99 at ${percent(p99OfTimeout)} of ${report.timeoutMs} ms`,
       );
     }
     for (const failure of point.failures) lines.push(...failureLines(failure, replay(point.point)));
@@ -23,7 +23,7 @@ export function fuzzReportLines(report: FuzzReport, label: string, replay: (poin
       const g = point.growth;
       const reach = g.largestSize > 0 ? `, up to ${size(g.largestSize)}` : "";
       const cut = g.complete ? "" : " (time budget reached first)";
-      lines.push(`  growth: ${g.series} inputs grown${reach}, ${g.calls} calls, ${seconds(g.durationMs)}${cut}`);
+      lines.push(line`  growth: ${g.series} inputs grown${reach}, ${g.calls} calls, ${seconds(g.durationMs)}${cut}`);
       if (g.peak) {
         const { input, cpuMs } = g.peak;
         lines.push(
@@ -32,20 +32,20 @@ export function fuzzReportLines(report: FuzzReport, label: string, replay: (poin
       }
       if (g.starved > 0)
         lines.push(
-          `    ${count(g.starved, "input")} stopped by timeouts of a busy machine (under half the timeout in CPU)`,
+          line`    ${count(g.starved, "input")} stopped by timeouts of a busy machine (under half the timeout in CPU)`,
         );
-      if (g.flags.length === 0) lines.push("    no super-linear growth");
+      if (g.flags.length === 0) lines.push(line`    no super-linear growth`);
       for (const flag of g.flags) lines.push(...flagLines(flag, report.timeoutMs));
     }
   }
   const failures = report.points.reduce((n, p) => n + p.failures.length, 0);
   const flags = report.points.reduce((n, p) => n + (p.growth?.flags.length ?? 0), 0);
-  lines.push(report.clean ? "clean" : `FAILED: ${count(failures, "failure")}, ${count(flags, "growth flag")}`);
+  lines.push(report.clean ? line`clean` : line`FAILED: ${count(failures, "failure")}, ${count(flags, "growth flag")}`);
   return lines;
 }
 
 /** One line of a fleet sweep: the tenant, its version, the verdict and what stands out. */
-export function sweepLine(report: FuzzReport, tenantWidth = 0): string {
+export function sweepLine(report: FuzzReport, tenantWidth = 0): Printed {
   const head = `${report.tenantId.padEnd(tenantWidth)}  v${String(report.version ?? "?").padEnd(3)}  ${report.hash.slice(7, 19)}`;
   const runs = report.points.reduce((n, p) => n + p.runs, 0);
   const worst = Math.max(0, ...report.points.map((p) => p.cpu?.p99OfTimeout ?? 0));
@@ -74,29 +74,30 @@ function outcomes(point: PointReport): string {
   const parts = [];
   if (Object.keys(point.decided).length > 0) parts.push(`decided: ${list(point.decided)}`);
   if (Object.keys(point.failed).length > 0) parts.push(`failed: ${list(point.failed)}`);
+  if (point.skipped > 0) parts.push(`skipped ${point.skipped} (no tool matcher selects them)`);
   return parts.join(" · ") || "no calls";
 }
 
-function failureLines(failure: FuzzFailure, replay: string): string[] {
+function failureLines(failure: FuzzFailure, replay: string): Printed[] {
   const lines = [line`  ✗ ${failureText(failure)}`];
   if (failure.grown) {
     const g = failure.grown;
-    lines.push(line`      input: ${g.origin} with ${g.path} = ${printable(g.preview)} (${size(g.size, g.kind)})`);
+    lines.push(line`      input: ${g.origin} with ${g.path} = ${g.preview} (${size(g.size, g.kind)})`);
   } else {
     lines.push(line`      event: ${clip(JSON.stringify(failure.event), 300)}`);
   }
-  lines.push(`      replay: ${replay}`);
+  lines.push(line`      replay: ${replay}`);
   return lines;
 }
 
-function flagLines(flag: GrowthFlag, timeoutMs: number): string[] {
+function flagLines(flag: GrowthFlag, timeoutMs: number): Printed[] {
   const { input } = flag;
   const last = flag.points[flag.points.length - 1];
   const where = flag.beyondCap ? " (beyond the event cap)" : "";
   return [
     line`  ⚠ super-linear: ${input.path} grows CPU as size^${flag.slope.toFixed(2)}; a call reaches ${timeoutMs} ms at ~${size(flag.projectedSize, input.kind)}${where}`,
-    line`      input: ${input.origin} with ${input.path} = ${printable(input.preview)}${last ? ` → ${ms(last.cpuMs)}` : ""}`,
-    `      measured: ${flag.points.map((p) => `${size(p.size, input.kind)} ${ms(p.cpuMs)}`).join(", ")}${flag.alike > 0 ? ` · ${count(flag.alike, "other input")} alike` : ""}`,
+    line`      input: ${input.origin} with ${input.path} = ${input.preview}${last ? ` → ${ms(last.cpuMs)}` : ""}`,
+    line`      measured: ${flag.points.map((p) => `${size(p.size, input.kind)} ${ms(p.cpuMs)}`).join(", ")}${flag.alike > 0 ? ` · ${count(flag.alike, "other input")} alike` : ""}`,
   ];
 }
 

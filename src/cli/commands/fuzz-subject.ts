@@ -1,5 +1,6 @@
 import { join, relative } from "node:path";
 import { HookFileError, type ResolvedEntry } from "../../bundler/index.js";
+import type { HandlerManifest } from "../../dispatch/index.js";
 import { FixtureError, readFixtures } from "../../fixture-runner/index.js";
 import type { SeedEvent } from "../../fuzz/index.js";
 import { storedFixtureEvents } from "../../gate/index.js";
@@ -13,6 +14,8 @@ export interface Subject {
   readonly tenantId: TenantId;
   readonly version?: number;
   readonly bundle: SandboxBundle;
+  /** Its points and tool matchers: the fuzz sends a handler only the events production would. */
+  readonly manifest: HandlerManifest;
   readonly config: JsonValue;
   readonly exported: readonly HookPoint[];
   readonly seeds: readonly SeedEvent[];
@@ -60,6 +63,7 @@ export async function storedSubject(
     tenantId,
     version: detail.version,
     bundle: { hash: stored.hash, code: stored.code },
+    manifest: detail.manifest,
     config: detail.config,
     exported: detail.hookPoints,
     seeds: storedSeeds(detail.gateReport),

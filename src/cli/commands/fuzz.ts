@@ -1,6 +1,7 @@
 import { compileHook, describeBundle, resolveEntry } from "../../bundler/index.js";
 import { type FuzzReport, fuzzBundle, fuzzDictionary, type SeedEvent } from "../../fuzz/index.js";
 import { type HookExecutor, type HookPoint, Limits, type LimitsInput, TenantId } from "../../protocol/index.js";
+import { line, lines } from "../../terminal/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
@@ -119,6 +120,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Comma
             label: entry,
             tenantId: FUZZ_TENANT,
             bundle: { hash: built.hash, code: built.code },
+            manifest,
             config: {},
             exported: manifest.hookPoints,
             seeds,
@@ -126,7 +128,7 @@ export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Comma
           };
           const report = await fuzzSubject(executor, subject, settings, io);
           if (args.json) writeJson(io, { entry, ...report });
-          else io.stdout(`${fuzzReportLines(report, subject.label, replayOf(subject, settings)).join("\n")}\n`);
+          else io.stdout(lines(fuzzReportLines(report, subject.label, replayOf(subject, settings))));
           return report.clean ? EXIT.ok : failedVerdict(io, args, "fuzz_findings", `${entry} failed the fuzz`);
         });
       }
@@ -155,14 +157,14 @@ export function createFuzzCommand(deps: FuzzCommandDeps = processSandbox): Comma
               subject === undefined ? "no active version" : points?.length === 0 ? "exports none of --points" : "";
             if (subject === undefined || skip !== "") {
               if (args.json) writeJson(io, { type: "skipped", tenantId, reason: skip });
-              else io.stdout(`${tenantId.padEnd(width)}  -     ${skip}, skipped\n`);
+              else io.stdout(line`${tenantId.padEnd(width)}  -     ${skip}, skipped\n`);
               continue;
             }
             const report = await fuzzSubject(executor, subject, { ...settings, points }, io);
             clean &&= report.clean;
             if (args.json) writeJson(io, report);
-            else if (mode === "all") io.stdout(`${sweepLine(report, width)}\n`);
-            else io.stdout(`${fuzzReportLines(report, subject.label, replayOf(subject, settings)).join("\n")}\n`);
+            else if (mode === "all") io.stdout(lines([sweepLine(report, width)]));
+            else io.stdout(lines(fuzzReportLines(report, subject.label, replayOf(subject, settings))));
           }
           return clean ? EXIT.ok : failedVerdict(io, args, "fuzz_findings", "A fuzzed bundle failed: see its report");
         });
@@ -221,6 +223,7 @@ async function fuzzSubject(
   const target = {
     executor,
     bundle: subject.bundle,
+    manifest: subject.manifest,
     tenantId: subject.tenantId,
     ...(subject.version === undefined ? {} : { version: subject.version }),
     config: subject.config,

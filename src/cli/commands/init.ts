@@ -1,6 +1,7 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { basename, join, relative, resolve } from "node:path";
 import { HOOK_POINT_NAMES, HOOK_POINTS, type HookPoint, type JsonValue } from "../../protocol/index.js";
+import { line, lines } from "../../terminal/index.js";
 import { CliError, type Command, EXIT, UsageError, writeJson } from "../command.js";
 import { hookPointOf } from "../hook-point-option.js";
 import { hookProjectFiles } from "../init-template.js";
@@ -66,12 +67,11 @@ export const initCommand: Command = {
       return EXIT.ok;
     }
     io.stdout(
-      [
-        `Created a hook project in ${shown} (${points.join(", ")}): ${Object.keys(files).join(", ")}`,
-        `Next: cd ${shown} && npm install && npm test`,
-        `      isohook test ${join(shown, "hook")}    # the fixtures, one line each`,
-        "",
-      ].join("\n"),
+      lines([
+        line`Created a hook project in ${shown} (${points.join(", ")}): ${Object.keys(files).join(", ")}`,
+        line`Next: cd ${shown} && npm install && npm test`,
+        line`      isohook test ${join(shown, "hook")}    # the fixtures, one line each`,
+      ]),
     );
     return EXIT.ok;
   },

@@ -1,4 +1,4 @@
-import { printable } from "../../terminal/index.js";
+import { line, lines } from "../../terminal/index.js";
 import { CliError, type Command, EXIT, integerFlag, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { formatBytes } from "../text-table.js";
@@ -59,14 +59,13 @@ Exit codes: 0 shown, 1 no such tenant or version, or the store cannot be read, 2
     const { formatGateReport } = await import("../../gate/index.js");
     const gate = formatGateReport(detail.gateReport);
     io.stdout(
-      [
-        `${tenantId} v${detail.version}${detail.active ? " (active)" : roleOf(detail)}`,
+      lines([
+        line`${tenantId} v${detail.version}${detail.active ? " (active)" : roleOf(detail)}`,
         // The entry, uploader and config are stored text: each stays on its row.
-        ...rows.map(([k, v]) => `  ${k.padEnd(12)} ${printable(v)}`),
-        `  ${"gate".padEnd(12)} ${gate[0] ?? ""}`,
-        ...gate.slice(1).map((line) => `  ${"".padEnd(12)} ${line}`),
-        "",
-      ].join("\n"),
+        ...rows.map(([k, v]) => line`  ${k.padEnd(12)} ${v}`),
+        line`  ${"gate".padEnd(12)} ${gate[0] ?? ""}`,
+        ...gate.slice(1).map((text) => line`  ${"".padEnd(12)} ${text}`),
+      ]),
     );
     return EXIT.ok;
   },

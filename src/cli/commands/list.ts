@@ -1,4 +1,5 @@
 import type { TenantSummary } from "../../store/index.js";
+import { line } from "../../terminal/index.js";
 import { CliError, type Command, EXIT, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, tenantFlag, withStore } from "../store-option.js";
 import { shortHash, textTable } from "../text-table.js";
@@ -39,7 +40,7 @@ Exit codes: 0 listed, 1 no such tenant or the store cannot be read, 2 usage.
       return EXIT.ok;
     }
     if (tenants.length === 0) {
-      io.stdout("No tenants yet. Upload a bundle with `isohook upload --tenant <id> <entry>`.\n");
+      io.stdout(line`No tenants yet. Upload a bundle with \`isohook upload --tenant <id> <entry>\`.\n`);
       return EXIT.ok;
     }
     io.stdout(

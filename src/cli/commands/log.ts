@@ -1,4 +1,5 @@
 import { DEFAULT_LOG_SETTINGS, type LogSettings, type MaskRule } from "../../store/index.js";
+import { line } from "../../terminal/index.js";
 import { type Command, EXIT, integerFlag, type ParsedArgs, stringFlag, UsageError, writeJson } from "../command.js";
 import { knownTenant } from "../decision-options.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
@@ -62,7 +63,7 @@ Exit codes: 0 done (or shown), 1 the store failed, 2 usage.
       });
       const current = found === undefined ? null : settingsOnly(found);
       if (args.json) writeJson(io, { tenantId, settings: current, previous: current, changed: false });
-      else io.stdout(`${tenantId}: ${describe(current)}.\n`);
+      else io.stdout(line`${tenantId}: ${describe(current)}.\n`);
       return EXIT.ok;
     }
     const by = uploaderOf(args, io);
@@ -74,7 +75,7 @@ Exit codes: 0 done (or shown), 1 the store failed, 2 usage.
     if (args.json) writeJson(io, { ...change, changed });
     else
       io.stdout(
-        `${tenantId}: ${describe(change.settings)} (was ${describe(change.previous).replace(/^decision log /, "")}).\n`,
+        line`${tenantId}: ${describe(change.settings)} (was ${describe(change.previous).replace(/^decision log /, "")}).\n`,
       );
     return EXIT.ok;
   },

@@ -17,6 +17,7 @@ import {
   runTrace,
 } from "../../runtime/index.js";
 import { type BundleStore, openStore } from "../../store/index.js";
+import { line, lines, printableJson } from "../../terminal/index.js";
 import {
   CliError,
   type CliIO,
@@ -26,6 +27,7 @@ import {
   type ParsedArgs,
   stringFlag,
   UsageError,
+  writeJson,
 } from "../command.js";
 import { eventJson } from "../json-output-events.js";
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from "../limit-options.js";
@@ -108,15 +110,18 @@ export function createMcpCommand(deps: SandboxDeps = processSandbox): Command {
         const trace = runTrace();
         const write = mode.type === "stdio" ? io.stderr : io.stdout;
         const onEvent = (event: RunEvent) => {
-          if (args.json) write(`${JSON.stringify(eventJson(event))}\n`);
-          else for (const line of trace(event)) write(`${line}\n`);
+          if (args.json) write(lines([printableJson(eventJson(event))]));
+          else {
+            const traced = trace(event);
+            if (traced.length > 0) write(lines(traced));
+          }
         };
         const callTimeoutMs = integerFlag(args, "call-timeout", 100, 600_000);
         const gateway: McpGatewayOptions = {
           runtime,
           upstreams: mode.upstreams,
           onEvent,
-          onStderr: (name, line) => io.stderr(`[${name}] ${line}\n`),
+          onStderr: (name, text) => io.stderr(line`[${name}] ${text}\n`),
           ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }),
         };
         if (mode.type === "stdio") {
@@ -135,8 +140,8 @@ export function createMcpCommand(deps: SandboxDeps = processSandbox): Command {
           const listening = await mcp
             .listenMcpHttp(gateway, { host: mode.host, port: mode.port, authenticate })
             .catch(cliError);
-          if (args.json) io.stdout(`${JSON.stringify({ type: "listening", url: listening.url })}\n`);
-          else io.stdout(`listening on ${listening.url}\n`);
+          if (args.json) writeJson(io, { type: "listening", url: listening.url });
+          else io.stdout(line`listening on ${listening.url}\n`);
           await aborted(io.signal);
           await listening.close();
         }

@@ -1,4 +1,5 @@
 import { storeLocation } from "../../store/index.js";
+import { line } from "../../terminal/index.js";
 import { type Command, EXIT, writeJson } from "../command.js";
 import { STORE_HELP, STORE_OPTION, storeLocationOf, withStore } from "../store-option.js";
 
@@ -31,8 +32,8 @@ Exit codes: 0 up to date (migrated or already), 1 the store was refused or could
     const { from, to } = await withStore(args, io, { create: true }, async (store) => store.migration);
     const result = { store: parsed.kind, location: shown, from, to, migrated: from !== to };
     if (args.json) writeJson(io, result);
-    else if (from === to) io.stdout(`${shown}: schema version ${to}, up to date; nothing changed.\n`);
-    else io.stdout(`${shown}: migrated from schema version ${from} to ${to}.\n`);
+    else if (from === to) io.stdout(line`${shown}: schema version ${to}, up to date; nothing changed.\n`);
+    else io.stdout(line`${shown}: migrated from schema version ${from} to ${to}.\n`);
     return EXIT.ok;
   },
 };

@@ -1,5 +1,5 @@
 import type { QuarantineRecord } from "../../store/index.js";
-import { printable } from "../../terminal/index.js";
+import { line, printable } from "../../terminal/index.js";
 import { type CliIO, type Command, EXIT, integerFlag, UsageError, writeJson } from "../command.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 import { shortHash, textTable } from "../text-table.js";
@@ -72,7 +72,7 @@ export const quarantineCommand: Command = {
     if (args.json) writeJson(io, quarantineJson(released));
     else
       io.stdout(
-        `${tenantId}: the quarantine of v${version} (${shortHash(released.bundleHash)}, strike ${released.strike}) is lifted; every host lets its calls through again as it hears.\n`,
+        line`${tenantId}: the quarantine of v${version} (${shortHash(released.bundleHash)}, strike ${released.strike}) is lifted; every host lets its calls through again as it hears.\n`,
       );
     return EXIT.ok;
   },
@@ -98,7 +98,7 @@ function quarantineJson(entry: QuarantineRecord) {
 
 function printList(io: CliIO, entries: readonly QuarantineRecord[], all: boolean): void {
   if (entries.length === 0) {
-    io.stdout(all ? "No bundle was ever quarantined.\n" : "No bundle is in quarantine.\n");
+    io.stdout(all ? line`No bundle was ever quarantined.\n` : line`No bundle is in quarantine.\n`);
     return;
   }
   const now = Date.now();

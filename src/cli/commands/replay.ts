@@ -9,7 +9,7 @@ import {
 } from "../../decisionlog/index.js";
 import { type ActiveBundle, parseLimits, type TenantId } from "../../protocol/index.js";
 import type { BundleStore } from "../../store/index.js";
-import { printable } from "../../terminal/index.js";
+import { line, lines, printable } from "../../terminal/index.js";
 import {
   CliError,
   type Command,
@@ -98,7 +98,7 @@ export function createReplayCommand(deps: SandboxDeps = processSandbox): Command
         );
       if (records.length === 0 && !args.json)
         io.stderr(
-          `isohook replay: warning: no calls to replay, nothing was compared.${hint === "" ? "" : ` ${hint}.`}\n`,
+          line`isohook replay: warning: no calls to replay, nothing was compared.${hint === "" ? "" : ` ${hint}.`}\n`,
         );
       const executor = await openSandbox(deps, limits, io.signal);
       let report: ComparisonReport;
@@ -119,13 +119,12 @@ export function createReplayCommand(deps: SandboxDeps = processSandbox): Command
         const lines = formatComparison(report, { baseline: "recorded", candidate: `v${version}` });
         throw new CliError([`${summary}:`, ...lines].join("\n"), "decisions_changed");
       }
-      const what = from === undefined ? "recorded calls" : `calls from ${printable(from)}`;
+      const what = from === undefined ? "recorded calls" : `calls from ${from}`;
       io.stdout(
-        [
-          `replay ${tenantId} v${version} against ${records.length} ${what}`,
+        lines([
+          line`replay ${tenantId} v${version} against ${records.length} ${what}`,
           ...formatComparison(report, { baseline: "recorded", candidate: `v${version}` }),
-          "",
-        ].join("\n"),
+        ]),
       );
       return EXIT.ok;
     },

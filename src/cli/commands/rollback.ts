@@ -1,3 +1,4 @@
+import { line } from "../../terminal/index.js";
 import { type Command, EXIT, writeJson } from "../command.js";
 import { activationJson } from "../json-output-rollout.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
@@ -31,9 +32,9 @@ Exit codes: 0 rolled back, 1 nothing earlier to return to or the store failed, 2
     if (args.json) writeJson(io, activationJson(result));
     else if (result.endedRollout)
       io.stdout(
-        `${tenantId}: rollout of v${result.endedRollout.version} (${result.endedRollout.percent} %) ended; every run uses version ${result.version} again.\n`,
+        line`${tenantId}: rollout of v${result.endedRollout.version} (${result.endedRollout.percent} %) ended; every run uses version ${result.version} again.\n`,
       );
-    else io.stdout(`${tenantId}: rolled back to version ${result.version} (from v${result.previous}).\n`);
+    else io.stdout(line`${tenantId}: rolled back to version ${result.version} (from v${result.previous}).\n`);
     return EXIT.ok;
   },
 };

@@ -1,3 +1,4 @@
+import { line } from "../../terminal/index.js";
 import { type Command, EXIT, integerFlag, stringFlag, UsageError, writeJson } from "../command.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 
@@ -46,15 +47,15 @@ Exit codes: 0 rolled out (or already was), 1 no such version, no active version 
       const { previous, ...rest } = result;
       writeJson(io, { ...rest, previousRollout: previous });
     } else if (result.activated) {
-      io.stdout(`${tenantId}: version ${version} is active for every run (rollout complete).\n`);
+      io.stdout(line`${tenantId}: version ${version} is active for every run (rollout complete).\n`);
     } else if (percent === 100) {
-      io.stdout(`${tenantId}: version ${version} was already active for every run; nothing changed.\n`);
+      io.stdout(line`${tenantId}: version ${version} was already active for every run; nothing changed.\n`);
     } else if (!result.changed) {
-      io.stdout(`${tenantId}: version ${version} already had ${percent} % of runs; nothing changed.\n`);
+      io.stdout(line`${tenantId}: version ${version} already had ${percent} % of runs; nothing changed.\n`);
     } else {
       const was = result.previous ? ` (was v${result.previous.version} at ${result.previous.percent} %)` : "";
       io.stdout(
-        `${tenantId}: version ${version} decides ${percent} % of runs, v${result.activeVersion} the others${was}. End it with \`isohook rollback --tenant ${tenantId}\`.\n`,
+        line`${tenantId}: version ${version} decides ${percent} % of runs, v${result.activeVersion} the others${was}. End it with \`isohook rollback --tenant ${tenantId}\`.\n`,
       );
     }
     return EXIT.ok;

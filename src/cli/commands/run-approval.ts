@@ -5,6 +5,7 @@ import {
   type ApprovalDecision,
   type ApprovalDecisions,
   type LoadedScenario,
+  MAX_SCENARIO_BYTES,
   ScenarioError,
   scenarioOfText,
   scriptedModel,
@@ -25,7 +26,7 @@ import {
   type RunEvent,
   RuntimeError,
 } from "../../runtime/index.js";
-import { printable } from "../../terminal/index.js";
+import { line } from "../../terminal/index.js";
 import { CliError, type CliIO, type ParsedArgs, stringFlag, UsageError } from "../command.js";
 import { ageMs } from "../decision-options.js";
 import { readOperatorFile } from "../operator-file.js";
@@ -34,6 +35,12 @@ import { readOperatorFile } from "../operator-file.js";
 export const CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_KEY";
 /** While rotating keys: the key before it, which still opens checkpoints (never seals one). */
 export const PREVIOUS_CHECKPOINT_KEY_ENV = "ISOHOOK_CHECKPOINT_PREVIOUS_KEY";
+
+const NEW_KEY = `$(node -e "console.log(require('crypto').randomBytes(32).toString('base64'))")`;
+
+/** How to set the key, for the errors that need one. */
+export const KEY_HOW = `Set ${CHECKPOINT_KEY_ENV} to at least 16 bytes, e.g. export ${CHECKPOINT_KEY_ENV}=${NEW_KEY}`;
+
 /** A checkpoint file is refused above this (the runtime caps a body at 32 Mi characters). */
 const MAX_CHECKPOINT_FILE_BYTES = 40 * 1024 * 1024;
 
@@ -71,7 +78,7 @@ function checkpointKeyOf(env: CliIO["env"]): CheckpointKey | undefined {
       const short = [key, previous].some((k) => k !== undefined && Buffer.byteLength(k) < MIN_KEY_BYTES);
       throw new UsageError(
         short
-          ? `${CHECKPOINT_KEY_ENV} (and ${PREVIOUS_CHECKPOINT_KEY_ENV}) must be at least ${MIN_KEY_BYTES} bytes: 32 random bytes, e.g. $(node -e "console.log(require('crypto').randomBytes(32).toString('base64'))")`
+          ? `${CHECKPOINT_KEY_ENV} (and ${PREVIOUS_CHECKPOINT_KEY_ENV}) must be at least ${MIN_KEY_BYTES} bytes: 32 random bytes, e.g. ${NEW_KEY}`
           : `${CHECKPOINT_KEY_ENV} is not a usable checkpoint key`,
       );
     }
@@ -172,7 +179,7 @@ export async function runtimeCall<T>(call: () => Promise<T>): Promise<T> {
     if (!(error instanceof RuntimeError)) throw error;
     if (error.code === "no_checkpoint_key") {
       throw new UsageError(
-        `A hook asked for approval and ${CHECKPOINT_KEY_ENV} is not set, so the paused run cannot be checkpointed: set it (at least 16 bytes), or answer the calls in the scenario's \`approvals\``,
+        `A hook asked for approval and ${CHECKPOINT_KEY_ENV} is not set, so the paused run cannot be checkpointed; the run stopped at the ask, and no tool ran after it. ${KEY_HOW}, then run it again (or answer the calls in the scenario's \`approvals\`)`,
       );
     }
     if (error.code === "invalid_options" && /checkpointKey/.test(error.message))
@@ -195,17 +202,15 @@ export async function reportPaused(result: RunAgentResult, args: ParsedArgs, io:
   if (file !== undefined) await writeFile(resolve(io.cwd, file), `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
   if (args.json || file === undefined) return;
   const pending = result.pending ?? [];
-  io.stdout("  waiting for approval:\n");
+  io.stdout(line`  waiting for approval:\n`);
   for (const p of pending) {
     const args = JSON.stringify(p.args);
-    io.stdout(`    ${printable(p.callId)}  ${printable(p.call.name)}(${printable(clip(args, 72))})\n`);
-    io.stdout(`      asked by ${printable(p.by.hookId)}: “${printable(p.reason)}”\n`);
-    if (p.question !== undefined) io.stdout(`      ${printable(p.question)}\n`);
+    io.stdout(line`    ${p.callId}  ${p.call.name}(${clip(args, 72)})\n`);
+    io.stdout(line`      asked by ${p.by.hookId}: “${p.reason}”\n`);
+    if (p.question !== undefined) io.stdout(line`      ${p.question}\n`);
   }
-  const ids = pending.map((p) => `--approve ${printable(p.callId)}`).join(" ");
-  io.stdout(
-    `  checkpoint: ${printable(file)} — continue with: isohook run --resume ${printable(file)} ${ids} (or --reject, --edit)\n`,
-  );
+  const ids = pending.map((p) => `--approve ${p.callId}`).join(" ");
+  io.stdout(line`  checkpoint: ${file} — continue with: isohook run --resume ${file} ${ids} (or --reject, --edit)\n`);
 }
 
 function clip(text: string, width: number): string {
@@ -303,9 +308,6 @@ function scenarioMeta(meta: unknown): ScenarioApproval["meta"] {
   }
   return { scenario: m.scenario, sha256: m.sha256 };
 }
-
-/** Largest scenario file read. */
-const MAX_SCENARIO_BYTES = 16 * 1024 * 1024;
 
 export async function scenarioOf(file: string): Promise<LoadedScenario> {
   return (await readScenario(file)).loaded;

@@ -20,7 +20,7 @@ import {
   runTrace,
 } from "../../runtime/index.js";
 import { type BundleStore, openStore, storeLocation } from "../../store/index.js";
-import { printable } from "../../terminal/index.js";
+import { line } from "../../terminal/index.js";
 import { CliError, type CliIO, type Command, EXIT, stringFlag, UsageError, writeJson } from "../command.js";
 import { eventJson } from "../json-output-events.js";
 import { streamingTrace } from "../stream-text.js";
@@ -33,6 +33,7 @@ import {
   scenarioOf,
   startOf,
 } from "./run-approval.js";
+import { refuseUnkeptPause } from "./run-pause-check.js";
 
 export { scenarioOf };
 
@@ -79,7 +80,8 @@ ${STORE_HELP}
 
 Environment:
   ISOHOOK_CHECKPOINT_KEY  The checkpoint key (at least 16 bytes): needed when a run pauses, and to
-                          resume; missing then, it is a usage error
+                          resume. Missing, a run whose hook can ask is refused before it starts, and
+                          one that asks anyway stops at the ask, no tool run after it (usage errors)
   ISOHOOK_CHECKPOINT_PREVIOUS_KEY
                           While rotating keys: the key before it, which still opens checkpoints
                           sealed with it (new ones are sealed with ISOHOOK_CHECKPOINT_KEY)
@@ -152,8 +154,12 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
             );
           }
         }
-        const source =
-          loaded.hookEntry === undefined ? undefined : fixedBundleSource([await entryBundle(loaded, executor, io)]);
+        const entry = loaded.hookEntry === undefined ? undefined : await entryBundle(loaded, executor, io);
+        const deciding =
+          entry ?? (resume === undefined ? await store?.active(loaded.scenario.tenant, io.signal) : undefined);
+        if (deciding !== undefined && resume === undefined)
+          refuseUnkeptPause(loaded, deciding, start.approval?.key !== undefined);
+        const source = entry === undefined ? undefined : fixedBundleSource([entry]);
         const { budgets } = loaded.scenario;
         runtime = await createHookRuntime({
           executor,
@@ -170,7 +176,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
           if (args.json) writeJson(io, eventJson(event));
           else {
             const text = trace(event);
-            if (text !== "") io.stdout(text);
+            if (text !== undefined) io.stdout(text);
           }
         };
         const result = await runtimeCall(() =>
@@ -183,7 +189,7 @@ export function createRunCommand(deps: RunCommandDeps = defaultDeps): Command {
         await reportPaused(result, args, io);
         if (args.json) writeJson(io, resultLine(result));
         else if (result.checkpoint === undefined)
-          io.stdout(`  answer: ${result.output === "" ? "(none)" : printable(result.output)}\n`);
+          io.stdout(line`  answer: ${result.output === "" ? "(none)" : result.output}\n`);
         return result.stopReason === "error" || result.stopReason === "aborted" ? EXIT.failed : EXIT.ok;
       } finally {
         await runtime?.close();
@@ -261,7 +267,7 @@ async function mustExist(path: string, loaded: LoadedScenario): Promise<void> {
   } catch {
     throw new CliError(
       `${loaded.file} has no \`hook\`, so the tenant's active bundle comes from the store, but there is no store at ${path}. ` +
-        "Pass --store, set ISOHOOK_STORE, upload a bundle first (isohook upload), or give the scenario a `hook`",
+        "Pass --store or set ISOHOOK_STORE to your store, create one (isohook migrate, then isohook upload), or give the scenario a `hook`",
       "no_store",
     );
   }

@@ -1,4 +1,5 @@
 import { HOOK_POINT_NAMES, hookSchema } from "../../protocol/index.js";
+import { printable } from "../../terminal/index.js";
 import { type Command, EXIT, UsageError, writeJson } from "../command.js";
 import { hookPointOf } from "../hook-point-option.js";
 
@@ -33,7 +34,8 @@ export const schemaCommand: Command = {
     if (rest.length > 0) throw new UsageError(`Expected at most one hook point, got ${args.positionals.length}`);
     const schema = hookSchema(name === undefined ? undefined : hookPointOf(name));
     if (args.json) writeJson(io, schema);
-    else io.stdout(`${JSON.stringify(schema, null, 2)}\n`);
+    // The published schema, indented for reading: isohook's own text, its line breaks kept.
+    else io.stdout(printable(`${JSON.stringify(schema, null, 2)}\n`, { keepNewlines: true }));
     return EXIT.ok;
   },
 };

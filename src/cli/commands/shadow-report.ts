@@ -9,6 +9,7 @@ import {
   viewOf,
 } from "../../decisionlog/index.js";
 import { HOOK_POINT_NAMES, type HookPoint, JsonObject, JsonValue } from "../../protocol/index.js";
+import { line, lines } from "../../terminal/index.js";
 import { CliError, type Command, EXIT, integerFlag, stringFlag, UsageError, writeJson } from "../command.js";
 import { sinceFlag } from "../decision-options.js";
 import { readOperatorFile } from "../operator-file.js";
@@ -89,8 +90,8 @@ Exit codes: 0 reported (differences included), 1 no shadowed calls found or the 
       return EXIT.ok;
     }
     const versions = (v: readonly number[]) => v.map((n) => `v${n}`).join(", ") || "none";
-    const header = `shadow report for ${tenantId}: ${versions(report.versions.candidate)} in shadow mode beside ${versions(report.versions.baseline)}`;
-    io.stdout(`${[header, ...formatComparison(report, { baseline: "active", candidate: "shadow" })].join("\n")}\n`);
+    const header = line`shadow report for ${tenantId}: ${versions(report.versions.candidate)} in shadow mode beside ${versions(report.versions.baseline)}`;
+    io.stdout(lines([header, ...formatComparison(report, { baseline: "active", candidate: "shadow" })]));
     return EXIT.ok;
   },
 };

@@ -1,3 +1,4 @@
+import { line } from "../../terminal/index.js";
 import { type Command, EXIT, integerFlag, UsageError, writeJson } from "../command.js";
 import { BY_HELP, BY_OPTION, STORE_HELP, STORE_OPTION, tenantFlag, uploaderOf, withStore } from "../store-option.js";
 
@@ -52,15 +53,15 @@ Exit codes: 0 done (or nothing to change), 1 no such version, no active version 
     } else if (result.version === null) {
       io.stdout(
         result.changed
-          ? `${tenantId}: shadow mode is off (was v${result.previous}).\n`
-          : `${tenantId}: shadow mode was off; nothing changed.\n`,
+          ? line`${tenantId}: shadow mode is off (was v${result.previous}).\n`
+          : line`${tenantId}: shadow mode was off; nothing changed.\n`,
       );
     } else if (!result.changed) {
-      io.stdout(`${tenantId}: version ${result.version} was in shadow mode already; nothing changed.\n`);
+      io.stdout(line`${tenantId}: version ${result.version} was in shadow mode already; nothing changed.\n`);
     } else {
       const was = result.previous === null ? "" : ` (instead of v${result.previous})`;
       io.stdout(
-        `${tenantId}: version ${result.version} runs in shadow mode${was}: it sees every live call and decides nothing. Compare with \`isohook shadow-report --tenant ${tenantId}\`.\n`,
+        line`${tenantId}: version ${result.version} runs in shadow mode${was}: it sees every live call and decides nothing. Compare with \`isohook shadow-report --tenant ${tenantId}\`.\n`,
       );
     }
     return EXIT.ok;

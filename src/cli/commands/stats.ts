@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { recordOf } from "../../decisionlog/index.js";
 import type { TenantId } from "../../protocol/index.js";
+import { line } from "../../terminal/index.js";
 import {
   CliError,
   type CliIO,
@@ -137,9 +138,9 @@ function printStats(io: CliIO, tenantId: string, from: string, since: string | n
       .map(([key, n]) => `${key} ${n}`)
       .join(" · ") || "none";
   const window = since === null ? "" : ` since ${since}`;
-  io.stdout(`${tenantId}: ${stats.calls} hook call${stats.calls === 1 ? "" : "s"} in ${from}${window}\n`);
+  io.stdout(line`${tenantId}: ${stats.calls} hook call${stats.calls === 1 ? "" : "s"} in ${from}${window}\n`);
   if (stats.calls === 0) return;
-  io.stdout(`  decisions  ${counts(stats.decisions)}\n  failures   ${counts(stats.failures)}\n`);
+  io.stdout(line`  decisions  ${counts(stats.decisions)}\n  failures   ${counts(stats.failures)}\n`);
   const ms = (p: Percentiles) => [`${p.p50} ms`, `${p.p99} ms`];
   io.stdout(
     textTable(

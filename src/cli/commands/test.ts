@@ -16,7 +16,7 @@ import {
   runFixtures,
 } from "../../fixture-runner/index.js";
 import { failureText, type LimitsInput, TenantId } from "../../protocol/index.js";
-import { printable } from "../../terminal/index.js";
+import { line, lines, type Printed, printable } from "../../terminal/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
@@ -102,9 +102,9 @@ export function createTestCommand(deps: TestCommandDeps = processSandbox): Comma
         } catch (error) {
           if (!(error instanceof CliError) || signal.aborted) throw error;
           if (args.json) writeJsonError(io, error.code, error.message, error.details);
-          else io.stderr(`isohook test: ${error.message}\n`);
+          else io.stderr(printable(`isohook test: ${error.message}\n`, { keepNewlines: true }));
         }
-        if (!args.json) io.stdout(`— watching ${shown(folder, io.cwd)} for changes (Ctrl-C to stop)\n`);
+        if (!args.json) io.stdout(line`— watching ${shown(folder, io.cwd)} for changes (Ctrl-C to stop)\n`);
       };
       await rerun();
       for await (const _ of folderChanges(folder, signal)) await rerun();
@@ -160,7 +160,7 @@ async function runOnce(run: TestRun, eventsFile: string): Promise<number> {
     writeJson(io, { file, passed, failed, unchecked, results: reports.map(jsonLine) });
   } else {
     for (const report of reports) io.stdout(readableLine(report));
-    io.stdout(`${totals(reports.length, passed, failed)} — ${file}\n`);
+    io.stdout(line`${totals(reports.length, passed, failed)} — ${file}\n`);
   }
   if (failed === 0) return EXIT.ok;
   return failedVerdict(io, args, "fixtures_failed", `${failed} of ${reports.length} lines failed in ${file}`);
@@ -225,7 +225,7 @@ function jsonLine(report: FixtureReport): Record<string, unknown> {
   };
 }
 
-function readableLine(report: FixtureReport): string {
+function readableLine(report: FixtureReport): Printed {
   const { outcome } = report;
   const mark = report.passed === undefined ? "    " : report.passed ? "ok  " : "FAIL";
   const label = report.name === undefined ? "" : ` ${report.name}:`;
@@ -236,19 +236,19 @@ function readableLine(report: FixtureReport): string {
     const { type, ...fields } = outcome.result;
     what = Object.keys(fields).length === 0 ? type : `${type} ${clip(JSON.stringify(fields))}`;
   }
-  const lines = [
+  const shown = [
     `${mark} line ${report.line} ${report.observe ? "observe " : ""}${report.point}${label} → ${what} (${round(report.runMs)} ms)`,
   ];
   if (outcome.type === "failed") {
     for (const frame of outcome.failure.stack ?? []) {
       const at = `${frame.file}:${frame.line}:${frame.column}`;
-      lines.push(`       at ${frame.name === undefined ? at : `${clip(frame.name)} (${at})`}`);
+      shown.push(`       at ${frame.name === undefined ? at : `${clip(frame.name)} (${at})`}`);
     }
   }
-  if (report.mismatch !== undefined) lines.push(`       ${report.mismatch}`);
-  for (const log of outcome.logs) lines.push(`       | ${clip(log)}`);
+  if (report.mismatch !== undefined) shown.push(`       ${report.mismatch}`);
+  for (const log of outcome.logs) shown.push(`       | ${clip(log)}`);
   // Names, messages, results and logs are the tenant's: each stays on its own line, escaped.
-  return `${lines.map((line) => printable(line)).join("\n")}\n`;
+  return lines(shown.map((text) => printable(text)));
 }
 
 function totals(total: number, passed: number, failed: number): string {

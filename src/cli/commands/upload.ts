@@ -1,5 +1,6 @@
 import { type ComparisonReport, formatComparison } from "../../decisionlog/index.js";
 import type { JsonValue } from "../../protocol/index.js";
+import { line, lines, type Printed } from "../../terminal/index.js";
 import {
   CliError,
   type CliIO,
@@ -27,7 +28,8 @@ Bundles the hook module (a .ts file, or a folder with index.ts) and runs the dep
 sandbox: the bundle must compile, export only known hook points, stay under the size cap, pass every case
 in its fixtures.jsonl (beside the entry) and return a valid result within its limits for every event of a
 short fuzz of each exported point. If any check fails nothing is stored and every reason is listed.
-Otherwise the bundle is stored as the tenant's next version (with the gate report).
+Otherwise the bundle is stored as the tenant's next version (with the gate report). The store must exist:
+create it once with \`isohook migrate --store <path>\` (a mistyped --store is refused, not created).
 
 With --replay <n>, a last step runs the tenant's last <n> calls recorded by the decision log through the
 new bundle (as \`isohook replay\` does) and prints what changed: a recorded call the active version decided
@@ -81,7 +83,8 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
     // Loaded on use: the gate pulls in esbuild and the sandbox supervisor, which other commands never need.
     const { deployHook, formatGateReport } = await import("../../gate/index.js");
     const { createHookExecutor } = await import("../../../sandbox/supervisor/index.js");
-    return withStore(args, io, { create: true }, async (store) => {
+    // Only `migrate` creates a store: a mistyped --store is refused before the gate runs.
+    return withStore(args, io, { create: false }, async (store) => {
       // Started only when the gate first needs it: after it has read and checked the tenant's files.
       const executor = lazyExecutor(() =>
         createHookExecutor({ workers: 1, spareWorker: false, limits, ...(io.signal ? { signal: io.signal } : {}) }),
@@ -125,16 +128,14 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
         const next = activated
           ? "now active"
           : `not active; run \`isohook activate --tenant ${tenantId} --version ${version.version}\``;
+        const gate = formatGateReport(result.report);
         io.stdout(
-          [
-            `Deploy gate ${formatGateReport(result.report)[0]}`,
-            ...formatGateReport(result.report)
-              .slice(1)
-              .map((line) => `  ${line}`),
+          lines([
+            line`Deploy gate ${gate[0]}`,
+            ...gate.slice(1).map((text) => line`  ${text}`),
             ...replayLines(result.report.replay),
-            `${tenantId}: stored version ${version.version} (${shortHash(version.hash)}, ${formatBytes(version.bytes)}, hook points: ${version.hookPoints.join(", ")}), ${next}.`,
-            "",
-          ].join("\n"),
+            line`${tenantId}: stored version ${version.version} (${shortHash(version.hash)}, ${formatBytes(version.bytes)}, hook points: ${version.hookPoints.join(", ")}), ${next}.`,
+          ]),
         );
         return EXIT.ok;
       } finally {
@@ -145,11 +146,11 @@ Exit codes: 0 stored, 1 the gate rejected the hook (nothing stored) or the store
 };
 
 /** The replay step's comparison, under the gate's lines. */
-function replayLines(report: ComparisonReport | undefined): string[] {
+function replayLines(report: ComparisonReport | undefined): Printed[] {
   if (report === undefined || report.differed === 0) return [];
   return formatComparison(report, { baseline: "recorded", candidate: "new" })
     .slice(1)
-    .map((line) => `  ${line}`);
+    .map((text) => line`  ${text}`);
 }
 
 /** A config file may be pretty-printed: the store's own cap (64 KiB of compact JSON) applies after parsing. */

@@ -290,7 +290,7 @@ function refuseState(state: SchemaState, schema: string, where: string, create: 
       if (create) return;
       throw new StoreError(
         "missing",
-        `No isohook store in schema "${schema}" of ${where}. Create it with \`isohook migrate --store <url>\` or upload a bundle first, or pass the right ?schema=.`,
+        `No isohook store in schema "${schema}" of ${where}. Create it with \`isohook migrate --store <url>\` (then upload bundles to it), or pass the right ?schema=.`,
       );
     case "foreign":
       throw new StoreError(

@@ -31,7 +31,7 @@ export function openDatabase(
     if (!options.create) {
       throw new StoreError(
         "missing",
-        `No store at ${path}. Upload a bundle first (\`isohook upload --tenant <id> <entry>\`), or pass --store / set ISOHOOK_STORE to the right file.`,
+        `No store at ${path}. Create it with \`isohook migrate --store ${path}\` (then upload bundles to it), or pass --store / set ISOHOOK_STORE to the right file.`,
       );
     }
     try {
