@@ -1,6 +1,6 @@
 import type { HookPoint, JsonObject, JsonValue } from "../protocol/index.js";
 import type { StoredDecision } from "../store/index.js";
-import { printable } from "../terminal/index.js";
+import { oneLine, printable } from "../terminal/index.js";
 
 /** A stored record with its JSON parsed: what `isohook decisions --json` prints and replay reads. */
 export interface DecisionView {
@@ -74,7 +74,7 @@ export function outcomeText(outcome: ComparableOutcome, width = 60): string {
   const { type, ...rest } = outcome.result as JsonObject;
   const reason = typeof rest.reason === "string" && Object.keys(rest).length === 1 ? `“${rest.reason}”` : undefined;
   const detail = reason ?? (Object.keys(rest).length === 0 ? "" : JSON.stringify(rest));
-  return clip(`${String(type)} ${detail}`.trim(), width);
+  return oneLine(`${String(type)} ${detail}`.trim(), width);
 }
 
 /**
@@ -133,13 +133,6 @@ function ctxOf(stored: StoredDecision): JsonObject {
   ctx.turn = stored.turn;
   return Object.assign(ctx, kept);
 }
-
-/** Tenant text for one terminal line: whitespace runs as one space, at most `width` characters, printable. */
-export function clip(text: string, width: number): string {
-  const flat = text.replace(/\s+/g, " ");
-  return printable(flat.length > width ? `${flat.slice(0, width - 1)}…` : flat);
-}
-
 function parsed(json: string): JsonValue | null {
   try {
     return JSON.parse(json) as JsonValue;

@@ -1,6 +1,6 @@
-import { type Printed, printable } from "../terminal/index.js";
+import { oneLine, type Printed, printable } from "../terminal/index.js";
 import type { ComparisonReport, CostSummary } from "./compare.js";
-import { clip, outcomeText } from "./decision-view.js";
+import { outcomeText } from "./decision-view.js";
 
 export interface ComparisonLabels {
   /** e.g. "recorded" (replay) or "active v3" (shadow). */
@@ -45,7 +45,7 @@ export function formatComparison(report: ComparisonReport, labels: ComparisonLab
     lines.push(`    ${labels.baseline.padEnd(10)} ${outcomeText(d.baseline, 100)}`);
     lines.push(`    ${labels.candidate.padEnd(10)} ${outcomeText(d.candidate, 100)}`);
     // Clipped: an event can be megabytes; `--json` keeps it exact.
-    lines.push(`    event      ${clip(JSON.stringify(d.event), 300)}`);
+    lines.push(`    event      ${oneLine(JSON.stringify(d.event), 300)}`);
   });
   return lines.map((line) => printable(line));
 }

@@ -1,6 +1,6 @@
 import type { HookRecord } from "../dispatch/index.js";
 import { failureText, type HookPoint, type JsonValue, type ToolCall } from "../protocol/index.js";
-import { type Printed, printable } from "../terminal/index.js";
+import { oneLine, type Printed, printable } from "../terminal/index.js";
 import type { RunEvent } from "./events.js";
 
 /** Options of the readable trace. */
@@ -48,19 +48,21 @@ function eventText(event: RunEvent, options: TraceOptions): string | undefined {
     case "model.replied": {
       const calls = event.message.toolCalls ?? [];
       const said =
-        calls.length > 0 ? calls.map((c) => callText(c, width)).join(", ") : `“${clip(event.message.content, width)}”`;
+        calls.length > 0
+          ? calls.map((c) => callText(c, width)).join(", ")
+          : `“${oneLine(event.message.content, width)}”`;
       return `    ${pad(event.byHook ? "hook reply" : "model", 16)}${said}`;
     }
     case "tool.finished":
-      return `    ${pad(`⇒ ${printable(event.call.name)}`, 16)}${event.result.isError ? "✗" : "✓"} ${clip(event.result.content, width)}`;
+      return `    ${pad(`⇒ ${printable(event.call.name)}`, 16)}${event.result.isError ? "✗" : "✓"} ${oneLine(event.result.content, width)}`;
     case "inbound.dropped":
-      return `    ${pad("inbound", 16)}dropped (${clip(event.reason, width)})`;
+      return `    ${pad("inbound", 16)}dropped (${oneLine(event.reason, width)})`;
     case "quarantine.entered":
       return `  ⚠ quarantine: ${event.tenantId} bundle ${short(event.bundleHash)} for ${Math.round(event.cooldownMs / 1000)} s (strike ${event.strike}, after ${event.code})`;
     case "quarantine.exited":
       return `  ✓ quarantine over: ${event.tenantId} bundle ${short(event.bundleHash)}`;
     case "run.finished": {
-      const why = event.reason ? ` (${clip(event.reason, width)})` : "";
+      const why = event.reason ? ` (${oneLine(event.reason, width)})` : "";
       const usage = `${event.usage.inputTokens} tokens in / ${event.usage.outputTokens} out`;
       return `■ ${event.stopReason}${why} · ${event.turns} turn${event.turns === 1 ? "" : "s"} · ${usage}`;
     }
@@ -99,7 +101,7 @@ function recordLine(record: HookRecord, width: number, label: string = record.po
   const ms = `${record.runMs.toFixed(2)} ms`;
   const outcome =
     record.outcome.type === "failed"
-      ? `FAILED ${clip(failureText(record.outcome.failure), width * 3)}`
+      ? `FAILED ${oneLine(failureText(record.outcome.failure), width * 3)}`
       : record.outcome.type === "skipped"
         ? `skipped: ${record.outcome.reason}`
         : record.outcome.result === null
@@ -112,10 +114,10 @@ function recordLine(record: HookRecord, width: number, label: string = record.po
 /** `block “reason”`, `rewrite args → {…}`, `patch content → “…”`, … */
 function resultText(point: HookPoint, result: Record<string, JsonValue | undefined>, width: number): string {
   const type = String(result.type);
-  const text = (key: string) => (typeof result[key] === "string" ? ` “${clip(String(result[key]), width)}”` : "");
+  const text = (key: string) => (typeof result[key] === "string" ? ` “${oneLine(String(result[key]), width)}”` : "");
   switch (type) {
     case "rewrite":
-      if (point === "tool.call") return `rewrite args → ${clip(JSON.stringify(result.args), width)}`;
+      if (point === "tool.call") return `rewrite args → ${oneLine(JSON.stringify(result.args), width)}`;
       return point === "run.start" ? "rewrite input" : "rewrite message";
     case "block":
       return `block${text("reason")}${result.terminate === true ? " (terminate)" : ""}`;
@@ -125,7 +127,7 @@ function resultText(point: HookPoint, result: Record<string, JsonValue | undefin
         return `patch ${printable(fields.join(", "))}${text("content")}`;
       }
       const { type: _, ...fields } = result;
-      return `patch ${clip(JSON.stringify(fields), width)}`;
+      return `patch ${oneLine(JSON.stringify(fields), width)}`;
     }
     case "restrict":
       return `restrict → [${Array.isArray(result.allow) ? printable(result.allow.join(", ")) : ""}]`;
@@ -145,15 +147,8 @@ function resultText(point: HookPoint, result: Record<string, JsonValue | undefin
 }
 
 function callText(call: ToolCall, width: number): string {
-  return `${printable(call.name)}(${clip(JSON.stringify(call.args), width)})`;
+  return `${printable(call.name)}(${oneLine(JSON.stringify(call.args), width)})`;
 }
-
-/** One line of at most `width` characters of `text` (before escaping), whitespace runs as one space. */
-function clip(text: string, width: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return printable(flat.length > width ? `${flat.slice(0, width - 1)}…` : flat);
-}
-
 function pad(text: string, size: number): string {
   return text.length >= size ? `${text} ` : text.padEnd(size);
 }

@@ -1,7 +1,9 @@
 export {
+  clipped,
   line,
   lines,
   MAX_FIELD_CHARS,
+  oneLine,
   type PrintableOptions,
   type Printed,
   printable,

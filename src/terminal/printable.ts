@@ -73,6 +73,16 @@ function field(text: string): string {
   return `${shown.slice(0, MAX_FIELD_CHARS)}… (${shown.length - MAX_FIELD_CHARS} more characters)`;
 }
 
+/** `text` cut to at most `width` characters, the cut marked with an ellipsis. */
+export function clipped(text: string, width: number): string {
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
+/** Tenant text as one terminal line: whitespace runs folded to one space, at most `width` characters, printable. */
+export function oneLine(text: string, width: number): Printed {
+  return printable(clipped(text.replace(/\s+/g, " ").trim(), width));
+}
+
 /**
  * `JSON.stringify(value)` with the characters it leaves raw and a terminal acts on (C1 controls, DEL,
  * format and bidi characters, U+2028/U+2029) written as `\uXXXX` escapes: parsing it gives back exactly

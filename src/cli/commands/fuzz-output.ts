@@ -1,6 +1,6 @@
 import type { FuzzFailure, FuzzReport, GrowthFlag, PointReport } from "../../fuzz/index.js";
 import { failureText, type HookPoint } from "../../protocol/index.js";
-import { line, type Printed } from "../../terminal/index.js";
+import { clipped, line, type Printed } from "../../terminal/index.js";
 
 /**
  * A fuzz report as lines for people: per point the runs and outcomes, CPU and headroom, each failure with
@@ -84,7 +84,7 @@ function failureLines(failure: FuzzFailure, replay: string): Printed[] {
     const g = failure.grown;
     lines.push(line`      input: ${g.origin} with ${g.path} = ${g.preview} (${size(g.size, g.kind)})`);
   } else {
-    lines.push(line`      event: ${clip(JSON.stringify(failure.event), 300)}`);
+    lines.push(line`      event: ${clipped(JSON.stringify(failure.event), 300)}`);
   }
   lines.push(line`      replay: ${replay}`);
   return lines;
@@ -124,8 +124,4 @@ function seconds(value: number): string {
 
 function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? "" : "s"}`;
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

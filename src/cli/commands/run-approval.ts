@@ -26,7 +26,7 @@ import {
   type RunEvent,
   RuntimeError,
 } from "../../runtime/index.js";
-import { line } from "../../terminal/index.js";
+import { clipped, line } from "../../terminal/index.js";
 import { CliError, type CliIO, type ParsedArgs, stringFlag, UsageError } from "../command.js";
 import { ageMs } from "../decision-options.js";
 import { readOperatorFile } from "../operator-file.js";
@@ -205,16 +205,12 @@ export async function reportPaused(result: RunAgentResult, args: ParsedArgs, io:
   io.stdout(line`  waiting for approval:\n`);
   for (const p of pending) {
     const args = JSON.stringify(p.args);
-    io.stdout(line`    ${p.callId}  ${p.call.name}(${clip(args, 72)})\n`);
+    io.stdout(line`    ${p.callId}  ${p.call.name}(${clipped(args, 72)})\n`);
     io.stdout(line`      asked by ${p.by.hookId}: “${p.reason}”\n`);
     if (p.question !== undefined) io.stdout(line`      ${p.question}\n`);
   }
   const ids = pending.map((p) => `--approve ${p.callId}`).join(" ");
   io.stdout(line`  checkpoint: ${file} — continue with: isohook run --resume ${file} ${ids} (or --reject, --edit)\n`);
-}
-
-function clip(text: string, width: number): string {
-  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
 }
 
 /** `--checkpoint-ttl <age>` (90s, 30m, 12h, 7d): from a second to a year. */

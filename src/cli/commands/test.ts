@@ -16,7 +16,7 @@ import {
   runFixtures,
 } from "../../fixture-runner/index.js";
 import { failureText, type LimitsInput, TenantId } from "../../protocol/index.js";
-import { line, lines, type Printed, printable } from "../../terminal/index.js";
+import { clipped, line, lines, type Printed, printable } from "../../terminal/index.js";
 import { bundleFailure } from "../bundle-failure.js";
 import {
   CliError,
@@ -234,7 +234,7 @@ function readableLine(report: FixtureReport): Printed {
   else if (outcome.result === null) what = "no-op";
   else {
     const { type, ...fields } = outcome.result;
-    what = Object.keys(fields).length === 0 ? type : `${type} ${clip(JSON.stringify(fields))}`;
+    what = Object.keys(fields).length === 0 ? type : `${type} ${clipped(JSON.stringify(fields), 160)}`;
   }
   const shown = [
     `${mark} line ${report.line} ${report.observe ? "observe " : ""}${report.point}${label} → ${what} (${round(report.runMs)} ms)`,
@@ -242,11 +242,11 @@ function readableLine(report: FixtureReport): Printed {
   if (outcome.type === "failed") {
     for (const frame of outcome.failure.stack ?? []) {
       const at = `${frame.file}:${frame.line}:${frame.column}`;
-      shown.push(`       at ${frame.name === undefined ? at : `${clip(frame.name)} (${at})`}`);
+      shown.push(`       at ${frame.name === undefined ? at : `${clipped(frame.name, 160)} (${at})`}`);
     }
   }
   if (report.mismatch !== undefined) shown.push(`       ${report.mismatch}`);
-  for (const log of outcome.logs) shown.push(`       | ${clip(log)}`);
+  for (const log of outcome.logs) shown.push(`       | ${clipped(log, 160)}`);
   // Names, messages, results and logs are the tenant's: each stays on its own line, escaped.
   return lines(shown.map((text) => printable(text)));
 }
@@ -256,10 +256,6 @@ function totals(total: number, passed: number, failed: number): string {
   const parts = [`${passed} passed`, `${failed} failed`];
   if (unchecked > 0) parts.push(`${unchecked} without expect`);
   return parts.join(", ");
-}
-
-function clip(text: string): string {
-  return text.length > 160 ? `${text.slice(0, 160)}…` : text;
 }
 
 function round(ms: number): number {
