@@ -8,6 +8,7 @@ import {
   type TenantId,
   type WorkerFailureCode,
 } from "../../src/protocol/index.js";
+import { type CpuGuard, cpuGuard } from "./cpu-guard.js";
 import { callBackstopMs } from "./cpu-stretch.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { IsolateCache } from "./isolate-cache.js";
@@ -60,6 +61,7 @@ export class IsolatePool {
   readonly #cache: IsolateCache;
   #closed = false;
   readonly #spares: SpareIsolates | undefined;
+  readonly #guard: CpuGuard | undefined;
 
   constructor(options: IsolatePoolOptions = {}) {
     const resolved = resolvePoolOptions(options);
@@ -67,6 +69,7 @@ export class IsolatePool {
     this.#maxIdleMs = resolved.maxIdleMs;
     this.#now = options.now;
     this.#spares = resolved.spare ? new SpareIsolates() : undefined;
+    this.#guard = resolved.cpuGuard ? cpuGuard() : undefined;
   }
 
   /**
@@ -148,6 +151,7 @@ export class IsolatePool {
         return withLoad(failed, loadMs, ownLoad);
       }
       live = opened.live;
+      if (this.#guard !== undefined) live.slot = this.#guard.register(live.isolate);
       this.#cache.add(live);
       onPhase?.("run");
     }
@@ -157,28 +161,37 @@ export class IsolatePool {
     // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
     const backstop = callBackstopMs(call, runStart);
     const threadStart = threadCpuMs();
+    const guard = this.#guard;
+    const mark = guard === undefined || live.slot === 0 ? 0 : guard.start(live.slot, threadStart, timeout);
     let reply: unknown;
     try {
       const args = [call.point, call.eventJson, call.ctxJson, call.priority === "observe"];
       reply = live.call.applySync(undefined, args, { timeout: backstop });
       if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + backstop) });
     } catch (error) {
+      const stopped = mark !== 0 && guard !== undefined && guard.end(mark);
       const runMs = elapsed(runStart);
       const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
-      // Classify before recycling: disposal is how a memory-limit event shows.
+      // Classify before recycling: disposal is how a memory-limit event shows, and how the guard stops a call.
+      if (stopped) {
+        this.#cache.recycle(live);
+        const used = Math.max(cpuMs, timeout);
+        return withLoad(failure("timeout", callTimeoutMessage(used + 1e-3, timeout), used, runMs), loadMs, ownLoad);
+      }
       const classified = classifyIsolateError(error, isolate, timeout, live.memoryMb);
       this.#cache.recycle(live);
       const message = classified.code === "timeout" ? callTimeoutMessage(cpuMs, timeout) : classified.message;
       return withLoad(failure(classified.code, message, cpuMs, runMs), loadMs, ownLoad);
     }
+    const stopped = mark !== 0 && guard !== undefined && guard.end(mark);
     const runMs = elapsed(runStart);
     const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
-    if (cpuMs > timeout || typeof reply !== "string") {
+    if (stopped || cpuMs > timeout || typeof reply !== "string") {
       // Past its CPU time the reply is not taken, as if the call had been stopped at its timeout.
       this.#cache.recycle(live);
       const [code, message] =
-        cpuMs > timeout
-          ? (["timeout", callTimeoutMessage(cpuMs, timeout)] as const)
+        stopped || cpuMs > timeout
+          ? (["timeout", callTimeoutMessage(Math.max(cpuMs, timeout + 1e-3), timeout)] as const)
           : (["threw", "The sandbox prelude returned no reply string"] as const);
       return withLoad(failure(code, message, cpuMs, runMs), loadMs, ownLoad);
     }

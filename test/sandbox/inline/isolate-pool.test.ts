@@ -127,8 +127,35 @@ describe("IsolatePool", () => {
     expect(pool.stats()).toMatchObject({ recycled: 1, isolates: 1 });
   });
 
-  it("stops a spinning call at the wall-clock backstop the machine's load sets, read just before it", () => {
+  it("stops a spinning call when its thread's CPU time reaches the timeout, not at the backstop", async () => {
     const pool = poolWith();
+    const tenantId = tenant("spin-cpu");
+    const call = (loop: boolean) =>
+      pool.call(COUNTER.hash, {
+        tenantId,
+        point: "tool.call",
+        eventJson: JSON.stringify({ ...TOOL_CALL_EVENT, loop }),
+        ctxJson: ctxJson(tenantId, COUNTER),
+        timeoutMs: 40,
+      });
+    call(false);
+    // The guard's watcher thread starts with the first pool; a spin before it runs meets the backstop.
+    const byCpu = (r: SandboxResult) => r.type === "failed" && r.failure.message.endsWith("(CPU time)");
+    let spun = call(true);
+    for (let i = 0; i < 5 && !byCpu(spun); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      spun = call(true);
+    }
+    expect(spun).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    expect(byCpu(spun)).toBe(true);
+    // Stopped near 40 ms of CPU: the backstop (1.5–5 × by load) would have let it use 60 ms or more.
+    expect(spun.cpuMs).toBeGreaterThanOrEqual(40);
+    expect(spun.cpuMs).toBeLessThan(40 * 1.1 + 10);
+    expect(count(call(false))).toBe("1");
+  });
+
+  it("without the CPU guard, stops a spinning call at the wall-clock backstop the machine's load sets", () => {
+    const pool = poolWith({ cpuGuard: false });
     const tenantId = tenant("spin");
     const call = (loop: boolean) =>
       pool.call(COUNTER.hash, {
