@@ -16,19 +16,24 @@ import * as ivm from "./isolated-vm.js";
  *   for flags with `Atomics.wait` and returns when idle (a waiting task would keep the process from exiting),
  *   and this thread starts it again with the next call.
  *
- * A call costs this thread three stores and two loads. Where `/proc` has no per-thread clock the guard is
- * off and the backstop alone stops a call.
+ * The watcher also notes where each call it sees started on the thread's CPU clock (`startCpu`), so this
+ * thread need not read its own clock before every call (a `/proc` read, 2–7 µs): a call shorter than a poll
+ * is measured by isolated-vm's clock anyway (`callCpuMs`). A call costs this thread a few stores and loads.
+ * Where `/proc` has no per-thread clock the guard is off and the backstop alone stops a call.
  */
 export interface CpuGuard {
   /** Tells the stopper about a new tenant isolate; returns its slot for `start`. */
   register(isolate: ivm.Isolate): number;
-  /** Marks a call running in the isolate of `slot`, its thread having used `startCpuMs`; returns its mark. */
-  start(slot: number, startCpuMs: number, limitMs: number): number;
+  /** Marks a call running in the isolate of `slot`, to be stopped past `limitMs` of CPU; returns its mark. */
+  start(slot: number, limitMs: number): number;
   /** Marks the call done; true when the guard stopped it at its CPU limit. */
   end(mark: number): boolean;
+  /** Where the call of `mark` started on this thread's CPU clock (`threadCpuMs`), if the watcher saw it run. */
+  startCpu(mark: number): number | undefined;
 }
 
-// Int32 cells, then two Float64 at byte 64: the call's start on the thread's CPU clock, and its limit.
+// Int32 cells, then Float64s at byte 64: the call's start by the clock (`performance.now()` of this thread), its
+// limit, and its start on the thread's CPU clock as the watcher worked it out.
 const RUN = 0; // mark of the running call, 0 between calls
 const SLOT = 1; // slot of the isolate it runs in
 const FLAG = 2; // a call the watcher found over its limit, for the stopper
@@ -37,7 +42,8 @@ const ARMED = 4; // 1 while a stopper loop runs or is queued
 const GEN = 5; // the stopper loop's generation: bumped to make it yield to a registration
 const PARKED = 6; // 1 while the watcher waits for a call with no timeout
 const TICK = 7; // never notified: the watcher's sleep
-const BYTES = 80;
+const SEEN = 8; // the last call the watcher saw running, whose CPU start it wrote
+const BYTES = 88;
 
 /** The watcher's period: how late past its limit a spinning call is flagged, at most (on a quiet machine). */
 const POLL_MS = 1;
@@ -50,7 +56,8 @@ const WATCHER_SOURCE = `
   const { workerData } = require("node:worker_threads");
   const fs = require("node:fs");
   const c = new Int32Array(workerData.sab, 0, 16);
-  const f = new Float64Array(workerData.sab, 64, 2);
+  const f = new Float64Array(workerData.sab, 64, 3);
+  const shift = performance.timeOrigin - workerData.origin;
   const fd = fs.openSync("/proc/self/task/" + workerData.tid + "/schedstat", "r");
   const bytes = Buffer.alloc(96);
   const cpuMs = () => {
@@ -58,11 +65,10 @@ const WATCHER_SOURCE = `
     const space = bytes.indexOf(32);
     return Number(bytes.toString("latin1", 0, space > 0 && space < n ? space : n)) / 1e6;
   };
-  let idle = 0, seen = 0, flagged = 0;
+  let idle = 0, seen = 0, flagged = 0, start = 0;
   for (;;) {
     const run = Atomics.load(c, ${RUN});
     if (run === 0) {
-      seen = 0;
       if (++idle >= ${PARK_AFTER_POLLS}) {
         Atomics.store(c, ${PARKED}, 1);
         Atomics.wait(c, ${RUN}, 0);
@@ -72,8 +78,18 @@ const WATCHER_SOURCE = `
       }
     } else if (run !== seen) {
       idle = 0;
-      seen = run; // a call seen on two polls running is checked: shorter ones cost no read
-    } else if (run !== flagged && cpuMs() - f[0] >= f[1]) {
+      const startedAt = f[0];
+      const now = cpuMs();
+      const since = performance.now() + shift - startedAt;
+      // What it used before this poll is at most the time since it started, and counted at most one period:
+      // a watcher the machine starved must not charge a call for time it did not measure.
+      if (Atomics.load(c, ${RUN}) === run) {
+        seen = run;
+        start = now - Math.min(Math.max(0, since), ${POLL_MS});
+        f[2] = start;
+        Atomics.store(c, ${SEEN}, run);
+      }
+    } else if (run !== flagged && cpuMs() - start >= f[1]) {
       flagged = run;
       Atomics.store(c, ${FLAG}, run);
       Atomics.notify(c, ${FLAG});
@@ -123,14 +139,18 @@ class ProcCpuGuard implements CpuGuard {
   constructor(tid: string) {
     const sab = new SharedArrayBuffer(BYTES);
     this.#cells = new Int32Array(sab, 0, 16);
-    this.#floats = new Float64Array(sab, 64, 2);
+    this.#floats = new Float64Array(sab, 64, 3);
     const isolate = new ivm.Isolate({ memoryLimit: 8 });
     const entries = isolate.createContextSync().evalSync(STOPPER_SOURCE, { reference: true });
     const init = entries.getSync(0, { reference: true });
     init.applySync(undefined, [new ivm.ExternalCopy(sab).copyInto()]);
     this.#register = entries.getSync(1, { reference: true });
     this.#loop = entries.getSync(2, { reference: true });
-    const watcher = new Worker(WATCHER_SOURCE, { eval: true, workerData: { sab, tid }, execArgv: [] });
+    const watcher = new Worker(WATCHER_SOURCE, {
+      eval: true,
+      workerData: { sab, tid, origin: performance.timeOrigin },
+      execArgv: [],
+    });
     watcher.unref();
     // A stopper task still waiting when the process exits would hold the exit up: end it first.
     process.once("exit", () => this.#yield());
@@ -146,9 +166,9 @@ class ProcCpuGuard implements CpuGuard {
     return slot;
   }
 
-  start(slot: number, startCpuMs: number, limitMs: number): number {
+  start(slot: number, limitMs: number): number {
     const cells = this.#cells;
-    this.#floats[0] = startCpuMs;
+    this.#floats[0] = performance.now();
     this.#floats[1] = limitMs;
     cells[SLOT] = slot;
     const mark = this.#marks === 0x7fffffff ? 1 : this.#marks + 1;
@@ -162,6 +182,10 @@ class ProcCpuGuard implements CpuGuard {
   end(mark: number): boolean {
     Atomics.store(this.#cells, RUN, 0);
     return Atomics.load(this.#cells, STOPPED) === mark;
+  }
+
+  startCpu(mark: number): number | undefined {
+    return Atomics.load(this.#cells, SEEN) === mark ? this.#floats[2] : undefined;
   }
 
   #yield(): void {

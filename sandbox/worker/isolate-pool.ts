@@ -160,18 +160,19 @@ export class IsolatePool {
     const timeout = call.timeoutMs;
     // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
     const backstop = callBackstopMs(call, runStart);
-    const threadStart = threadCpuMs();
-    const guard = this.#guard;
-    const mark = guard === undefined || live.slot === 0 ? 0 : guard.start(live.slot, threadStart, timeout);
+    const guard = live.slot === 0 ? undefined : this.#guard;
+    // A guarded call's start on the thread's CPU clock comes from the guard's watcher: no clock read here.
+    const mark = guard === undefined ? 0 : guard.start(live.slot, timeout);
+    const threadStart = guard === undefined ? threadCpuMs() : undefined;
     let reply: unknown;
     try {
       const args = [call.point, call.eventJson, call.ctxJson, call.priority === "observe"];
       reply = live.call.applySync(undefined, args, { timeout: backstop });
       if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + backstop) });
     } catch (error) {
-      const stopped = mark !== 0 && guard !== undefined && guard.end(mark);
+      const stopped = guard !== undefined && guard.end(mark);
       const runMs = elapsed(runStart);
-      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
+      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart ?? guard?.startCpu(mark), runMs);
       // Classify before recycling: disposal is how a memory-limit event shows, and how the guard stops a call.
       if (stopped) {
         this.#cache.recycle(live);
@@ -183,9 +184,9 @@ export class IsolatePool {
       const message = classified.code === "timeout" ? callTimeoutMessage(cpuMs, timeout) : classified.message;
       return withLoad(failure(classified.code, message, cpuMs, runMs), loadMs, ownLoad);
     }
-    const stopped = mark !== 0 && guard !== undefined && guard.end(mark);
+    const stopped = guard !== undefined && guard.end(mark);
     const runMs = elapsed(runStart);
-    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
+    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart ?? guard?.startCpu(mark), runMs);
     if (stopped || cpuMs > timeout || typeof reply !== "string") {
       // Past its CPU time the reply is not taken, as if the call had been stopped at its timeout.
       this.#cache.recycle(live);

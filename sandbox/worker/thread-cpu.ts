@@ -82,9 +82,10 @@ const TICK_SAFE_MS = 10;
  * exact to the ns, but counting waits and time the machine did not run the thread) and the thread's CPU
  * clock (`threadCpuMs`, read now, against `threadStart`). A call under 10 ms takes `isolateMs` (waits that
  * short do not matter, and the thread's clock is not read); a longer one the lesser of the two, the
- * thread's clock being the true CPU time within a tick, and never more than `isolateMs`.
+ * thread's clock being the true CPU time within a tick, and never more than `isolateMs`. Without a start
+ * (the CPU guard's watcher did not see the call run), `isolateMs`.
  */
-export function callCpuMs(isolateMs: number, threadStart: number, runMs: number): number {
-  if (runMs < TICK_SAFE_MS) return isolateMs;
+export function callCpuMs(isolateMs: number, threadStart: number | undefined, runMs: number): number {
+  if (runMs < TICK_SAFE_MS || threadStart === undefined) return isolateMs;
   return Math.max(0, Math.min(isolateMs, threadCpuMs() - threadStart));
 }
