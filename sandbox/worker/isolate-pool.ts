@@ -170,7 +170,7 @@ export class IsolatePool {
       reply = live.call.applySync(undefined, args, { timeout: backstop });
       if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + backstop) });
     } catch (error) {
-      const stopped = guard !== undefined && guard.end(mark);
+      const stopped = guard?.end(mark) === true;
       const runMs = elapsed(runStart);
       const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart ?? guard?.startCpu(mark), runMs);
       // Classify before recycling: disposal is how a memory-limit event shows, and how the guard stops a call.
@@ -184,7 +184,7 @@ export class IsolatePool {
       const message = classified.code === "timeout" ? callTimeoutMessage(cpuMs, timeout) : classified.message;
       return withLoad(failure(classified.code, message, cpuMs, runMs), loadMs, ownLoad);
     }
-    const stopped = guard !== undefined && guard.end(mark);
+    const stopped = guard?.end(mark) === true;
     const runMs = elapsed(runStart);
     const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart ?? guard?.startCpu(mark), runMs);
     if (stopped || cpuMs > timeout || typeof reply !== "string") {
