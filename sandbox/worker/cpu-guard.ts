@@ -151,6 +151,8 @@ class ProcCpuGuard implements CpuGuard {
       workerData: { sab, tid, origin: performance.timeOrigin },
       execArgv: [],
     });
+    // A watcher that fails only leaves calls to the backstop and isolated-vm's clock (`startCpu` undefined).
+    watcher.on("error", () => {});
     watcher.unref();
     // A stopper task still waiting when the process exits would hold the exit up: end it first.
     process.once("exit", () => this.#yield());
@@ -210,11 +212,18 @@ function procThreadId(): string | undefined {
 
 let guard: CpuGuard | null | undefined;
 
-/** This thread's guard, made on first use; undefined where the thread's CPU clock cannot be read from another. */
+/**
+ * This thread's guard, made on first use; undefined where the thread's CPU clock cannot be read from
+ * another, or the guard could not be set up (the backstop then stops calls, as without it).
+ */
 export function cpuGuard(): CpuGuard | undefined {
   if (guard === undefined) {
     const tid = procThreadId();
-    guard = tid === undefined ? null : new ProcCpuGuard(tid);
+    try {
+      guard = tid === undefined ? null : new ProcCpuGuard(tid);
+    } catch {
+      guard = null;
+    }
   }
   return guard ?? undefined;
 }
