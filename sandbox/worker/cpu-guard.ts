@@ -16,24 +16,29 @@ import * as ivm from "./isolated-vm.js";
  *   for flags with `Atomics.wait` and returns when idle (a waiting task would keep the process from exiting),
  *   and this thread starts it again with the next call.
  *
- * The watcher also notes where each call it sees started on the thread's CPU clock (`startCpu`), so this
- * thread need not read its own clock before every call (a `/proc` read, 2–7 µs): a call shorter than a poll
- * is measured by isolated-vm's clock anyway (`callCpuMs`). A call costs this thread a few stores and loads.
- * Where `/proc` has no per-thread clock the guard is off and the backstop alone stops a call.
+ * The watcher counts a call's CPU time from its start on the watcher's clock when the pool read the same
+ * clock (Node 20), else from the poll that first sees it running (Node 24's `threadCpuUsage` is another
+ * clock), so it never stops a call before it used its limit (a starved watcher only stops it later): a
+ * spinner is stopped within a poll or two of its limit on a quiet machine. The call's reported `cpuMs` is still measured by this thread
+ * (thread-cpu.ts), which does not depend on the watcher having seen the call. A call costs this thread a
+ * few stores and loads. Where `/proc` has no per-thread clock the guard is off and the backstop alone stops
+ * a call.
  */
 export interface CpuGuard {
   /** Tells the stopper about a new tenant isolate; returns its slot for `start`. */
   register(isolate: ivm.Isolate): number;
-  /** Marks a call running in the isolate of `slot`, to be stopped past `limitMs` of CPU; returns its mark. */
-  start(slot: number, limitMs: number): number;
+  /**
+   * Marks a call running in the isolate of `slot`, to be stopped past `limitMs` of CPU; `startCpuMs` is where
+   * it started on this thread's schedstat clock, if the caller read that one (else counted from when the
+   * watcher first sees it). Returns its mark.
+   */
+  start(slot: number, limitMs: number, startCpuMs: number): number;
   /** Marks the call done; true when the guard stopped it at its CPU limit. */
   end(mark: number): boolean;
-  /** Where the call of `mark` started on this thread's CPU clock (`threadCpuMs`), if the watcher saw it run. */
-  startCpu(mark: number): number | undefined;
 }
 
-// Int32 cells, then Float64s at byte 64: the call's start by the clock (`performance.now()` of this thread), its
-// limit, and its start on the thread's CPU clock as the watcher worked it out.
+// Int32 cells, then at byte 64 two Float64s: the running call's limit in ms of CPU time, and its start on the
+// watcher's clock (`/proc/…/schedstat`) when the pool read that clock, else NaN.
 const RUN = 0; // mark of the running call, 0 between calls
 const SLOT = 1; // slot of the isolate it runs in
 const FLAG = 2; // a call the watcher found over its limit, for the stopper
@@ -42,8 +47,7 @@ const ARMED = 4; // 1 while a stopper loop runs or is queued
 const GEN = 5; // the stopper loop's generation: bumped to make it yield to a registration
 const PARKED = 6; // 1 while the watcher waits for a call with no timeout
 const TICK = 7; // never notified: the watcher's sleep
-const SEEN = 8; // the last call the watcher saw running, whose CPU start it wrote
-const BYTES = 88;
+const BYTES = 80;
 
 /** The watcher's period: how late past its limit a spinning call is flagged, at most (on a quiet machine). */
 const POLL_MS = 1;
@@ -56,8 +60,7 @@ const WATCHER_SOURCE = `
   const { workerData } = require("node:worker_threads");
   const fs = require("node:fs");
   const c = new Int32Array(workerData.sab, 0, 16);
-  const f = new Float64Array(workerData.sab, 64, 3);
-  const shift = performance.timeOrigin - workerData.origin;
+  const f = new Float64Array(workerData.sab, 64, 2);
   const fd = fs.openSync("/proc/self/task/" + workerData.tid + "/schedstat", "r");
   const bytes = Buffer.alloc(96);
   const cpuMs = () => {
@@ -77,19 +80,16 @@ const WATCHER_SOURCE = `
         continue;
       }
     } else if (run !== seen) {
+      // From its start on this clock when the pool read the same one, else from here: what the call used
+      // before this poll is then not charged, so it is never stopped early.
       idle = 0;
-      const startedAt = f[0];
+      const given = f[1];
       const now = cpuMs();
-      const since = performance.now() + shift - startedAt;
-      // What it used before this poll is at most the time since it started, and counted at most one period:
-      // a watcher the machine starved must not charge a call for time it did not measure.
       if (Atomics.load(c, ${RUN}) === run) {
         seen = run;
-        start = now - Math.min(Math.max(0, since), ${POLL_MS});
-        f[2] = start;
-        Atomics.store(c, ${SEEN}, run);
+        start = Number.isNaN(given) ? now : Math.min(given, now);
       }
-    } else if (run !== flagged && cpuMs() - start >= f[1]) {
+    } else if (run !== flagged && cpuMs() - start >= f[0]) {
       flagged = run;
       Atomics.store(c, ${FLAG}, run);
       Atomics.notify(c, ${FLAG});
@@ -139,7 +139,7 @@ class ProcCpuGuard implements CpuGuard {
   constructor(tid: string) {
     const sab = new SharedArrayBuffer(BYTES);
     this.#cells = new Int32Array(sab, 0, 16);
-    this.#floats = new Float64Array(sab, 64, 3);
+    this.#floats = new Float64Array(sab, 64, 2);
     const isolate = new ivm.Isolate({ memoryLimit: 8 });
     const entries = isolate.createContextSync().evalSync(STOPPER_SOURCE, { reference: true });
     const init = entries.getSync(0, { reference: true });
@@ -148,7 +148,7 @@ class ProcCpuGuard implements CpuGuard {
     this.#loop = entries.getSync(2, { reference: true });
     const watcher = new Worker(WATCHER_SOURCE, {
       eval: true,
-      workerData: { sab, tid, origin: performance.timeOrigin },
+      workerData: { sab, tid },
       execArgv: [],
     });
     // A watcher that fails only leaves calls to the backstop and isolated-vm's clock (`startCpu` undefined).
@@ -168,10 +168,10 @@ class ProcCpuGuard implements CpuGuard {
     return slot;
   }
 
-  start(slot: number, limitMs: number): number {
+  start(slot: number, limitMs: number, startCpuMs: number): number {
     const cells = this.#cells;
-    this.#floats[0] = performance.now();
-    this.#floats[1] = limitMs;
+    this.#floats[0] = limitMs;
+    this.#floats[1] = startCpuMs;
     cells[SLOT] = slot;
     const mark = this.#marks === 0x7fffffff ? 1 : this.#marks + 1;
     this.#marks = mark;
@@ -184,10 +184,6 @@ class ProcCpuGuard implements CpuGuard {
   end(mark: number): boolean {
     Atomics.store(this.#cells, RUN, 0);
     return Atomics.load(this.#cells, STOPPED) === mark;
-  }
-
-  startCpu(mark: number): number | undefined {
-    return Atomics.load(this.#cells, SEEN) === mark ? this.#floats[2] : undefined;
   }
 
   #yield(): void {

@@ -18,9 +18,11 @@ import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
 import { SpareIsolates } from "./spare-isolates.js";
-import { callCpuMs, threadCpuMs } from "./thread-cpu.js";
+import { callCpuMs, THREAD_CPU_CLOCK, TICK_SAFE_MS, threadCpuMs } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;
+/** The thread's clock is the CPU guard's watcher's too: a call's start read here is exact there. */
+const SCHEDSTAT = THREAD_CPU_CLOCK === "schedstat";
 
 type PoolResult = SandboxResult<WorkerFailureCode>;
 
@@ -161,9 +163,8 @@ export class IsolatePool {
     // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
     const backstop = callBackstopMs(call, runStart);
     const guard = live.slot === 0 ? undefined : this.#guard;
-    // A guarded call's start on the thread's CPU clock comes from the guard's watcher: no clock read here.
-    const mark = guard === undefined ? 0 : guard.start(live.slot, timeout);
-    const threadStart = guard === undefined ? threadCpuMs() : undefined;
+    const threadStart = threadCpuMs();
+    const mark = guard === undefined ? 0 : guard.start(live.slot, timeout, SCHEDSTAT ? threadStart : Number.NaN);
     let reply: unknown;
     try {
       const args = [call.point, call.eventJson, call.ctxJson, call.priority === "observe"];
@@ -172,7 +173,7 @@ export class IsolatePool {
     } catch (error) {
       const stopped = guard?.end(mark) === true;
       const runMs = elapsed(runStart);
-      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart ?? guard?.startCpu(mark), runMs);
+      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadMs(runMs, threadStart), runMs);
       // Classify before recycling: disposal is how a memory-limit event shows, and how the guard stops a call.
       if (stopped) {
         this.#cache.recycle(live);
@@ -186,7 +187,7 @@ export class IsolatePool {
     }
     const stopped = guard?.end(mark) === true;
     const runMs = elapsed(runStart);
-    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart ?? guard?.startCpu(mark), runMs);
+    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadMs(runMs, threadStart), runMs);
     if (stopped || cpuMs > timeout || typeof reply !== "string") {
       // Past its CPU time the reply is not taken, as if the call had been stopped at its timeout.
       this.#cache.recycle(live);
@@ -214,7 +215,10 @@ export class IsolatePool {
     if (opened.type === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
     const { isolate } = opened.live;
     const threadStart = threadCpuMs();
-    const cpuMs = () => callCpuMs(isolateMsSince(opened.live, elapsed(started)), threadStart, elapsed(started));
+    const cpuMs = () => {
+      const runMs = elapsed(started);
+      return callCpuMs(isolateMsSince(opened.live, runMs), threadMs(runMs, threadStart), runMs);
+    };
     try {
       const reply: unknown = opened.live.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
       if (typeof reply !== "string")
@@ -301,6 +305,11 @@ function isolateMsSince(live: LiveIsolate, runMs: number): number {
   } catch {
     return runMs;
   }
+}
+
+/** The thread's CPU time of a call that ran `runMs`, read only when `callCpuMs` will use it. */
+function threadMs(runMs: number, threadStart: number): number | undefined {
+  return runMs < TICK_SAFE_MS ? undefined : threadCpuMs() - threadStart;
 }
 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {

@@ -7,7 +7,7 @@ import { HEALTHY, hookCall, hooksBundle, POOL_LIMITS, tenant } from "../bundle-f
  * Hostile tenants against the CPU guard (sandbox/worker/cpu-guard.ts), which stops a call by disposing its
  * isolate from isolated-vm's thread pool once the thread's CPU time reaches the timeout: code that tries to
  * outlive the stop (a `finally` that spins again, a spin after an `await` in the second crossing, a spin in
- * `toJSON` while the prelude serialises the result) still ends `timeout` near its CPU limit, and the
+ * `toJSON` while the prelude serialises the result) still ends `timeout` at its CPU limit, and the
  * tenant's next call and a neighbour's run as usual.
  */
 
@@ -43,7 +43,9 @@ describe("the CPU guard against hostile tenants", () => {
       expect(result).toMatchObject({ type: "failed", failure: { code: "timeout" } });
       expect(byCpu(result)).toBe(true);
       expect(result.cpuMs).toBeGreaterThanOrEqual(TIMEOUT_MS);
-      expect(result.cpuMs).toBeLessThan(TIMEOUT_MS * 1.1 + 10);
+      // Before the backstop's least factor (1.5 ×), where it stops a spinner without the guard; on a quiet
+      // machine the stop is within 1.1 × (scripts/bench-neighbours.ts), the slack is for a loaded one.
+      expect(result.cpuMs).toBeLessThan(TIMEOUT_MS * 1.5);
       expect(call(HEALTHY, "neighbour")).toMatchObject({ type: "replied" });
       expect(call(bundle, "spinner")).toMatchObject({ type: "failed", failure: { code: "timeout" } });
     });
