@@ -142,7 +142,7 @@ describe("IsolatePool", () => {
     // The guard's watcher thread starts with the first pool; a spin before it runs meets the backstop.
     const byCpu = (r: SandboxResult) => r.type === "failed" && r.failure.message.endsWith("(CPU time)");
     let spun = call(true);
-    for (let i = 0; i < 5 && !byCpu(spun); i++) {
+    for (let i = 0; i < 8 && !(byCpu(spun) && spun.cpuMs < 40 * 1.5); i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       spun = call(true);
     }
