@@ -46,6 +46,8 @@ async function main(): Promise<void> {
   const beside = await neighbour();
   spinning = false;
   await Promise.all(lanes);
+  // A few more stops, one at a time, so the stop figures rest on more than the spins the neighbour phase saw.
+  for (let i = 0; i < 10; i++) await spin();
   await executor.close();
 
   const load = loadavg()[0]?.toFixed(1);
