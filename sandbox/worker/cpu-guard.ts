@@ -19,10 +19,10 @@ import * as ivm from "./isolated-vm.js";
  * The watcher counts a call's CPU time from its start on the watcher's clock when the pool read the same
  * clock (Node 20), else from the poll that first sees it running (Node 24's `threadCpuUsage` is another
  * clock), so it never stops a call before it used its limit (a starved watcher only stops it later): a
- * spinner is stopped within a poll or two of its limit on a quiet machine. The call's reported `cpuMs` is still measured by this thread
- * (thread-cpu.ts), which does not depend on the watcher having seen the call. A call costs this thread a
- * few stores and loads. Where `/proc` has no per-thread clock the guard is off and the backstop alone stops
- * a call.
+ * spinner is stopped within a poll or two of its limit on a quiet machine. The call's reported `cpuMs` is
+ * still measured by this thread (thread-cpu.ts), whether or not the watcher saw the call. A call costs this
+ * thread a few stores and loads. Where `/proc` has no per-thread clock the guard is off and the backstop
+ * alone stops a call.
  */
 export interface CpuGuard {
   /** Tells the stopper about a new tenant isolate; returns its slot for `start`. */
@@ -151,7 +151,7 @@ class ProcCpuGuard implements CpuGuard {
       workerData: { sab, tid },
       execArgv: [],
     });
-    // A watcher that fails only leaves calls to the backstop and isolated-vm's clock (`startCpu` undefined).
+    // A watcher that fails only leaves spinning calls to the backstop.
     watcher.on("error", () => {});
     watcher.unref();
     // A stopper task still waiting when the process exits would hold the exit up: end it first.
