@@ -48,13 +48,21 @@ export class ObserveLane {
 
   /** Counts a decision call in flight on the shard until it settles. */
   decision(call: Promise<SandboxResult>): Promise<SandboxResult> {
-    this.#decisions++;
-    call.then(this.#decisionDone, this.#decisionDone);
+    this.decisionStarted();
+    call.then(this.decisionSettled, this.decisionSettled);
     return call;
   }
 
+  /**
+   * A decision call went out on the shard; `decisionSettled` once it settled. For a caller that already
+   * reacts to the call's settling: no promise of the lane's own per call.
+   */
+  decisionStarted(): void {
+    this.#decisions++;
+  }
+
   // One function for every decision call (the hot path): no closure per call.
-  readonly #decisionDone = (): void => {
+  readonly decisionSettled = (): void => {
     this.#decisions--;
     // Always stamped: an observe call queued just after this decision must still wait out the idle time.
     this.#lastDecisionAt = performance.now();
