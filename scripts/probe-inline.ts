@@ -78,6 +78,8 @@ const rawCall = rawIsolate
 
 const pool = new IsolatePool();
 pool.load(built.hash, built.code, sandboxLimits);
+const unguarded = new IsolatePool({ cpuGuard: false });
+unguarded.load(built.hash, built.code, sandboxLimits);
 const poolCall: SandboxCall = {
   tenantId,
   point: "tool.call",
@@ -106,6 +108,7 @@ const contenders: Contender[] = [
     run: () => rawCall.applySync(undefined, [eventJson, ctxJson], { timeout: limits.timeoutMs }),
   },
   { name: "IsolatePool.call (sync)", run: () => pool.call(built.hash, poolCall) },
+  { name: "IsolatePool.call, no CPU guard", run: () => unguarded.call(built.hash, poolCall) },
   { name: "inline executor.execute", run: () => executor.execute(sandboxBundle, poolCall) },
 ];
 

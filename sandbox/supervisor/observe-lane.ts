@@ -16,6 +16,11 @@ interface Queued {
   readonly resolve: (result: SandboxResult) => void;
   readonly reject: (reason: unknown) => void;
   readonly signal: AbortSignal | undefined;
+}
+
+/** The queued calls of one signal, and the one listener the lane keeps on it for them. */
+interface Watched {
+  readonly queued: Set<Queued>;
   readonly onAbort: () => void;
 }
 
@@ -25,12 +30,14 @@ interface Queued {
  * `OBSERVE_IDLE_MS`, and at most one observe call is in flight at a time. So an observe call never runs ahead
  * of a decision call waiting for the same worker, a run's back-to-back decisions pass first, and a decision
  * call that arrives while an observer runs waits behind that one call at most (bounded by its timeout).
- * Time held in the lane counts in the call's `queuedMs`.
+ * Time held in the lane counts in the call's `queuedMs`. The lane keeps one abort listener per signal, however
+ * many of that signal's calls are queued (a run's observers share its signal).
  */
 export class ObserveLane {
   #decisions = 0;
   #observing = false;
   #queue: Queued[] = [];
+  readonly #watched = new Map<AbortSignal, Watched>();
   #lastDecisionAt = Number.NEGATIVE_INFINITY;
   #idleTimer: NodeJS.Timeout | undefined;
   readonly #idleMs: number;
@@ -41,13 +48,21 @@ export class ObserveLane {
 
   /** Counts a decision call in flight on the shard until it settles. */
   decision(call: Promise<SandboxResult>): Promise<SandboxResult> {
-    this.#decisions++;
-    call.then(this.#decisionDone, this.#decisionDone);
+    this.decisionStarted();
+    call.then(this.decisionSettled, this.decisionSettled);
     return call;
   }
 
+  /**
+   * A decision call went out on the shard; `decisionSettled` once it settled. For a caller that already
+   * reacts to the call's settling: no promise of the lane's own per call.
+   */
+  decisionStarted(): void {
+    this.#decisions++;
+  }
+
   // One function for every decision call (the hot path): no closure per call.
-  readonly #decisionDone = (): void => {
+  readonly decisionSettled = (): void => {
     this.#decisions--;
     // Always stamped: an observe call queued just after this decision must still wait out the idle time.
     this.#lastDecisionAt = performance.now();
@@ -62,17 +77,38 @@ export class ObserveLane {
       return Promise.resolve({ type: "failed", failure: { code: "unavailable", message }, cpuMs: 0, runMs: 0 });
     }
     return new Promise((resolve, reject) => {
-      const onAbort = (): void => {
-        const at = this.#queue.indexOf(entry);
-        if (at === -1) return;
-        this.#queue.splice(at, 1);
-        reject(signal?.reason);
-      };
-      const entry: Queued = { send, askedAt: performance.now(), resolve, reject, signal, onAbort };
-      signal?.addEventListener("abort", onAbort, { once: true });
+      const entry: Queued = { send, askedAt: performance.now(), resolve, reject, signal };
+      if (signal !== undefined) this.#watch(signal, entry);
       this.#queue.push(entry);
       this.#pump();
     });
+  }
+
+  #watch(signal: AbortSignal, entry: Queued): void {
+    const watched = this.#watched.get(signal);
+    if (watched !== undefined) {
+      watched.queued.add(entry);
+      return;
+    }
+    const queued = new Set([entry]);
+    const onAbort = (): void => {
+      this.#watched.delete(signal);
+      this.#queue = this.#queue.filter((each) => !queued.has(each));
+      for (const each of queued) each.reject(signal.reason);
+    };
+    this.#watched.set(signal, { queued, onAbort });
+    signal.addEventListener("abort", onAbort, { once: true });
+  }
+
+  /** The call left the queue: its signal's listener goes with the last of that signal's calls. */
+  #unwatch(entry: Queued): void {
+    const { signal } = entry;
+    const watched = signal === undefined ? undefined : this.#watched.get(signal);
+    if (signal === undefined || watched === undefined) return;
+    watched.queued.delete(entry);
+    if (watched.queued.size > 0) return;
+    this.#watched.delete(signal);
+    signal.removeEventListener("abort", watched.onAbort);
   }
 
   /** Rejects every observe call still queued with `reason` (the executor is closing). */
@@ -81,10 +117,9 @@ export class ObserveLane {
     this.#queue = [];
     if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
-    for (const entry of queued) {
-      entry.signal?.removeEventListener("abort", entry.onAbort);
-      entry.reject(reason);
-    }
+    for (const [signal, watched] of this.#watched) signal.removeEventListener("abort", watched.onAbort);
+    this.#watched.clear();
+    for (const entry of queued) entry.reject(reason);
   }
 
   #pump(): void {
@@ -99,7 +134,7 @@ export class ObserveLane {
     }
     const next = this.#queue.shift();
     if (next === undefined) return;
-    next.signal?.removeEventListener("abort", next.onAbort);
+    this.#unwatch(next);
     this.#observing = true;
     const done = (): void => {
       this.#observing = false;

@@ -118,11 +118,18 @@ export class ProcessExecutor implements HookExecutor {
     if (admitted.priority === "observe") {
       return lane.observe((askedAt) => this.#send(slot, bundle, admitted, signal, askedAt), signal);
     }
-    return lane.decision(
-      this.#send(slot, bundle, admitted, signal, undefined).then((result) => {
+    lane.decisionStarted();
+    // One reaction for the lane's count and the long-call routing: a decision call's only host-side hop.
+    return this.#send(slot, bundle, admitted, signal, undefined).then(
+      (result) => {
+        lane.decisionSettled();
         this.#long.settled(call.tenantId, result, performance.now());
         return result;
-      }),
+      },
+      (error: unknown) => {
+        lane.decisionSettled();
+        throw error;
+      },
     );
   }
 

@@ -8,6 +8,7 @@ import {
   type TenantId,
   type WorkerFailureCode,
 } from "../../src/protocol/index.js";
+import { type CpuGuard, cpuGuard } from "./cpu-guard.js";
 import { callBackstopMs } from "./cpu-stretch.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { IsolateCache } from "./isolate-cache.js";
@@ -17,9 +18,11 @@ import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
 import { SpareIsolates } from "./spare-isolates.js";
-import { callCpuMs, threadCpuMs } from "./thread-cpu.js";
+import { callCpuMs, THREAD_CPU_CLOCK, TICK_SAFE_MS, threadCpuMs } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;
+/** The thread's clock is the CPU guard's watcher's too: a call's start read here is exact there. */
+const SCHEDSTAT = THREAD_CPU_CLOCK === "schedstat";
 
 type PoolResult = SandboxResult<WorkerFailureCode>;
 
@@ -60,6 +63,7 @@ export class IsolatePool {
   readonly #cache: IsolateCache;
   #closed = false;
   readonly #spares: SpareIsolates | undefined;
+  readonly #guard: CpuGuard | undefined;
 
   constructor(options: IsolatePoolOptions = {}) {
     const resolved = resolvePoolOptions(options);
@@ -67,6 +71,7 @@ export class IsolatePool {
     this.#maxIdleMs = resolved.maxIdleMs;
     this.#now = options.now;
     this.#spares = resolved.spare ? new SpareIsolates() : undefined;
+    this.#guard = resolved.cpuGuard ? cpuGuard() : undefined;
   }
 
   /**
@@ -148,6 +153,7 @@ export class IsolatePool {
         return withLoad(failed, loadMs, ownLoad);
       }
       live = opened.live;
+      if (this.#guard !== undefined) live.slot = this.#guard.register(live.isolate);
       this.#cache.add(live);
       onPhase?.("run");
     }
@@ -156,29 +162,38 @@ export class IsolatePool {
     const timeout = call.timeoutMs;
     // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
     const backstop = callBackstopMs(call, runStart);
+    const guard = live.slot === 0 ? undefined : this.#guard;
     const threadStart = threadCpuMs();
+    const mark = guard === undefined ? 0 : guard.start(live.slot, timeout, SCHEDSTAT ? threadStart : Number.NaN);
     let reply: unknown;
     try {
       const args = [call.point, call.eventJson, call.ctxJson, call.priority === "observe"];
       reply = live.call.applySync(undefined, args, { timeout: backstop });
       if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + backstop) });
     } catch (error) {
+      const stopped = guard?.end(mark) === true;
       const runMs = elapsed(runStart);
-      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
-      // Classify before recycling: disposal is how a memory-limit event shows.
+      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadMs(runMs, threadStart), runMs);
+      // Classify before recycling: disposal is how a memory-limit event shows, and how the guard stops a call.
+      if (stopped) {
+        this.#cache.recycle(live);
+        const used = Math.max(cpuMs, timeout);
+        return withLoad(failure("timeout", callTimeoutMessage(used + 1e-3, timeout), used, runMs), loadMs, ownLoad);
+      }
       const classified = classifyIsolateError(error, isolate, timeout, live.memoryMb);
       this.#cache.recycle(live);
       const message = classified.code === "timeout" ? callTimeoutMessage(cpuMs, timeout) : classified.message;
       return withLoad(failure(classified.code, message, cpuMs, runMs), loadMs, ownLoad);
     }
+    const stopped = guard?.end(mark) === true;
     const runMs = elapsed(runStart);
-    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadStart, runMs);
-    if (cpuMs > timeout || typeof reply !== "string") {
+    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadMs(runMs, threadStart), runMs);
+    if (stopped || cpuMs > timeout || typeof reply !== "string") {
       // Past its CPU time the reply is not taken, as if the call had been stopped at its timeout.
       this.#cache.recycle(live);
       const [code, message] =
-        cpuMs > timeout
-          ? (["timeout", callTimeoutMessage(cpuMs, timeout)] as const)
+        stopped || cpuMs > timeout
+          ? (["timeout", callTimeoutMessage(Math.max(cpuMs, timeout + 1e-3), timeout)] as const)
           : (["threw", "The sandbox prelude returned no reply string"] as const);
       return withLoad(failure(code, message, cpuMs, runMs), loadMs, ownLoad);
     }
@@ -200,7 +215,10 @@ export class IsolatePool {
     if (opened.type === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
     const { isolate } = opened.live;
     const threadStart = threadCpuMs();
-    const cpuMs = () => callCpuMs(isolateMsSince(opened.live, elapsed(started)), threadStart, elapsed(started));
+    const cpuMs = () => {
+      const runMs = elapsed(started);
+      return callCpuMs(isolateMsSince(opened.live, runMs), threadMs(runMs, threadStart), runMs);
+    };
     try {
       const reply: unknown = opened.live.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
       if (typeof reply !== "string")
@@ -287,6 +305,11 @@ function isolateMsSince(live: LiveIsolate, runMs: number): number {
   } catch {
     return runMs;
   }
+}
+
+/** The thread's CPU time of a call that ran `runMs`, read only when `callCpuMs` will use it. */
+function threadMs(runMs: number, threadStart: number): number | undefined {
+  return runMs < TICK_SAFE_MS ? undefined : threadCpuMs() - threadStart;
 }
 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {

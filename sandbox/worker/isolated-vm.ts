@@ -33,6 +33,8 @@ export interface HeapStatistics {
 
 /** A copy of data held outside any isolate; here, V8 code cache this process produced itself. */
 export interface ExternalCopy {
+  /** Hands the value itself to the receiving isolate: a `SharedArrayBuffer` arrives sharing its memory. */
+  copyInto(): unknown;
   release(): void;
 }
 
@@ -102,12 +104,14 @@ export type IsolateConstructor = new (options?: IsolateOptions) => Isolate;
 export type HandleClass<T> = abstract new (...args: never[]) => T;
 /** A host value the guest may call synchronously (probes only: the sandbox hands guests no host reference). */
 export type ReferenceConstructor = new (value: unknown) => Reference;
+/** A copy of a transferable value held outside any isolate (here, the CPU guard's shared cells only). */
+export type ExternalCopyConstructor = new (value: unknown) => ExternalCopy;
 
 interface IsolatedVmModule {
   readonly Isolate: IsolateConstructor;
   readonly Reference: ReferenceConstructor;
   readonly Context: HandleClass<Context>;
-  readonly ExternalCopy: HandleClass<ExternalCopy>;
+  readonly ExternalCopy: ExternalCopyConstructor;
 }
 
 function load(): IsolatedVmModule {
@@ -125,7 +129,7 @@ const loaded = load();
 export const Isolate: IsolateConstructor = loaded.Isolate;
 export const Reference: ReferenceConstructor = loaded.Reference;
 export const Context: HandleClass<Context> = loaded.Context;
-export const ExternalCopy: HandleClass<ExternalCopy> = loaded.ExternalCopy;
+export const ExternalCopy: ExternalCopyConstructor = loaded.ExternalCopy;
 /**
  * isolated-vm's whole library, which is itself transferable: only ever handed to the worker's own maker
  * isolate (isolate-maker.ts), never to an isolate that runs tenant code.

@@ -30,6 +30,8 @@ export interface LiveIsolate {
   readonly collect: Reference;
   readonly describe: Reference;
   readonly memoryMb: number;
+  /** Its slot in the CPU guard (cpu-guard.ts), 0 when unguarded. */
+  slot: number;
   lastUsed: number;
   /** The isolate's `cpuTime` when its previous call ended: one read per call gives the delta. */
   cpuMark: bigint;
@@ -86,6 +88,7 @@ export function openIsolate(
       collect,
       describe,
       memoryMb,
+      slot: 0,
       lastUsed: now,
       cpuMark: isolate.cpuTime,
       heapBytes: 0,

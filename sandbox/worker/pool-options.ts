@@ -6,6 +6,7 @@ export interface ResolvedPoolOptions {
   readonly maxHeapMb: number;
   readonly maxIdleMs: number;
   readonly spare: boolean;
+  readonly cpuGuard: boolean;
 }
 
 const POOL_DEFAULTS = { maxIsolates: 256, maxHeapMb: 768, maxIdleMs: 300_000 } as const;
@@ -17,6 +18,7 @@ export function resolvePoolOptions(options: IsolatePoolOptions): ResolvedPoolOpt
     maxHeapMb: integerFrom("maxHeapMb", options.maxHeapMb ?? POOL_DEFAULTS.maxHeapMb, 8),
     maxIdleMs: integerFrom("maxIdleMs", options.maxIdleMs ?? POOL_DEFAULTS.maxIdleMs, 0),
     spare: options.spare ?? true,
+    cpuGuard: options.cpuGuard ?? true,
   };
 }
 

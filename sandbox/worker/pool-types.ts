@@ -15,6 +15,11 @@ export interface IsolatePoolOptions {
    * thread and refilled between calls: a tenant's first call then skips isolate creation. [true]
    */
   readonly spare?: boolean;
+  /**
+   * Stop a call when its thread's CPU time reaches its timeout (cpu-guard.ts), where the thread's CPU clock
+   * can be read from another thread (Linux); off, only the wall-clock backstop stops it. [true]
+   */
+  readonly cpuGuard?: boolean;
 }
 
 /** Hears a call's phases: `load` before a cold call loads its bundle, `run` before that call's handler. */

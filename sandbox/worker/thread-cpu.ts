@@ -75,16 +75,16 @@ function schedstatClock(): (() => number) | undefined {
 }
 
 /** Calls shorter than this by the clock take isolated-vm's measure: the thread's clock lags by up to a tick. */
-const TICK_SAFE_MS = 10;
+export const TICK_SAFE_MS = 10;
 
 /**
- * A call's CPU time in ms from its two measures since it started: `isolateMs` (isolated-vm's `cpuTime`:
- * exact to the ns, but counting waits and time the machine did not run the thread) and the thread's CPU
- * clock (`threadCpuMs`, read now, against `threadStart`). A call under 10 ms takes `isolateMs` (waits that
- * short do not matter, and the thread's clock is not read); a longer one the lesser of the two, the
- * thread's clock being the true CPU time within a tick, and never more than `isolateMs`.
+ * A call's CPU time in ms from its two measures: `isolateMs` (isolated-vm's `cpuTime` since it started:
+ * exact to the ns, but counting waits and time the machine did not run the thread) and `threadMs` (the
+ * thread's CPU clock since it started; read by the caller only for calls of `TICK_SAFE_MS` and more). A
+ * shorter call takes `isolateMs` (waits that short do not matter), as does one whose thread time is not
+ * known; a longer one the lesser of the two, the thread's clock being the true CPU time within a tick.
  */
-export function callCpuMs(isolateMs: number, threadStart: number, runMs: number): number {
-  if (runMs < TICK_SAFE_MS) return isolateMs;
-  return Math.max(0, Math.min(isolateMs, threadCpuMs() - threadStart));
+export function callCpuMs(isolateMs: number, threadMs: number | undefined, runMs: number): number {
+  if (runMs < TICK_SAFE_MS || threadMs === undefined) return isolateMs;
+  return Math.max(0, Math.min(isolateMs, threadMs));
 }

@@ -43,6 +43,19 @@ function callCounter(pool: IsolatePool, tenantName: string, event: object = TOOL
   return callBundle(pool, COUNTER, tenantName, JSON.stringify(event));
 }
 
+/** A tenant's calls of the counter bundle with a 40 ms timeout, spinning when `loop`. */
+function counterLoop(pool: IsolatePool, tenantName: string): (loop: boolean) => SandboxResult {
+  const tenantId = tenant(tenantName);
+  return (loop) =>
+    pool.call(COUNTER.hash, {
+      tenantId,
+      point: "tool.call",
+      eventJson: JSON.stringify({ ...TOOL_CALL_EVENT, loop }),
+      ctxJson: ctxJson(tenantId, COUNTER),
+      timeoutMs: 40,
+    });
+}
+
 /** The reason the counter bundle returned: how many calls this isolate has seen. */
 function count(result: SandboxResult): string {
   if (result.type !== "replied") return `${result.type}:${result.failure.code}`;
@@ -127,17 +140,26 @@ describe("IsolatePool", () => {
     expect(pool.stats()).toMatchObject({ recycled: 1, isolates: 1 });
   });
 
-  it("stops a spinning call at the wall-clock backstop the machine's load sets, read just before it", () => {
-    const pool = poolWith();
-    const tenantId = tenant("spin");
-    const call = (loop: boolean) =>
-      pool.call(COUNTER.hash, {
-        tenantId,
-        point: "tool.call",
-        eventJson: JSON.stringify({ ...TOOL_CALL_EVENT, loop }),
-        ctxJson: ctxJson(tenantId, COUNTER),
-        timeoutMs: 40,
-      });
+  it("stops a spinning call when its thread's CPU time reaches the timeout, not at the backstop", async () => {
+    const call = counterLoop(poolWith(), "spin-cpu");
+    call(false);
+    // The guard's watcher thread starts with the first pool; a spin before it runs meets the backstop.
+    const byCpu = (r: SandboxResult) => r.type === "failed" && r.failure.message.endsWith("(CPU time)");
+    let spun = call(true);
+    for (let i = 0; i < 8 && !(byCpu(spun) && spun.cpuMs < 40 * 1.5); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      spun = call(true);
+    }
+    expect(spun).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    expect(byCpu(spun)).toBe(true);
+    // Stopped near 40 ms of CPU: the backstop (1.5–5 × by load) would have let it use 60 ms or more.
+    expect(spun.cpuMs).toBeGreaterThanOrEqual(40);
+    expect(spun.cpuMs).toBeLessThan(40 * 1.5);
+    expect(count(call(false))).toBe("1");
+  });
+
+  it("without the CPU guard, stops a spinning call at the wall-clock backstop the machine's load sets", () => {
+    const call = counterLoop(poolWith({ cpuGuard: false }), "spin");
     call(false); // loads the bundle, so that the spinning call starts within the 10 ms the reading is kept
     const factor = wallBackstopFactor();
     const spun = call(true);

@@ -109,6 +109,38 @@ describe("ObserveLane", () => {
     expect(sent).toEqual(["decision", "o1"]);
   });
 
+  it("keeps one abort listener per signal however many of its calls are queued, and rejects them all on abort", async () => {
+    const lane = new ObserveLane(0);
+    const sent: string[] = [];
+    const decision = controlled(sent, "decision");
+    void lane.decision(decision.send());
+    const run = new AbortController();
+    const other = new AbortController();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    let added = 0;
+    const addEventListener = run.signal.addEventListener.bind(run.signal);
+    run.signal.addEventListener = (...args: Parameters<AbortSignal["addEventListener"]>) => {
+      added++;
+      addEventListener(...args);
+    };
+    const queued = Array.from({ length: 40 }, (_, i) => lane.observe(controlled(sent, `o${i}`).send, run.signal));
+    const kept = lane.observe(controlled(sent, "kept").send, other.signal);
+    const settled = Promise.allSettled(queued);
+    run.abort(new Error("run over"));
+    const results = await settled;
+    await tick();
+    process.off("warning", onWarning);
+    expect(added).toBe(1);
+    expect(results.every((r) => r.status === "rejected" && (r.reason as Error).message === "run over")).toBe(true);
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+    decision.settle();
+    await tick();
+    expect(sent).toEqual(["decision", "kept"]);
+    void kept;
+  });
+
   it("answers unavailable past its queue cap instead of growing", async () => {
     const lane = new ObserveLane(0);
     const sent: string[] = [];
