@@ -51,6 +51,8 @@ export const ATTR = {
   origin: "isohook.quarantine.origin",
   workerReason: "isohook.worker.exit_reason",
   workerSlot: "isohook.worker.slot",
+  /** Why decision-log records were dropped: `full` (the buffer) or `failed` (the store). */
+  dropReason: "isohook.decisionlog.drop_reason",
 } as const;
 
 export const METRIC = {
@@ -66,6 +68,7 @@ export const METRIC = {
   workerRestarts: "isohook.worker.restarts",
   workerRss: "isohook.worker.rss",
   pending: "isohook.sandbox.pending",
+  decisionLogDropped: "isohook.decisionlog.dropped",
 } as const;
 
 /** The label of tenants past the cap of distinct tenants a metric reports (`TenantLabels`). */

@@ -127,6 +127,13 @@ await Promise.race([
   }),
   new Promise((resolve) => setTimeout(resolve, 60_000).unref()),
 ]);
-const stats = runtime.decisionLog?.stats() ?? { recorded: 0, written: 0, droppedFull: 0, droppedFailed: 0, pending: 0 };
+const stats = runtime.decisionLog?.stats() ?? {
+  recorded: 0,
+  written: 0,
+  droppedFull: 0,
+  droppedFailed: 0,
+  requeued: 0,
+  pending: 0,
+};
 send({ type: "stats", host, closed, ...stats });
 process.disconnect?.();

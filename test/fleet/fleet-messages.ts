@@ -51,5 +51,6 @@ export type FleetMessage =
       readonly written: number;
       readonly droppedFull: number;
       readonly droppedFailed: number;
+      readonly requeued: number;
       readonly pending: number;
     };

@@ -44,7 +44,13 @@ export interface FleetReport {
   /** Runs whose version (or one of whose hook calls' version) no change allowed at its start. */
   readonly violations: readonly string[];
   /** Pick-up of each acme flip on each live host: ms from the activation's call, and from its return. */
-  readonly pickups: readonly { readonly host: string; readonly fromCall: number; readonly fromReturn: number }[];
+  readonly pickups: readonly {
+    readonly host: string;
+    /** The activation's call, ms since the epoch: one per change. */
+    readonly change: number;
+    readonly fromCall: number;
+    readonly fromReturn: number;
+  }[];
   /** mallory's calls that ran to their timeout, before the release and after it (each episode ≤ K + hosts). */
   readonly strikes: readonly [number, number];
   /** Hosts that cut mallory off in each episode (by a local or a fleet entry). */
@@ -52,6 +58,13 @@ export interface FleetReport {
   readonly killed: { readonly host: string; readonly at: number };
   readonly outageAt: number;
   readonly restartedAt: number | undefined;
+  /** Each store outage the hosts told (`store.unreachable` … `store.reachable`), in ms after the fault began. */
+  readonly outages: readonly {
+    readonly host: string;
+    readonly fault: "terminate" | "restart";
+    readonly lostAt: number;
+    readonly backAt: number | undefined;
+  }[];
   /** Each live host's decision-log counts, the rows of its runs in the table, and the drops its events told. */
   readonly stats: readonly (Extract<FleetMessage, { type: "stats" }> & {
     readonly rows: number;
@@ -115,6 +128,10 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       });
       child.on("message", (m: FleetMessage) => {
         messages.push(m);
+        if (m.type === "store" || m.type === "quarantine")
+          log(
+            `${m.host}: ${m.type === "store" ? m.state : `${m.tenant} quarantined (${m.origin}, strike ${m.strike})`} at +${m.at - started} ms`,
+          );
         for (const w of waiters.filter((w) => w.match(m))) w.resolve();
       });
       children.set(host, child);
@@ -222,6 +239,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       killed: { host: victim, at: killedAt },
       outageAt,
       restartedAt,
+      outages: outagesOf(messages, outageAt, restartedAt),
       stats: messages.flatMap((m) =>
         m.type === "stats" ? [{ ...m, rows: rowsOf(m.host), told: toldOf(m.host) }] : [],
       ),
@@ -269,6 +287,30 @@ function violation(run: RunReport, initial: Map<string, readonly number[]>, chan
     : [`${run.runId} (${run.tenant}) used ${[...used].join(",")}; allowed ${[...allowed].join(",")}`];
 }
 
+/** Each host's `store.unreachable` … `store.reachable`, timed from the fault (the last one to start before it). */
+function outagesOf(
+  messages: readonly FleetMessage[],
+  outageAt: number,
+  restartedAt: number | undefined,
+): FleetReport["outages"] {
+  const result: FleetReport["outages"][number][] = [];
+  for (const m of messages) {
+    if (m.type !== "store" || m.state !== "store.unreachable") continue;
+    const restart = restartedAt !== undefined && m.at >= restartedAt;
+    const start = restart ? (restartedAt ?? 0) : outageAt;
+    const back = messages.find(
+      (b) => b.type === "store" && b.host === m.host && b.at >= m.at && b.state === "store.reachable",
+    );
+    result.push({
+      host: m.host,
+      fault: restart ? "restart" : "terminate",
+      lostAt: m.at - start,
+      backAt: back?.type === "store" ? back.at - start : undefined,
+    });
+  }
+  return result;
+}
+
 /** Each live host's pick-up of each acme activation, outside the 3 s after an outage or restart. */
 function pickups(
   messages: readonly FleetMessage[],
@@ -277,7 +319,7 @@ function pickups(
   victim: string,
   outages: readonly (number | undefined)[],
 ): FleetReport["pickups"] {
-  const result: { host: string; fromCall: number; fromReturn: number }[] = [];
+  const result: { host: string; change: number; fromCall: number; fromReturn: number }[] = [];
   const next = (c: Change) => changes.find((o) => o.tenant === c.tenant && o.callAt > c.callAt)?.callAt ?? Infinity;
   for (const c of changes.filter((c) => c.tenant === "acme")) {
     if (outages.some((o) => o !== undefined && c.callAt >= o && c.callAt - o < 3_000)) continue;
@@ -295,7 +337,12 @@ function pickups(
           m.at < next(c),
       );
       if (seen?.type === "pickup")
-        result.push({ host, fromCall: seen.at - c.callAt, fromReturn: Math.max(0, seen.at - c.retAt) });
+        result.push({
+          host,
+          change: c.callAt,
+          fromCall: seen.at - c.callAt,
+          fromReturn: Math.max(0, seen.at - c.retAt),
+        });
     }
   }
   return result;
