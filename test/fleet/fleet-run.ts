@@ -3,8 +3,10 @@
  * worker, on one fresh PostgreSQL database, run agent runs for three tenants without pause while this
  * process, the operator, changes what they run: acme's active version flips every `stepMs`, globex gets a
  * rollout and its rollback, mallory's bundle spins until the fleet quarantines it and the operator releases
- * it. Meanwhile every isohook connection to the database is terminated (`pg_terminate_backend`), the
- * PostgreSQL server is restarted when `restart` is set, and the last host is SIGKILLed. The report holds
+ * it. Meanwhile every isohook connection to the database is terminated (`pg_terminate_backend`); then the
+ * database refuses connections (`ALLOW_CONNECTIONS false`, as a server restart does, for this database
+ * only) until every host has told `store.unreachable`, for one more step; the PostgreSQL server is
+ * restarted when `restart` is set; and the last host is SIGKILLed. The report holds
  * what the checks need; `fleet.test.ts` asserts on it and `scripts/fleet.ts` prints it.
  */
 import { type ChildProcess, execFileSync, fork } from "node:child_process";
@@ -17,6 +19,10 @@ import type { TenantId } from "../../src/protocol/index.js";
 import { PostgresBundleStore } from "../../src/store/index.js";
 import { PG_TEST_URL } from "../store/helpers/postgres.js";
 import type { FleetMessage, RunReport } from "./fleet-messages.js";
+import { type Change, type FleetReport, outagesOf, pickups, violation } from "./fleet-report.js";
+
+export type { FleetReport } from "./fleet-report.js";
+export { percentile } from "./fleet-report.js";
 
 export interface FleetOptions {
   readonly hosts: number;
@@ -25,53 +31,6 @@ export interface FleetOptions {
   /** Restart the PostgreSQL server mid-traffic (pg_ctlcluster): only where nothing else uses it. */
   readonly restart: boolean;
   readonly log?: (line: string) => void;
-}
-
-/** One change the operator made: what could decide a run started before `callAt` and after `retAt`. */
-interface Change {
-  readonly tenant: string;
-  readonly what: string;
-  readonly callAt: number;
-  readonly retAt: number;
-  readonly before: readonly number[];
-  readonly after: readonly number[];
-}
-
-export interface FleetReport {
-  readonly hosts: readonly string[];
-  readonly runs: readonly RunReport[];
-  readonly errors: readonly Extract<FleetMessage, { type: "error" }>[];
-  /** Runs whose version (or one of whose hook calls' version) no change allowed at its start. */
-  readonly violations: readonly string[];
-  /** Pick-up of each acme flip on each live host: ms from the activation's call, and from its return. */
-  readonly pickups: readonly {
-    readonly host: string;
-    /** The activation's call, ms since the epoch: one per change. */
-    readonly change: number;
-    readonly fromCall: number;
-    readonly fromReturn: number;
-  }[];
-  /** mallory's calls that ran to their timeout, before the release and after it (each episode ≤ K + hosts). */
-  readonly strikes: readonly [number, number];
-  /** Hosts that cut mallory off in each episode (by a local or a fleet entry). */
-  readonly cutOff: readonly [readonly string[], readonly string[]];
-  readonly killed: { readonly host: string; readonly at: number };
-  readonly outageAt: number;
-  readonly restartedAt: number | undefined;
-  /** Each store outage the hosts told (`store.unreachable` … `store.reachable`), in ms after the fault began. */
-  readonly outages: readonly {
-    readonly host: string;
-    readonly fault: "terminate" | "restart";
-    readonly lostAt: number;
-    readonly backAt: number | undefined;
-  }[];
-  /** Each live host's decision-log counts, the rows of its runs in the table, and the drops its events told. */
-  readonly stats: readonly (Extract<FleetMessage, { type: "stats" }> & {
-    readonly rows: number;
-    readonly told: number;
-  })[];
-  readonly quarantine: { readonly failures: number };
-  readonly durationMs: number;
 }
 
 const HOST_SCRIPT = fileURLToPath(new URL("./fleet-host.ts", import.meta.url));
@@ -84,8 +43,6 @@ const QUARANTINE = {
   maxCooldownMs: 600_000,
   forgetAfterMs: 600_000,
 };
-/** How long after a change a run may still start on what was there before it: a host's pick-up. */
-const PICKUP_SLACK_MS = 1_000;
 
 export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const log = options.log ?? (() => undefined);
@@ -178,6 +135,31 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     await step();
     await change("globex", "rollback", () => store.rollback({ tenantId: "globex" as TenantId, by: "ops" }));
     await flipAcme();
+    // The database down for a while: connections refused, the open ones cut.
+    const downAt = Date.now();
+    await sql(admin.toString(), `ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    await sql(admin.toString(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [
+      database,
+    ]);
+    const told = (state: string, since: number) => (host: string) =>
+      messages.some((m) => m.type === "store" && m.host === host && m.state === state && m.at >= since);
+    await poll("every host told store.unreachable", () => names.every(told("store.unreachable", downAt)));
+    // Held down until every host has decided a whole run on what it had (a loaded host's runs can be slow).
+    const decidedWhileDown = (host: string) => {
+      const lost = messages.find((m) => m.type === "store" && m.host === host && m.at >= downAt);
+      return messages.some(
+        (m) =>
+          m.type === "run" && m.host === host && lost !== undefined && m.startedAt >= lost.at && m.calls.length > 0,
+      );
+    };
+    await poll("a run decided on every host while the database was down", () => names.every(decidedWhileDown));
+    await step();
+    const upAt = Date.now();
+    await sql(admin.toString(), `ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
+    await poll("every host told store.reachable", () => names.every(told("store.reachable", upAt)));
+    log(`database refused connections for ${upAt - downAt} ms; every host back after ${Date.now() - upAt} ms`);
+    await step();
+    await flipAcme();
     let restartedAt: number | undefined;
     if (options.restart) {
       restartedAt = Date.now();
@@ -238,8 +220,9 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       cutOff,
       killed: { host: victim, at: killedAt },
       outageAt,
+      down: { at: downAt, upAt },
       restartedAt,
-      outages: outagesOf(messages, outageAt, restartedAt),
+      outages: outagesOf(messages, outageAt, downAt, restartedAt),
       stats: messages.flatMap((m) =>
         m.type === "stats" ? [{ ...m, rows: rowsOf(m.host), told: toldOf(m.host) }] : [],
       ),
@@ -271,81 +254,13 @@ async function seed(store: PostgresBundleStore): Promise<void> {
   }
 }
 
-/** Why a run's versions were not allowed at its start, if they were not. */
-function violation(run: RunReport, initial: Map<string, readonly number[]>, changes: readonly Change[]): string[] {
-  const mine = changes.filter((c) => c.tenant === run.tenant);
-  const allowed = new Set(mine.filter((c) => c.retAt <= run.startedAt).at(-1)?.after ?? initial.get(run.tenant));
-  for (const c of mine) {
-    if (run.startedAt >= c.callAt && run.startedAt <= c.retAt + PICKUP_SLACK_MS) {
-      for (const v of [...c.before, ...c.after]) allowed.add(v);
-    }
+/** Resolves once `done()` holds, checked every 10 ms, for at most 60 s. */
+async function poll(what: string, done: () => boolean): Promise<void> {
+  const until = Date.now() + 60_000;
+  while (!done()) {
+    if (Date.now() > until) throw new Error(`fleet: not ${what} within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  const used = new Set([run.version, ...run.calls.map((c) => c.version)]);
-  const bad = [...used].filter((v) => v === null || !allowed.has(v));
-  return bad.length === 0 && used.size === 1
-    ? []
-    : [`${run.runId} (${run.tenant}) used ${[...used].join(",")}; allowed ${[...allowed].join(",")}`];
-}
-
-/** Each host's `store.unreachable` … `store.reachable`, timed from the fault (the last one to start before it). */
-function outagesOf(
-  messages: readonly FleetMessage[],
-  outageAt: number,
-  restartedAt: number | undefined,
-): FleetReport["outages"] {
-  const result: FleetReport["outages"][number][] = [];
-  for (const m of messages) {
-    if (m.type !== "store" || m.state !== "store.unreachable") continue;
-    const restart = restartedAt !== undefined && m.at >= restartedAt;
-    const start = restart ? (restartedAt ?? 0) : outageAt;
-    const back = messages.find(
-      (b) => b.type === "store" && b.host === m.host && b.at >= m.at && b.state === "store.reachable",
-    );
-    result.push({
-      host: m.host,
-      fault: restart ? "restart" : "terminate",
-      lostAt: m.at - start,
-      backAt: back?.type === "store" ? back.at - start : undefined,
-    });
-  }
-  return result;
-}
-
-/** Each live host's pick-up of each acme activation, outside the 3 s after an outage or restart. */
-function pickups(
-  messages: readonly FleetMessage[],
-  changes: readonly Change[],
-  killedAt: number,
-  victim: string,
-  outages: readonly (number | undefined)[],
-): FleetReport["pickups"] {
-  const result: { host: string; change: number; fromCall: number; fromReturn: number }[] = [];
-  const next = (c: Change) => changes.find((o) => o.tenant === c.tenant && o.callAt > c.callAt)?.callAt ?? Infinity;
-  for (const c of changes.filter((c) => c.tenant === "acme")) {
-    if (outages.some((o) => o !== undefined && c.callAt >= o && c.callAt - o < 3_000)) continue;
-    const version = c.after[0];
-    const hosts = new Set(messages.flatMap((m) => (m.type === "ready" ? [m.host] : [])));
-    for (const host of hosts) {
-      if (host === victim && c.callAt >= killedAt) continue;
-      const seen = messages.find(
-        (m) =>
-          m.type === "pickup" &&
-          m.host === host &&
-          m.tenant === "acme" &&
-          m.version === version &&
-          m.at >= c.callAt &&
-          m.at < next(c),
-      );
-      if (seen?.type === "pickup")
-        result.push({
-          host,
-          change: c.callAt,
-          fromCall: seen.at - c.callAt,
-          fromReturn: Math.max(0, seen.at - c.retAt),
-        });
-    }
-  }
-  return result;
 }
 
 async function sql(url: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
@@ -356,10 +271,4 @@ async function sql(url: string, text: string, params: unknown[] = []): Promise<R
   } finally {
     await client.end();
   }
-}
-
-/** The p-th percentile (0–100) of values, nearest rank. */
-export function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 }
