@@ -147,10 +147,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     // Held down until every host has decided a whole run on what it had (a loaded host's runs can be slow).
     const decidedWhileDown = (host: string) => {
       const lost = messages.find((m) => m.type === "store" && m.host === host && m.at >= downAt);
-      return messages.some(
-        (m) =>
-          m.type === "run" && m.host === host && lost !== undefined && m.startedAt >= lost.at && m.calls.length > 0,
-      );
+      const since = lost?.type === "store" ? lost.at : Number.POSITIVE_INFINITY;
+      return messages.some((m) => m.type === "run" && m.host === host && m.startedAt >= since && m.calls.length > 0);
     };
     await poll("a run decided on every host while the database was down", () => names.every(decidedWhileDown));
     await step();
