@@ -1,6 +1,6 @@
 import type { PoolClient } from "pg";
 import type { BundleHash, TenantId } from "../../protocol/index.js";
-import type { ActiveBundleCache, ActiveHead, CachedCode } from "../active-cache.js";
+import type { ActiveBundleCache, ActiveHead, CachedCode, HeadAndCode } from "../active-cache.js";
 import type {
   ActivationResult,
   AuditEntry,
@@ -132,6 +132,13 @@ export class PostgresDriver implements StoreDriver {
   async head(tenantId: TenantId): Promise<ActiveHead | undefined> {
     const row = await this.#read(() => this.#heads.head(this.#db.pool, tenantId));
     return row && toActiveHead(row, tenantId);
+  }
+
+  async headAndCode(tenantId: TenantId, known: readonly BundleHash[]): Promise<HeadAndCode | undefined> {
+    const row = await this.#read(() => this.#heads.headAndCode(this.#db.pool, tenantId, known));
+    if (row === undefined) return undefined;
+    const code = new Map((row.codes ?? []).map((c) => [c.hash, toCachedCode(c, c.hash)] as const));
+    return { head: toActiveHead(row, tenantId), code };
   }
 
   async code(hash: BundleHash): Promise<CachedCode | undefined> {
