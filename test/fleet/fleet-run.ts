@@ -56,7 +56,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const store = await PostgresBundleStore.open(url.toString());
   const children = new Map<string, ChildProcess>();
   const messages: FleetMessage[] = [];
-  const waiters: { match: (m: FleetMessage) => boolean; resolve: () => void }[] = [];
+  const waiters: { match: (m: FleetMessage) => boolean; resolve: () => void; fail: (e: Error) => void }[] = [];
   const changes: Change[] = [];
   try {
     await seed(store);
@@ -76,6 +76,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     for (const t of TENANTS) initial.set(t, await state(t));
 
     const names = Array.from({ length: options.hosts }, (_, i) => `host-${i + 1}`);
+    const victim = names.at(-1) ?? "host-1";
     for (const host of names) {
       const config = { url: url.toString(), host, tenants: TENANTS, quarantine: QUARANTINE };
       const child = fork(HOST_SCRIPT, [JSON.stringify(config)], {
@@ -91,19 +92,27 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
           );
         for (const w of waiters.filter((w) => w.match(m))) w.resolve();
       });
+      child.on("exit", (code, signal) => {
+        // After its stats a host exits as it should.
+        if (messages.some((m) => m.type === "stats" && m.host === host)) return;
+        const how = signal === null ? `exit code ${code}` : signal;
+        for (const w of waiters) w.fail(new Error(`fleet: ${host} exited (${how})`));
+      });
       children.set(host, child);
     }
     // Generous: on a loaded 2-core machine four hosts start in 15–45 s.
+    // A host that exits before it is SIGKILLed on purpose fails every wait (not a silent 240 s hang).
     const until = (what: string, match: (m: FleetMessage) => boolean, ms = 240_000) =>
       messages.some(match)
         ? Promise.resolve()
         : new Promise<void>((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error(`fleet: no ${what} within ${ms} ms`)), ms);
-            const done = () => {
+            const settle = (error?: Error) => {
               clearTimeout(timer);
-              resolve();
+              if (error === undefined) resolve();
+              else if (!error.message.includes(`${victim} exited (SIGKILL)`)) reject(error);
             };
-            waiters.push({ match, resolve: done });
+            waiters.push({ match, resolve: () => settle(), fail: (e) => settle(e) });
           });
     for (const host of names) await until(`${host} ready`, (m) => m.type === "ready" && m.host === host);
     log(`${names.length} hosts ready after ${Date.now() - started} ms`);
@@ -167,7 +176,6 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       await flipAcme();
     }
     await step();
-    const victim = names.at(-1) ?? "host-1";
     const killedAt = Date.now();
     children.get(victim)?.kill("SIGKILL");
     log(`SIGKILL ${victim}`);
