@@ -43,6 +43,16 @@ export class PgCalls {
     }
   }
 
+  /** One statement on one pooled connection, in a transaction of its own (autocommit), never retried. */
+  async statement<T>(signal: AbortSignal | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    this.open(signal);
+    try {
+      return await this.#db.withClient(fn);
+    } catch (error) {
+      throw pgStoreError(error, this.#location);
+    }
+  }
+
   /** One transaction on one pooled connection. */
   async write<T>(signal: AbortSignal | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
     this.open(signal);

@@ -171,8 +171,9 @@ export class PostgresDriver implements StoreDriver {
     return this.#write((c) => this.#log.setLogSettings(c, input, new Date(at)));
   }
 
+  /** One INSERT, atomic on its own: no BEGIN and COMMIT round trips around it. */
   appendDecisions(rows: readonly DecisionRow[]): Promise<number> {
-    return this.#write((c) => this.#log.append(c, rows));
+    return this.#calls.statement(undefined, (c) => this.#log.append(c, rows));
   }
 
   decisions(query: CheckedDecisionQuery): Promise<StoredDecision[]> {
