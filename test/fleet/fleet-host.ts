@@ -6,11 +6,13 @@
  * end its decision log's counts. argv[2]: {url, host}.
  */
 import { declaredTool, scriptedModel } from "../../src/agent/index.js";
+import { strikeOf } from "../../src/dispatch/quarantine.js";
 import { createHookRuntime, type RunEvent } from "../../src/runtime/index.js";
 import type { FleetMessage, HostConfig, RunReport } from "./fleet-messages.js";
 
 const { url, host, tenants, quarantine } = JSON.parse(process.argv[2] ?? "{}") as HostConfig;
 const send = (message: FleetMessage) => process.send?.(message);
+const TIMEOUT_MS = 100;
 let stopping = false;
 process.on("message", (m) => {
   if (m === "stop") stopping = true;
@@ -19,7 +21,7 @@ process.on("message", (m) => {
 const runtime = await createHookRuntime({
   store: url,
   host,
-  limits: { timeoutMs: 100 },
+  limits: { timeoutMs: TIMEOUT_MS },
   executor: { workers: 1, spareWorker: false },
   dispatch: { budgets: { turnMs: 30_000, runMs: 60_000 }, quarantine },
   decisionLog: { all: { sample: 1 }, flushMs: 50 },
@@ -88,10 +90,14 @@ async function runOnce(tenant: string): Promise<void> {
   const onEvent = (event: RunEvent) => {
     if (event.type === "run.started") report.version = event.bundle?.version ?? null;
     if (event.type === "hook.called" && event.record.source === "tenant") {
-      const { outcome, bundle } = event.record;
+      const { outcome, bundle, cpuMs, runMs, loadMs, loadAfterRecycle } = event.record;
+      const failure = outcome.type === "failed" ? outcome.failure : undefined;
+      // As the dispatcher counts it: a timeout starved short of its CPU time by a busy machine strikes nothing.
+      const strike = strikeOf(failure, { cpuMs, runMs, loadMs, loadAfterRecycle }, TIMEOUT_MS);
       report.calls.push({
         version: bundle?.version ?? null,
-        code: outcome.type === "failed" ? outcome.failure.code : "ok",
+        code: failure?.code ?? "ok",
+        struck: strike !== undefined,
       });
     }
   };

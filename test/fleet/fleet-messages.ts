@@ -17,7 +17,8 @@ export interface RunReport {
   readonly startedAt: number;
   endedAt: number;
   version: number | null;
-  readonly calls: { readonly version: number | null; readonly code: string }[];
+  /** `struck`: the call counted towards quarantine (a timeout the tenant's own CPU time caused). */
+  readonly calls: { readonly version: number | null; readonly code: string; readonly struck: boolean }[];
 }
 
 /** What host processes tell the fleet test. */

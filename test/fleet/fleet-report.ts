@@ -28,7 +28,7 @@ export interface FleetReport {
     readonly fromCall: number;
     readonly fromReturn: number;
   }[];
-  /** mallory's calls that ran to their timeout, before the release and after it (each episode ≤ K + hosts). */
+  /** mallory's calls that struck (timed out on their own CPU time), before the release and after it (each episode ≤ K + hosts). */
   readonly strikes: readonly [number, number];
   /** Hosts that cut mallory off in each episode (by a local or a fleet entry). */
   readonly cutOff: readonly [readonly string[], readonly string[]];
