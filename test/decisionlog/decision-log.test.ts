@@ -27,6 +27,14 @@ async function storeWith(settings: LogSettings | null): Promise<MemoryBundleStor
   return store;
 }
 
+/** The store with its appends replaced (settings still read from it). */
+function appending(store: MemoryBundleStore, appendDecisions: (rows: readonly DecisionRow[]) => Promise<number>) {
+  return Object.assign(Object.create(store), {
+    logSettings: (t?: TenantId) => store.logSettings(t),
+    appendDecisions,
+  }) as MemoryBundleStore;
+}
+
 function dispatcherWith(
   log: DecisionSink,
   executor = new FakeExecutor(() => returned({ type: "block", reason: "no" })),
@@ -149,12 +157,9 @@ describe("the decision log", () => {
   it("never blocks or fails a hook call when the store blocks: a full buffer drops and counts", async () => {
     const store = await storeWith(on());
     let writes = 0;
-    const blocking = Object.assign(Object.create(store), {
-      logSettings: (t?: TenantId) => store.logSettings(t),
-      appendDecisions: () => {
-        writes++;
-        return new Promise<number>(() => {}); // never settles
-      },
+    const blocking = appending(store, () => {
+      writes++;
+      return new Promise<number>(() => {}); // never settles
     });
     const told: DecisionsDroppedEvent[] = [];
     const log = await DecisionLog.open(blocking, {
@@ -186,10 +191,7 @@ describe("the decision log", () => {
 
   it("counts a batch the store refused and keeps taking calls", async () => {
     const store = await storeWith(on());
-    const failing = Object.assign(Object.create(store), {
-      logSettings: (t?: TenantId) => store.logSettings(t),
-      appendDecisions: () => Promise.reject(new Error("disk full")),
-    });
+    const failing = appending(store, () => Promise.reject(new Error("disk full")));
     const told: DecisionsDroppedEvent[] = [];
     const log = await DecisionLog.open(failing, { onDropped: (e) => told.push(e) });
     await call(dispatcherWith(log), "run-f");
@@ -202,14 +204,11 @@ describe("the decision log", () => {
     const store = await storeWith(on());
     let down = true;
     let attempts = 0;
-    const outage = Object.assign(Object.create(store), {
-      logSettings: (t?: TenantId) => store.logSettings(t),
-      appendDecisions: (rows: readonly DecisionRow[]) => {
-        attempts++;
-        return down
-          ? Promise.reject(new StoreError("unavailable", "Cannot reach the PostgreSQL store"))
-          : store.appendDecisions(rows);
-      },
+    const outage = appending(store, (rows) => {
+      attempts++;
+      return down
+        ? Promise.reject(new StoreError("unavailable", "Cannot reach the PostgreSQL store"))
+        : store.appendDecisions(rows);
     });
     const told: DecisionsDroppedEvent[] = [];
     const log = await DecisionLog.open(outage, { flushMs: 1, retryMs: 1, onDropped: (e) => told.push(e) });
@@ -234,12 +233,9 @@ describe("the decision log", () => {
   it("drops a batch the store refuses for good at once", async () => {
     const store = await storeWith(on());
     let attempts = 0;
-    const full = Object.assign(Object.create(store), {
-      logSettings: (t?: TenantId) => store.logSettings(t),
-      appendDecisions: () => {
-        attempts++;
-        return Promise.reject(new StoreError("full", "The disk is full"));
-      },
+    const full = appending(store, () => {
+      attempts++;
+      return Promise.reject(new StoreError("full", "The disk is full"));
     });
     const log = await DecisionLog.open(full, { flushMs: 1, retryMs: 1 });
     await call(dispatcherWith(log), "run-g");
