@@ -74,6 +74,11 @@ const TURNS = [
   { text: "done" },
 ];
 let n = 0;
+const finished: RunReport[] = [];
+const reportRuns = () => {
+  if (finished.length > 0) send({ type: "runs", host, runs: finished.splice(0) });
+};
+const reporter = setInterval(reportRuns, 100);
 
 async function runOnce(tenant: string): Promise<void> {
   const runId = `run_${host}_${n++}`;
@@ -111,7 +116,7 @@ async function runOnce(tenant: string): Promise<void> {
       onEvent,
     });
     report.endedAt = Date.now();
-    send(report);
+    finished.push(report);
   } catch (error) {
     send({ type: "error", host, runId, message: error instanceof Error ? error.message : String(error) });
   }
@@ -125,6 +130,8 @@ async function lane(offset: number): Promise<void> {
 send({ type: "ready", host });
 await Promise.all([lane(0), lane(1)]);
 clearInterval(watcher);
+clearInterval(reporter);
+reportRuns();
 // A close that does not end is a finding: the stats go to the parent either way, saying so.
 let closed = false;
 await Promise.race([

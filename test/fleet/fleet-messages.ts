@@ -21,10 +21,15 @@ export interface RunReport {
   readonly calls: { readonly version: number | null; readonly code: string; readonly struck: boolean }[];
 }
 
-/** What host processes tell the fleet test. */
+/**
+ * What host processes tell the fleet test. Runs go in batches (`runs`, every 100 ms): a host whose runs
+ * make no sandbox call (a quarantined tenant's) ends thousands a second, and one IPC message per run would
+ * swamp the operator's event loop; the operator unpacks each batch into its `run` messages.
+ */
 export type FleetMessage =
   | { readonly type: "ready"; readonly host: string }
   | RunReport
+  | { readonly type: "runs"; readonly host: string; readonly runs: readonly RunReport[] }
   | { readonly type: "error"; readonly host: string; readonly runId: string; readonly message: string }
   | {
       readonly type: "pickup";

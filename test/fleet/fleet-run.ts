@@ -84,13 +84,17 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         execArgv: ["--no-node-snapshot", "--import", "tsx"],
         stdio: ["ignore", "inherit", "inherit", "ipc"],
       });
-      child.on("message", (m: FleetMessage) => {
+      const take = (m: FleetMessage) => {
         messages.push(m);
         if (m.type === "store" || m.type === "quarantine")
           log(
             `${m.host}: ${m.type === "store" ? m.state : `${m.tenant} quarantined (${m.origin}, strike ${m.strike})`} at +${m.at - started} ms`,
           );
         for (const w of waiters.filter((w) => w.match(m))) w.resolve();
+      };
+      child.on("message", (m: FleetMessage) => {
+        if (m.type !== "runs") take(m);
+        else for (const run of m.runs) take(run);
       });
       child.on("exit", (code, signal) => {
         // After its stats a host exits as it should.
@@ -148,6 +152,22 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     await step();
     await change("globex", "rollback", () => store.rollback({ tenantId: "globex" as TenantId, by: "ops" }));
     await flipAcme();
+    // Down only once every host picked that flip up: a host that has not read it yet when the database
+    // goes away decides on the version it knows, by design, for the whole outage.
+    const everyHostPickedUp = () => {
+      const flipped = changes.at(-1);
+      const pickedUp = (host: string) =>
+        messages.some(
+          (m) =>
+            m.type === "pickup" &&
+            m.host === host &&
+            m.tenant === "acme" &&
+            m.version === flipped?.after[0] &&
+            m.at >= (flipped?.callAt ?? 0),
+        );
+      return poll("every host picked up the flip before the outage", () => names.every(pickedUp));
+    };
+    await everyHostPickedUp();
     // The database down for a while: connections refused, the open ones cut.
     const downAt = Date.now();
     await sql(admin.toString(), `ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
@@ -173,6 +193,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     await flipAcme();
     let restartedAt: number | undefined;
     if (options.restart) {
+      await everyHostPickedUp();
       restartedAt = Date.now();
       execFileSync("pg_ctlcluster", ["--skip-systemctl-redirect", "15", "main", "restart"], { stdio: "inherit" });
       log(`PostgreSQL restarted in ${Date.now() - restartedAt} ms`);
