@@ -36,9 +36,21 @@ console.log(
 console.log(
   `  mallory's strikes before every host cut it off: ${report.strikes[0]}, after the release: ${report.strikes[1]} (bound: ${failures} + ${hosts} hosts = ${failures + hosts})`,
 );
+for (const o of report.outages)
+  console.log(
+    `  ${o.host} store outage after the ${o.fault}: unreachable at +${o.lostAt} ms, reachable again at ${o.backAt === undefined ? "never" : `+${o.backAt} ms`}`,
+  );
+if (report.restartedAt !== undefined) {
+  const after = report.pickups.filter((p) => p.change > (report.restartedAt ?? 0));
+  const first = Math.min(...after.map((p) => p.change));
+  const hosts = after.filter((p) => p.change === first);
+  console.log(
+    `  first activation after the restart: picked up by ${hosts.length} hosts (LISTEN again), in ${Math.max(...hosts.map((p) => p.fromCall))} ms at most`,
+  );
+}
 for (const s of report.stats) {
   console.log(
-    `  ${s.host} decision log: recorded ${s.recorded}, written ${s.written} (rows in PostgreSQL ${s.rows}), dropped ${s.droppedFull + s.droppedFailed} (counted; told by events: ${s.told}), pending ${s.pending}${s.closed ? "" : ", its close did not end within 60 s"}`,
+    `  ${s.host} decision log: recorded ${s.recorded}, written ${s.written} (rows in PostgreSQL ${s.rows}), written again after the outage ${s.requeued}, dropped ${s.droppedFull + s.droppedFailed} (counted; told by events: ${s.told}), pending ${s.pending}${s.closed ? "" : ", its close did not end within 60 s"}`,
   );
 }
 for (const v of report.violations.slice(0, 5)) console.log(`  violation: ${v}`);

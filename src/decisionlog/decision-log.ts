@@ -1,6 +1,7 @@
 import type { DecisionEntry, DecisionSink } from "../dispatch/index.js";
 import type { RunId, TenantId } from "../protocol/index.js";
-import type { DecisionLogStore, DecisionRow, LogSettings } from "../store/index.js";
+import { type DecisionLogStore, type DecisionRow, type LogSettings, StoreError } from "../store/index.js";
+import { DecisionLogMetrics } from "../telemetry/index.js";
 import { toDecisionRow } from "./decision-row.js";
 import { type LogOptions, parseLogOptions, type ResolvedLogOptions } from "./log-options.js";
 import { compileMask, type MaskPlan } from "./masking.js";
@@ -14,8 +15,13 @@ export interface DecisionLogStats {
   readonly written: number;
   /** Entries dropped because the buffer was full (entries or characters). */
   readonly droppedFull: number;
-  /** Entries lost because the store refused their batch (down, full). */
+  /**
+   * Entries lost because the store refused their batch for good (full, corrupt, closed), or was still
+   * unreachable when the log was flushed or closed.
+   */
   readonly droppedFailed: number;
+  /** Times a batch went back to the buffer because the store was unreachable or busy (its entries count once each time). */
+  readonly requeued: number;
   /** Records deleted by retention. */
   readonly pruned: number;
   /** Entries waiting in the buffer or in the write in flight. */
@@ -34,6 +40,10 @@ const DAY_MS = 86_400_000;
  * push (a full buffer drops and counts, never waits); a timer drains the buffer in batches, one write in
  * flight at a time, masking and capping each entry before it reaches the store, and applies each tenant's
  * retention after it writes. Settings come from the store (re-read every `refreshMs`), else `all`.
+ * A batch the store cannot take for a moment (`unavailable`, `busy`: a database outage) goes back to the
+ * front of the buffer and is written again every `retryMs` until it lands; meanwhile the buffer's bound
+ * holds and what does not fit is dropped and counted. `flush` and `close` write once more and drop (and
+ * count) what the store still refuses.
  *
  * ```ts
  * const log = await DecisionLog.open({ store, all: { sample: 0.1 } });
@@ -55,10 +65,13 @@ export class DecisionLog implements DecisionSink {
   #refresher: ReturnType<typeof setInterval> | undefined;
   readonly #lastPrune = new Map<TenantId, number>();
   #closed = false;
-  #stats = { recorded: 0, written: 0, droppedFull: 0, droppedFailed: 0, pruned: 0 };
+  #stats = { recorded: 0, written: 0, droppedFull: 0, droppedFailed: 0, requeued: 0, pruned: 0 };
+  /** Set while the store is unreachable: the buffer waits `retryMs` before the next write. */
+  #backingOff = false;
   /** Full-buffer drops not yet told to `onDropped`: told at most once per `flushMs`, not once per entry. */
   #untoldFull = 0;
   #toldAt = Number.NEGATIVE_INFINITY;
+  readonly #metrics = new DecisionLogMetrics();
 
   private constructor(store: DecisionLogStore, options: ResolvedLogOptions) {
     this.#store = store;
@@ -90,23 +103,23 @@ export class DecisionLog implements DecisionSink {
   }
 
   record(entry: DecisionEntry): void {
-    const chars = entry.eventJson.length + entry.stateJson.length;
+    const size = chars(entry);
     const { bufferSize, bufferChars } = this.#options;
-    if (this.#closed || this.#buffer.length >= bufferSize || this.#bufferedChars + chars > bufferChars) {
+    if (this.#closed || this.#buffer.length >= bufferSize || this.#bufferedChars + size > bufferChars) {
       this.#stats.droppedFull++;
       this.#untoldFull++;
       if (this.#options.clock() - this.#toldAt >= this.#options.flushMs) this.#tellFull();
       return;
     }
     this.#buffer.push(entry);
-    this.#bufferedChars += chars;
+    this.#bufferedChars += size;
     this.#stats.recorded++;
     if (this.#timer === undefined && this.#writing === undefined) this.#arm();
-    else if (this.#buffer.length === this.#options.batchSize && this.#writing === undefined) {
+    else if (this.#buffer.length === this.#options.batchSize && this.#writing === undefined && !this.#backingOff) {
       // A full batch need not wait for the timer.
       clearTimeout(this.#timer);
       this.#timer = undefined;
-      setImmediate(() => void this.#drain());
+      setImmediate(() => void this.#drain(false));
     }
   }
 
@@ -120,11 +133,13 @@ export class DecisionLog implements DecisionSink {
     this.#tenants = new Map(rows.map((row) => [row.tenantId, plan(row)]));
   }
 
-  /** Writes everything buffered now; resolves when the store has it (or refused it). */
+  /** Writes everything buffered now; resolves when the store has it (or refused it: dropped and counted). */
   async flush(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     while (this.#buffer.length > 0 || this.#writing !== undefined) {
       if (this.#writing !== undefined) await this.#writing;
-      else await this.#drain();
+      else await this.#drain(true);
     }
   }
 
@@ -138,33 +153,36 @@ export class DecisionLog implements DecisionSink {
     await this.flush();
   }
 
-  #arm(): void {
+  #arm(ms = this.#options.flushMs): void {
+    clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      void this.#drain();
-    }, this.#options.flushMs);
+      void this.#drain(false);
+    }, ms);
     this.#timer.unref?.();
   }
 
-  #drain(): Promise<void> {
+  /** Writes one batch; `final` (flush, close): a batch the store refuses is dropped, never put back. */
+  #drain(final: boolean): Promise<void> {
     this.#tellFull();
     if (this.#writing !== undefined) return this.#writing;
     const batch = this.#buffer.splice(0, this.#options.batchSize);
     if (batch.length === 0) return Promise.resolve();
-    for (const e of batch) this.#bufferedChars -= e.eventJson.length + e.stateJson.length;
+    for (const e of batch) this.#bufferedChars -= chars(e);
     this.#inFlight = batch.length;
-    this.#writing = this.#write(batch).finally(() => {
+    this.#writing = this.#write(batch, final).finally(() => {
       this.#writing = undefined;
       this.#inFlight = 0;
       if (this.#closed || this.#buffer.length === 0) return;
+      if (this.#backingOff) this.#arm(this.#options.retryMs);
       // A full batch waiting goes at once (the writer keeps up with a busy host); a part batch waits flushMs.
-      if (this.#buffer.length >= this.#options.batchSize) setImmediate(() => void this.#drain());
+      else if (this.#buffer.length >= this.#options.batchSize) setImmediate(() => void this.#drain(false));
       else this.#arm();
     });
     return this.#writing;
   }
 
-  async #write(batch: readonly DecisionEntry[]): Promise<void> {
+  async #write(batch: readonly DecisionEntry[], final: boolean): Promise<void> {
     const rows: DecisionRow[] = [];
     for (const entry of batch) {
       const found = this.#tenants.get(entry.tenantId) ?? this.#all;
@@ -175,11 +193,19 @@ export class DecisionLog implements DecisionSink {
     }
     try {
       this.#stats.written += await this.#store.appendDecisions(rows);
-    } catch {
+    } catch (error) {
+      if (!final && !this.#closed && passing(error)) {
+        this.#backingOff = true;
+        this.#stats.requeued += batch.length;
+        this.#buffer.unshift(...batch);
+        for (const e of batch) this.#bufferedChars += chars(e);
+        return;
+      }
       this.#stats.droppedFailed += batch.length;
       this.#dropped("failed", batch.length);
       return;
     }
+    this.#backingOff = false;
     await this.#prune(rows);
   }
 
@@ -191,6 +217,7 @@ export class DecisionLog implements DecisionSink {
   }
 
   #dropped(reason: "full" | "failed", count: number): void {
+    this.#metrics.dropped(reason, count);
     try {
       this.#options.onDropped?.({ type: "decisionlog.dropped", reason, count });
     } catch {
@@ -217,6 +244,13 @@ export class DecisionLog implements DecisionSink {
       }
     }
   }
+}
+
+const chars = (e: DecisionEntry) => e.eventJson.length + e.stateJson.length;
+
+/** A store failure that passes (an outage, a lock held too long): the batch is worth writing again. */
+function passing(error: unknown): boolean {
+  return error instanceof StoreError && (error.code === "unavailable" || error.code === "busy");
 }
 
 function plan(settings: LogSettings): TenantPlan {

@@ -17,6 +17,8 @@ export interface LogOptions {
   readonly batchSize?: number;
   /** How long an entry waits for its batch [200 ms]. */
   readonly flushMs?: number;
+  /** How long a batch the store could not take (unreachable, busy) waits before it is written again [1000 ms]. */
+  readonly retryMs?: number;
   /** How often tenants' settings are re-read from the store [1000 ms]. */
   readonly refreshMs?: number;
   /** How often a tenant's retention is applied, at most [30 s]: its log may pass `retain` by that long's records. */
@@ -30,7 +32,8 @@ export interface LogOptions {
 
 /**
  * Decision-log entries dropped: `full`, the buffer was full (the store is slower than the calls, or down);
- * `failed`, the store refused a batch. Also counted in `DecisionLog.stats()`.
+ * `failed`, the store refused a batch for good, or was still unreachable at a flush or close (a batch the
+ * store cannot take for a moment is written again, not dropped). Also counted in `DecisionLog.stats()`.
  */
 export interface DecisionsDroppedEvent {
   readonly type: "decisionlog.dropped";
@@ -44,6 +47,7 @@ export interface ResolvedLogOptions {
   readonly bufferChars: number;
   readonly batchSize: number;
   readonly flushMs: number;
+  readonly retryMs: number;
   readonly refreshMs: number;
   readonly pruneMs: number;
   readonly maxEventChars: number;
@@ -79,6 +83,7 @@ const Schema = z.strictObject({
   bufferChars: int("bufferChars", 1, 2 ** 31, 64 * 1024 * 1024),
   batchSize: int("batchSize", 1, 100_000, 500),
   flushMs: int("flushMs", 1, 60_000, 200),
+  retryMs: int("retryMs", 1, 600_000, 1_000),
   refreshMs: int("refreshMs", 10, 3_600_000, 1_000),
   pruneMs: int("pruneMs", 0, 3_600_000, 30_000),
   maxEventChars: int("maxEventChars", 1, 16 * 1024 * 1024, 65_536),

@@ -36,7 +36,20 @@ export interface ActiveReader {
   readonly changeToken?: () => number;
   head(tenantId: TenantId): MaybePromise<ActiveHead | undefined>;
   code(hash: BundleHash): MaybePromise<CachedCode | undefined>;
+  /**
+   * The head with, in one round trip, the code of its versions whose hash is not in `known` (a store
+   * across a network has it; `head` and `code` serve the others).
+   */
+  headAndCode?(tenantId: TenantId, known: readonly BundleHash[]): Promise<HeadAndCode | undefined>;
 }
+
+export interface HeadAndCode {
+  readonly head: ActiveHead;
+  readonly code: ReadonlyMap<BundleHash, CachedCode>;
+}
+
+/** How many of the most recently used hashes a combined head read names as known. */
+const KNOWN_HASHES = 64;
 
 export interface ActiveCacheOptions {
   /**
@@ -163,7 +176,7 @@ export class ActiveBundleCache {
 
   async #load(tenantId: TenantId, previous: Head | undefined, entry: Loading): Promise<ActiveBundle | undefined> {
     try {
-      const head = await this.#reader.head(tenantId);
+      const head = await this.#headOf(tenantId);
       const bundle = head && (await this.#bundleOf(tenantId, head));
       this.#heads.set(tenantId, { bundle, stale: entry.invalidated });
       this.health.restored();
@@ -177,6 +190,14 @@ export class ActiveBundleCache {
     } finally {
       if (this.#loading.get(tenantId) === entry) this.#loading.delete(tenantId);
     }
+  }
+
+  async #headOf(tenantId: TenantId): Promise<ActiveHead | undefined> {
+    if (this.#reader.headAndCode === undefined) return this.#reader.head(tenantId);
+    const known = [...this.#code.keys()].slice(-KNOWN_HASHES);
+    const read = await this.#reader.headAndCode(tenantId, known);
+    for (const [hash, code] of read?.code ?? []) this.#keep(hash, code);
+    return read?.head;
   }
 
   async #bundleOf(tenantId: TenantId, head: ActiveHead): Promise<ActiveBundle | undefined> {
@@ -215,7 +236,12 @@ export class ActiveBundleCache {
       return hit;
     }
     const loaded = await this.#reader.code(hash);
-    if (!loaded || this.#code.has(hash)) return loaded;
+    if (loaded) this.#keep(hash, loaded);
+    return loaded;
+  }
+
+  #keep(hash: BundleHash, loaded: CachedCode): void {
+    if (this.#code.has(hash)) return;
     this.#code.set(hash, loaded);
     this.#cachedBytes += cost(loaded);
     for (const [oldHash, old] of this.#code) {
@@ -223,7 +249,6 @@ export class ActiveBundleCache {
       this.#code.delete(oldHash);
       this.#cachedBytes -= cost(old);
     }
-    return loaded;
   }
 }
 

@@ -1,5 +1,5 @@
 import { type ActiveBundle, type BundleHash, DEFAULT_LIMITS, type TenantId } from "../protocol/index.js";
-import { ActiveBundleCache, type ActiveCacheOptions, integerOption } from "./active-cache.js";
+import { ActiveBundleCache, type ActiveCacheOptions, type ActiveReader, integerOption } from "./active-cache.js";
 import type {
   ActivationResult,
   AuditEntry,
@@ -79,9 +79,13 @@ export abstract class CheckedStore implements BundleStore {
       2 ** 31,
     );
     this.#clock = options.clock ?? Date.now;
-    const reader = { head: (id: TenantId) => driver.head(id), code: (hash: BundleHash) => driver.code(hash) };
-    const changeToken = driver.changeToken?.bind(driver);
-    this.#cache = new ActiveBundleCache(changeToken === undefined ? reader : { ...reader, changeToken }, options);
+    const reader: ActiveReader = {
+      head: (id: TenantId) => driver.head(id),
+      code: (hash: BundleHash) => driver.code(hash),
+      ...(driver.changeToken === undefined ? {} : { changeToken: driver.changeToken.bind(driver) }),
+      ...(driver.headAndCode === undefined ? {} : { headAndCode: driver.headAndCode.bind(driver) }),
+    };
+    this.#cache = new ActiveBundleCache(reader, options);
     driver.attach?.(this.#cache);
   }
 

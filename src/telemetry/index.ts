@@ -3,6 +3,7 @@
  * the sandbox, through `@opentelemetry/api` only (the only importer of it). Without an SDK registered by
  * the platform, it reports nothing and costs a run one check. Names: names.ts.
  */
+export { DecisionLogMetrics } from "./decision-log-metrics.js";
 export type { HookCallView, QuarantineEntry } from "./hook-call.js";
 export { ATTR, EVENT, METRIC, OTHER_TENANT, SCOPE, SPAN } from "./names.js";
 export type { RunEnding, SpanRef } from "./run-trace.js";

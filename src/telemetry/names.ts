@@ -56,6 +56,8 @@ export const ATTR = {
   streamKind: "isohook.stream.kind",
   deltaChars: "isohook.stream.chars",
   toolCallId: "gen_ai.tool.call.id",
+  /** Why decision-log records were dropped: `full` (the buffer) or `failed` (the store). */
+  dropReason: "isohook.decisionlog.drop_reason",
 } as const;
 
 export const METRIC = {
@@ -71,6 +73,7 @@ export const METRIC = {
   workerRestarts: "isohook.worker.restarts",
   workerRss: "isohook.worker.rss",
   pending: "isohook.sandbox.pending",
+  decisionLogDropped: "isohook.decisionlog.dropped",
 } as const;
 
 /** The label of tenants past the cap of distinct tenants a metric reports (`TenantLabels`). */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   DecisionLog,
   type DecisionsDroppedEvent,
@@ -9,7 +9,7 @@ import {
 } from "../../src/decisionlog/index.js";
 import { createDispatcher, type DecisionEntry, type DecisionSink } from "../../src/dispatch/index.js";
 import { RunId, TenantId } from "../../src/protocol/index.js";
-import { type DecisionRow, type LogSettings, MemoryBundleStore } from "../../src/store/index.js";
+import { type DecisionRow, type LogSettings, MemoryBundleStore, StoreError } from "../../src/store/index.js";
 import { bundleOf, FakeExecutor, returned, TENANT, toolCallEvent } from "../dispatch/helpers.js";
 
 const SECRET = "hunter2-do-not-store";
@@ -25,6 +25,14 @@ async function storeWith(settings: LogSettings | null): Promise<MemoryBundleStor
   const store = new MemoryBundleStore();
   if (settings !== null) await store.setLogSettings({ tenantId: TENANT, settings, by: "ops" });
   return store;
+}
+
+/** The store with its appends replaced (settings still read from it). */
+function appending(store: MemoryBundleStore, appendDecisions: (rows: readonly DecisionRow[]) => Promise<number>) {
+  return Object.assign(Object.create(store), {
+    logSettings: (t?: TenantId) => store.logSettings(t),
+    appendDecisions,
+  }) as MemoryBundleStore;
 }
 
 function dispatcherWith(
@@ -149,12 +157,9 @@ describe("the decision log", () => {
   it("never blocks or fails a hook call when the store blocks: a full buffer drops and counts", async () => {
     const store = await storeWith(on());
     let writes = 0;
-    const blocking = Object.assign(Object.create(store), {
-      logSettings: (t?: TenantId) => store.logSettings(t),
-      appendDecisions: () => {
-        writes++;
-        return new Promise<number>(() => {}); // never settles
-      },
+    const blocking = appending(store, () => {
+      writes++;
+      return new Promise<number>(() => {}); // never settles
     });
     const told: DecisionsDroppedEvent[] = [];
     const log = await DecisionLog.open(blocking, {
@@ -186,16 +191,58 @@ describe("the decision log", () => {
 
   it("counts a batch the store refused and keeps taking calls", async () => {
     const store = await storeWith(on());
-    const failing = Object.assign(Object.create(store), {
-      logSettings: (t?: TenantId) => store.logSettings(t),
-      appendDecisions: () => Promise.reject(new Error("disk full")),
-    });
+    const failing = appending(store, () => Promise.reject(new Error("disk full")));
     const told: DecisionsDroppedEvent[] = [];
     const log = await DecisionLog.open(failing, { onDropped: (e) => told.push(e) });
     await call(dispatcherWith(log), "run-f");
     await log.close();
     expect(log.stats()).toMatchObject({ recorded: 1, written: 0, droppedFailed: 1 });
     expect(told).toEqual([{ type: "decisionlog.dropped", reason: "failed", count: 1 }]);
+  });
+
+  it("writes a batch again after the store comes back, in order, and drops only what a close still cannot write", async () => {
+    const store = await storeWith(on());
+    let down = true;
+    let attempts = 0;
+    const outage = appending(store, (rows) => {
+      attempts++;
+      return down
+        ? Promise.reject(new StoreError("unavailable", "Cannot reach the PostgreSQL store"))
+        : store.appendDecisions(rows);
+    });
+    const told: DecisionsDroppedEvent[] = [];
+    const log = await DecisionLog.open(outage, { flushMs: 1, retryMs: 1, onDropped: (e) => told.push(e) });
+    const dispatcher = dispatcherWith(log);
+    for (const runId of ["run-1", "run-2", "run-3"]) await call(dispatcher, runId);
+    await vi.waitFor(() => expect(attempts).toBeGreaterThanOrEqual(3), { timeout: 10_000, interval: 1 });
+    expect(log.stats()).toMatchObject({ recorded: 3, written: 0, droppedFailed: 0, pending: 3 });
+    expect(log.stats().requeued).toBeGreaterThanOrEqual(3);
+    down = false;
+    await vi.waitFor(() => expect(log.stats().written).toBe(3), { timeout: 10_000, interval: 1 });
+    expect((await store.decisions({ tenantId: TENANT })).map((r) => r.runId)).toEqual(["run-1", "run-2", "run-3"]);
+    expect(told).toEqual([]);
+
+    // Down again at close: a close writes once more, then drops and counts what the store still refuses.
+    down = true;
+    await call(dispatcher, "run-4");
+    await log.close();
+    expect(log.stats()).toMatchObject({ recorded: 4, written: 3, droppedFailed: 1, pending: 0 });
+    expect(told).toEqual([{ type: "decisionlog.dropped", reason: "failed", count: 1 }]);
+  });
+
+  it("drops a batch the store refuses for good at once", async () => {
+    const store = await storeWith(on());
+    let attempts = 0;
+    const full = appending(store, () => {
+      attempts++;
+      return Promise.reject(new StoreError("full", "The disk is full"));
+    });
+    const log = await DecisionLog.open(full, { flushMs: 1, retryMs: 1 });
+    await call(dispatcherWith(log), "run-g");
+    await vi.waitFor(() => expect(log.stats().droppedFailed).toBe(1), { timeout: 10_000, interval: 1 });
+    expect(attempts).toBe(1);
+    expect(log.stats()).toMatchObject({ requeued: 0, pending: 0 });
+    await log.close();
   });
 
   it("keeps a decision when the sink throws", async () => {

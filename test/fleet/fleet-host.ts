@@ -6,11 +6,13 @@
  * end its decision log's counts. argv[2]: {url, host}.
  */
 import { declaredTool, scriptedModel } from "../../src/agent/index.js";
+import { strikeOf } from "../../src/dispatch/quarantine.js";
 import { createHookRuntime, type RunEvent } from "../../src/runtime/index.js";
 import type { FleetMessage, HostConfig, RunReport } from "./fleet-messages.js";
 
 const { url, host, tenants, quarantine } = JSON.parse(process.argv[2] ?? "{}") as HostConfig;
 const send = (message: FleetMessage) => process.send?.(message);
+const TIMEOUT_MS = 100;
 let stopping = false;
 process.on("message", (m) => {
   if (m === "stop") stopping = true;
@@ -19,7 +21,7 @@ process.on("message", (m) => {
 const runtime = await createHookRuntime({
   store: url,
   host,
-  limits: { timeoutMs: 100 },
+  limits: { timeoutMs: TIMEOUT_MS },
   executor: { workers: 1, spareWorker: false },
   dispatch: { budgets: { turnMs: 30_000, runMs: 60_000 }, quarantine },
   decisionLog: { all: { sample: 1 }, flushMs: 50 },
@@ -72,6 +74,11 @@ const TURNS = [
   { text: "done" },
 ];
 let n = 0;
+const finished: RunReport[] = [];
+const reportRuns = () => {
+  if (finished.length > 0) send({ type: "runs", host, runs: finished.splice(0) });
+};
+const reporter = setInterval(reportRuns, 100);
 
 async function runOnce(tenant: string): Promise<void> {
   const runId = `run_${host}_${n++}`;
@@ -88,10 +95,14 @@ async function runOnce(tenant: string): Promise<void> {
   const onEvent = (event: RunEvent) => {
     if (event.type === "run.started") report.version = event.bundle?.version ?? null;
     if (event.type === "hook.called" && event.record.source === "tenant") {
-      const { outcome, bundle } = event.record;
+      const { outcome, bundle, cpuMs, runMs, loadMs, loadAfterRecycle } = event.record;
+      const failure = outcome.type === "failed" ? outcome.failure : undefined;
+      // As the dispatcher counts it: a timeout starved short of its CPU time by a busy machine strikes nothing.
+      const strike = strikeOf(failure, { cpuMs, runMs, loadMs, loadAfterRecycle }, TIMEOUT_MS);
       report.calls.push({
         version: bundle?.version ?? null,
-        code: outcome.type === "failed" ? outcome.failure.code : "ok",
+        code: failure?.code ?? "ok",
+        struck: strike !== undefined,
       });
     }
   };
@@ -105,7 +116,7 @@ async function runOnce(tenant: string): Promise<void> {
       onEvent,
     });
     report.endedAt = Date.now();
-    send(report);
+    finished.push(report);
   } catch (error) {
     send({ type: "error", host, runId, message: error instanceof Error ? error.message : String(error) });
   }
@@ -119,6 +130,8 @@ async function lane(offset: number): Promise<void> {
 send({ type: "ready", host });
 await Promise.all([lane(0), lane(1)]);
 clearInterval(watcher);
+clearInterval(reporter);
+reportRuns();
 // A close that does not end is a finding: the stats go to the parent either way, saying so.
 let closed = false;
 await Promise.race([
@@ -127,6 +140,13 @@ await Promise.race([
   }),
   new Promise((resolve) => setTimeout(resolve, 60_000).unref()),
 ]);
-const stats = runtime.decisionLog?.stats() ?? { recorded: 0, written: 0, droppedFull: 0, droppedFailed: 0, pending: 0 };
+const stats = runtime.decisionLog?.stats() ?? {
+  recorded: 0,
+  written: 0,
+  droppedFull: 0,
+  droppedFailed: 0,
+  requeued: 0,
+  pending: 0,
+};
 send({ type: "stats", host, closed, ...stats });
 process.disconnect?.();

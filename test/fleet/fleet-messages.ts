@@ -17,13 +17,19 @@ export interface RunReport {
   readonly startedAt: number;
   endedAt: number;
   version: number | null;
-  readonly calls: { readonly version: number | null; readonly code: string }[];
+  /** `struck`: the call counted towards quarantine (a timeout the tenant's own CPU time caused). */
+  readonly calls: { readonly version: number | null; readonly code: string; readonly struck: boolean }[];
 }
 
-/** What host processes tell the fleet test. */
+/**
+ * What host processes tell the fleet test. Runs go in batches (`runs`, every 100 ms): a host whose runs
+ * make no sandbox call (a quarantined tenant's) ends thousands a second, and one IPC message per run would
+ * swamp the operator's event loop; the operator unpacks each batch into its `run` messages.
+ */
 export type FleetMessage =
   | { readonly type: "ready"; readonly host: string }
   | RunReport
+  | { readonly type: "runs"; readonly host: string; readonly runs: readonly RunReport[] }
   | { readonly type: "error"; readonly host: string; readonly runId: string; readonly message: string }
   | {
       readonly type: "pickup";
@@ -51,5 +57,6 @@ export type FleetMessage =
       readonly written: number;
       readonly droppedFull: number;
       readonly droppedFailed: number;
+      readonly requeued: number;
       readonly pending: number;
     };

@@ -3,8 +3,10 @@
  * worker, on one fresh PostgreSQL database, run agent runs for three tenants without pause while this
  * process, the operator, changes what they run: acme's active version flips every `stepMs`, globex gets a
  * rollout and its rollback, mallory's bundle spins until the fleet quarantines it and the operator releases
- * it. Meanwhile every isohook connection to the database is terminated (`pg_terminate_backend`), the
- * PostgreSQL server is restarted when `restart` is set, and the last host is SIGKILLed. The report holds
+ * it. Meanwhile every isohook connection to the database is terminated (`pg_terminate_backend`); then the
+ * database refuses connections (`ALLOW_CONNECTIONS false`, as a server restart does, for this database
+ * only) until every host has told `store.unreachable`, for one more step; the PostgreSQL server is
+ * restarted when `restart` is set; and the last host is SIGKILLed. The report holds
  * what the checks need; `fleet.test.ts` asserts on it and `scripts/fleet.ts` prints it.
  */
 import { type ChildProcess, execFileSync, fork } from "node:child_process";
@@ -17,6 +19,10 @@ import type { TenantId } from "../../src/protocol/index.js";
 import { PostgresBundleStore } from "../../src/store/index.js";
 import { PG_TEST_URL } from "../store/helpers/postgres.js";
 import type { FleetMessage, RunReport } from "./fleet-messages.js";
+import { type Change, type FleetReport, outagesOf, pickups, violation } from "./fleet-report.js";
+
+export type { FleetReport } from "./fleet-report.js";
+export { percentile } from "./fleet-report.js";
 
 export interface FleetOptions {
   readonly hosts: number;
@@ -25,40 +31,6 @@ export interface FleetOptions {
   /** Restart the PostgreSQL server mid-traffic (pg_ctlcluster): only where nothing else uses it. */
   readonly restart: boolean;
   readonly log?: (line: string) => void;
-}
-
-/** One change the operator made: what could decide a run started before `callAt` and after `retAt`. */
-interface Change {
-  readonly tenant: string;
-  readonly what: string;
-  readonly callAt: number;
-  readonly retAt: number;
-  readonly before: readonly number[];
-  readonly after: readonly number[];
-}
-
-export interface FleetReport {
-  readonly hosts: readonly string[];
-  readonly runs: readonly RunReport[];
-  readonly errors: readonly Extract<FleetMessage, { type: "error" }>[];
-  /** Runs whose version (or one of whose hook calls' version) no change allowed at its start. */
-  readonly violations: readonly string[];
-  /** Pick-up of each acme flip on each live host: ms from the activation's call, and from its return. */
-  readonly pickups: readonly { readonly host: string; readonly fromCall: number; readonly fromReturn: number }[];
-  /** mallory's calls that ran to their timeout, before the release and after it (each episode ≤ K + hosts). */
-  readonly strikes: readonly [number, number];
-  /** Hosts that cut mallory off in each episode (by a local or a fleet entry). */
-  readonly cutOff: readonly [readonly string[], readonly string[]];
-  readonly killed: { readonly host: string; readonly at: number };
-  readonly outageAt: number;
-  readonly restartedAt: number | undefined;
-  /** Each live host's decision-log counts, the rows of its runs in the table, and the drops its events told. */
-  readonly stats: readonly (Extract<FleetMessage, { type: "stats" }> & {
-    readonly rows: number;
-    readonly told: number;
-  })[];
-  readonly quarantine: { readonly failures: number };
-  readonly durationMs: number;
 }
 
 const HOST_SCRIPT = fileURLToPath(new URL("./fleet-host.ts", import.meta.url));
@@ -71,8 +43,6 @@ const QUARANTINE = {
   maxCooldownMs: 600_000,
   forgetAfterMs: 600_000,
 };
-/** How long after a change a run may still start on what was there before it: a host's pick-up. */
-const PICKUP_SLACK_MS = 1_000;
 
 export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const log = options.log ?? (() => undefined);
@@ -86,7 +56,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const store = await PostgresBundleStore.open(url.toString());
   const children = new Map<string, ChildProcess>();
   const messages: FleetMessage[] = [];
-  const waiters: { match: (m: FleetMessage) => boolean; resolve: () => void }[] = [];
+  const waiters: { match: (m: FleetMessage) => boolean; resolve: () => void; fail: (e: Error) => void }[] = [];
   const changes: Change[] = [];
   try {
     await seed(store);
@@ -106,6 +76,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     for (const t of TENANTS) initial.set(t, await state(t));
 
     const names = Array.from({ length: options.hosts }, (_, i) => `host-${i + 1}`);
+    const victim = names.at(-1) ?? "host-1";
     for (const host of names) {
       const config = { url: url.toString(), host, tenants: TENANTS, quarantine: QUARANTINE };
       const child = fork(HOST_SCRIPT, [JSON.stringify(config)], {
@@ -113,23 +84,39 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         execArgv: ["--no-node-snapshot", "--import", "tsx"],
         stdio: ["ignore", "inherit", "inherit", "ipc"],
       });
-      child.on("message", (m: FleetMessage) => {
+      const take = (m: FleetMessage) => {
         messages.push(m);
+        if (m.type === "store" || m.type === "quarantine")
+          log(
+            `${m.host}: ${m.type === "store" ? m.state : `${m.tenant} quarantined (${m.origin}, strike ${m.strike})`} at +${m.at - started} ms`,
+          );
         for (const w of waiters.filter((w) => w.match(m))) w.resolve();
+      };
+      child.on("message", (m: FleetMessage) => {
+        if (m.type !== "runs") take(m);
+        else for (const run of m.runs) take(run);
+      });
+      child.on("exit", (code, signal) => {
+        // After its stats a host exits as it should.
+        if (messages.some((m) => m.type === "stats" && m.host === host)) return;
+        const how = signal === null ? `exit code ${code}` : signal;
+        for (const w of waiters) w.fail(new Error(`fleet: ${host} exited (${how})`));
       });
       children.set(host, child);
     }
     // Generous: on a loaded 2-core machine four hosts start in 15–45 s.
+    // A host that exits before it is SIGKILLed on purpose fails every wait (not a silent 240 s hang).
     const until = (what: string, match: (m: FleetMessage) => boolean, ms = 240_000) =>
       messages.some(match)
         ? Promise.resolve()
         : new Promise<void>((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error(`fleet: no ${what} within ${ms} ms`)), ms);
-            const done = () => {
+            const settle = (error?: Error) => {
               clearTimeout(timer);
-              resolve();
+              if (error === undefined) resolve();
+              else if (!error.message.includes(`${victim} exited (SIGKILL)`)) reject(error);
             };
-            waiters.push({ match, resolve: done });
+            waiters.push({ match, resolve: () => settle(), fail: (e) => settle(e) });
           });
     for (const host of names) await until(`${host} ready`, (m) => m.type === "ready" && m.host === host);
     log(`${names.length} hosts ready after ${Date.now() - started} ms`);
@@ -150,11 +137,9 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     );
     await flipAcme();
     await step();
-    // A loaded machine may run few globex runs a step, all in v1's half by chance: the rollout lasts until
-    // one ran on v2, so the split is seen whatever the load.
-    await until(
-      "a globex run on the rolled-out v2",
-      (m) => m.type === "run" && m.tenant === "globex" && m.version === 2,
+    // A loaded host can go seconds without a globex run (its one worker busy with mallory's spins).
+    await poll("a globex run on the rolled-out v2", () =>
+      messages.some((m) => m.type === "run" && m.tenant === "globex" && m.version === 2),
     );
     // Every isohook connection to the fleet's database, at once: pools and LISTEN connections alike.
     const outageAt = Date.now();
@@ -167,8 +152,48 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     await step();
     await change("globex", "rollback", () => store.rollback({ tenantId: "globex" as TenantId, by: "ops" }));
     await flipAcme();
+    // Down only once every host picked that flip up: a host that has not read it yet when the database
+    // goes away decides on the version it knows, by design, for the whole outage.
+    const everyHostPickedUp = () => {
+      const flipped = changes.at(-1);
+      const pickedUp = (host: string) =>
+        messages.some(
+          (m) =>
+            m.type === "pickup" &&
+            m.host === host &&
+            m.tenant === "acme" &&
+            m.version === flipped?.after[0] &&
+            m.at >= (flipped?.callAt ?? 0),
+        );
+      return poll("every host picked up the flip before the outage", () => names.every(pickedUp));
+    };
+    await everyHostPickedUp();
+    // The database down for a while: connections refused, the open ones cut.
+    const downAt = Date.now();
+    await sql(admin.toString(), `ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    await sql(admin.toString(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [
+      database,
+    ]);
+    const told = (state: string, since: number) => (host: string) =>
+      messages.some((m) => m.type === "store" && m.host === host && m.state === state && m.at >= since);
+    await poll("every host told store.unreachable", () => names.every(told("store.unreachable", downAt)));
+    // Held down until every host has decided a whole run on what it had (a loaded host's runs can be slow).
+    const decidedWhileDown = (host: string) => {
+      const lost = messages.find((m) => m.type === "store" && m.host === host && m.at >= downAt);
+      const since = lost?.type === "store" ? lost.at : Number.POSITIVE_INFINITY;
+      return messages.some((m) => m.type === "run" && m.host === host && m.startedAt >= since && m.calls.length > 0);
+    };
+    await poll("a run decided on every host while the database was down", () => names.every(decidedWhileDown));
+    await step();
+    const upAt = Date.now();
+    await sql(admin.toString(), `ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
+    await poll("every host told store.reachable", () => names.every(told("store.reachable", upAt)));
+    log(`database refused connections for ${upAt - downAt} ms; every host back after ${Date.now() - upAt} ms`);
+    await step();
+    await flipAcme();
     let restartedAt: number | undefined;
     if (options.restart) {
+      await everyHostPickedUp();
       restartedAt = Date.now();
       execFileSync("pg_ctlcluster", ["--skip-systemctl-redirect", "15", "main", "restart"], { stdio: "inherit" });
       log(`PostgreSQL restarted in ${Date.now() - restartedAt} ms`);
@@ -176,13 +201,16 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       await flipAcme();
     }
     await step();
-    const victim = names.at(-1) ?? "host-1";
     const killedAt = Date.now();
     children.get(victim)?.kill("SIGKILL");
     log(`SIGKILL ${victim}`);
     await step();
     await flipAcme();
     await until("quarantine of mallory", (m) => m.type === "quarantine" && m.tenant === "mallory");
+    // A host's own book can cut mallory off before the store's count does: release what the store holds.
+    await poll("mallory in the store's book", async () =>
+      (await store.quarantine.list({ tenantId: "mallory" as TenantId })).some((q) => q.strike === 1),
+    );
     await step();
     await change("mallory", "release v1", () =>
       store.quarantine.release({ tenantId: "mallory" as TenantId, version: 1, by: "ops" }),
@@ -210,7 +238,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     const episode = (r: RunReport) => (release === undefined || r.startedAt < release.callAt ? 0 : 1);
     const strikes: [number, number] = [0, 0];
     for (const r of runs.filter((r) => r.tenant === "mallory"))
-      strikes[episode(r)] += r.calls.filter((c) => c.code === "timeout").length;
+      strikes[episode(r)] += r.calls.filter((c) => c.struck).length;
     const cutOff: [string[], string[]] = [[], []];
     for (const m of messages)
       if (m.type === "quarantine" && m.tenant === "mallory") {
@@ -227,7 +255,9 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       cutOff,
       killed: { host: victim, at: killedAt },
       outageAt,
+      down: { at: downAt, upAt },
       restartedAt,
+      outages: outagesOf(messages, outageAt, downAt, restartedAt),
       stats: messages.flatMap((m) =>
         m.type === "stats" ? [{ ...m, rows: rowsOf(m.host), told: toldOf(m.host) }] : [],
       ),
@@ -259,52 +289,13 @@ async function seed(store: PostgresBundleStore): Promise<void> {
   }
 }
 
-/** Why a run's versions were not allowed at its start, if they were not. */
-function violation(run: RunReport, initial: Map<string, readonly number[]>, changes: readonly Change[]): string[] {
-  const mine = changes.filter((c) => c.tenant === run.tenant);
-  const allowed = new Set(mine.filter((c) => c.retAt <= run.startedAt).at(-1)?.after ?? initial.get(run.tenant));
-  for (const c of mine) {
-    if (run.startedAt >= c.callAt && run.startedAt <= c.retAt + PICKUP_SLACK_MS) {
-      for (const v of [...c.before, ...c.after]) allowed.add(v);
-    }
+/** Resolves once `done()` holds, checked every 10 ms, for at most 60 s. */
+async function poll(what: string, done: () => boolean | Promise<boolean>): Promise<void> {
+  const until = Date.now() + 60_000;
+  while (!(await done())) {
+    if (Date.now() > until) throw new Error(`fleet: not ${what} within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  const used = new Set([run.version, ...run.calls.map((c) => c.version)]);
-  const bad = [...used].filter((v) => v === null || !allowed.has(v));
-  return bad.length === 0 && used.size === 1
-    ? []
-    : [`${run.runId} (${run.tenant}) used ${[...used].join(",")}; allowed ${[...allowed].join(",")}`];
-}
-
-/** Each live host's pick-up of each acme activation, outside the 3 s after an outage or restart. */
-function pickups(
-  messages: readonly FleetMessage[],
-  changes: readonly Change[],
-  killedAt: number,
-  victim: string,
-  outages: readonly (number | undefined)[],
-): FleetReport["pickups"] {
-  const result: { host: string; fromCall: number; fromReturn: number }[] = [];
-  const next = (c: Change) => changes.find((o) => o.tenant === c.tenant && o.callAt > c.callAt)?.callAt ?? Infinity;
-  for (const c of changes.filter((c) => c.tenant === "acme")) {
-    if (outages.some((o) => o !== undefined && c.callAt >= o && c.callAt - o < 3_000)) continue;
-    const version = c.after[0];
-    const hosts = new Set(messages.flatMap((m) => (m.type === "ready" ? [m.host] : [])));
-    for (const host of hosts) {
-      if (host === victim && c.callAt >= killedAt) continue;
-      const seen = messages.find(
-        (m) =>
-          m.type === "pickup" &&
-          m.host === host &&
-          m.tenant === "acme" &&
-          m.version === version &&
-          m.at >= c.callAt &&
-          m.at < next(c),
-      );
-      if (seen?.type === "pickup")
-        result.push({ host, fromCall: seen.at - c.callAt, fromReturn: Math.max(0, seen.at - c.retAt) });
-    }
-  }
-  return result;
 }
 
 async function sql(url: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
@@ -315,10 +306,4 @@ async function sql(url: string, text: string, params: unknown[] = []): Promise<R
   } finally {
     await client.end();
   }
-}
-
-/** The p-th percentile (0–100) of values, nearest rank. */
-export function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 }

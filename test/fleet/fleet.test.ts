@@ -7,10 +7,11 @@ const HOSTS = 4;
 /**
  * Four host processes on one PostgreSQL database under faults (see fleet-run.ts). The PostgreSQL restart
  * runs only in `scripts/fleet.ts --restart` (other suites share the server); here every isohook connection
- * to the fleet's database is terminated instead. Timings are the script's to print, not asserted here.
+ * to the fleet's database is terminated, and then the database refuses connections for a while, which is
+ * what a restart is to the hosts. Timings are the script's to print, not asserted here.
  */
 describe.runIf(await postgresAvailable())("a fleet of four hosts under faults", { timeout: 900_000 }, () => {
-  it("decides on active versions only, quarantines once for all, survives a killed host and a cut database, loses no log record silently", async () => {
+  it("decides on active versions only, quarantines once for all, survives a killed host, a cut and a refusing database, loses no log record silently", async () => {
     const report = await runFleet({ hosts: HOSTS, stepMs: 1_500, restart: false });
     const live = report.hosts.filter((h) => h !== report.killed.host);
     expect(report.runs.length).toBeGreaterThan(100);
@@ -45,6 +46,22 @@ describe.runIf(await postgresAvailable())("a fleet of four hosts under faults", 
       const mine = report.runs.filter((r) => r.host === host);
       expect(mine.some((r) => r.startedAt > report.outageAt && r.endedAt < report.killed.at)).toBe(true);
       expect(mine.some((r) => r.startedAt > report.killed.at)).toBe(true);
+    }
+
+    // While the database refused connections every host told so, went on deciding on the versions it had,
+    // and came back by itself; what its decision log could not write meanwhile was written after.
+    const refused = report.outages.filter((o) => o.fault === "refuse");
+    expect(refused.map((o) => o.host).sort()).toEqual([...report.hosts].sort());
+    for (const o of refused) expect(o.backAt).toBeGreaterThan(o.lostAt);
+    for (const host of live) {
+      const during = report.runs.filter(
+        (r) => r.host === host && r.startedAt > report.down.at && r.endedAt < report.down.upAt && r.calls.length > 0,
+      );
+      expect(during.length, `${host}'s runs started while the database refused connections`).toBeGreaterThan(0);
+    }
+    for (const s of report.stats) {
+      expect(s.requeued).toBeGreaterThan(0);
+      expect(s.droppedFailed).toBe(0);
     }
 
     // Every decision-log record is written or counted as dropped; what was written is in the table.

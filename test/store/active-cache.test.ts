@@ -136,4 +136,31 @@ describe("ActiveBundleCache", () => {
     const error = await Promise.resolve(cache.get(acme)).catch((e: unknown) => e);
     expect((error as StoreError).code).toBe("corrupt");
   });
+
+  it("takes the code of a version it has not run from the head's own read, naming the hashes it has", async () => {
+    const heads = new Map<TenantId, ActiveHead>([[acme, { version: 1, hash: v1.manifest.hash, config: {} }]]);
+    const code = new Map([v1, v2].map((b) => [b.manifest.hash, { code: b.code, manifest: b.manifest, bytes: 10 }]));
+    const asked: (readonly BundleHash[])[] = [];
+    let codeReads = 0;
+    const cache = new ActiveBundleCache({
+      head: () => expect.unreachable("a combined read is used when the store has one"),
+      code: () => {
+        codeReads++;
+        return undefined;
+      },
+      headAndCode: async (tenantId, known) => {
+        asked.push(known);
+        const head = heads.get(tenantId);
+        if (head === undefined) return undefined;
+        const found = known.includes(head.hash) ? undefined : code.get(head.hash);
+        return { head, code: new Map(found ? [[head.hash, { ...found, sourceMap: null }]] : []) };
+      },
+    });
+    expect((await cache.get(acme))?.code).toBe(v1.code);
+    heads.set(acme, { version: 2, hash: v2.manifest.hash, config: {} });
+    cache.refresh(acme);
+    expect((await cache.get(acme))?.code).toBe(v2.code);
+    expect(asked).toEqual([[], [v1.manifest.hash]]);
+    expect(codeReads).toBe(0);
+  });
 });

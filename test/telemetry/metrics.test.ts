@@ -9,10 +9,20 @@ import {
   PeriodicExportingMetricReader,
 } from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DecisionLog } from "../../src/decisionlog/index.js";
 import { createDispatcher } from "../../src/dispatch/index.js";
 import { BundleHash, RunId, type SandboxResult, TenantId } from "../../src/protocol/index.js";
-import { SandboxMetrics } from "../../src/telemetry/index.js";
-import { bundleOf, FakeClock, FakeExecutor, returned, sandboxFailed, toolCallEvent } from "../dispatch/helpers.js";
+import { MemoryBundleStore, StoreError } from "../../src/store/index.js";
+import { ATTR, METRIC, SandboxMetrics } from "../../src/telemetry/index.js";
+import {
+  bundleOf,
+  FakeClock,
+  FakeExecutor,
+  returned,
+  sandboxFailed,
+  TENANT,
+  toolCallEvent,
+} from "../dispatch/helpers.js";
 
 const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
 const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
@@ -162,5 +172,37 @@ describe("sandbox metrics", () => {
     expect(total(all, "isohook.sandbox.pending", { "isohook.worker.slot": 0 })).toBe(3);
     expect(total(all, "isohook.worker.rss", { "isohook.worker.slot": 0 })).toBe(120_000_000);
     expect(points(all, "isohook.worker.rss")).toHaveLength(1);
+  });
+});
+
+describe("the decision log's drop counter", () => {
+  it("counts every dropped record by reason, as stats() does", async () => {
+    const store = new MemoryBundleStore();
+    const settings = { sample: 1, mask: [], retainDays: 7, retain: 10 };
+    await store.setLogSettings({ tenantId: TENANT, settings, by: "ops" });
+    // The store refuses every batch for good; the buffer holds 2 entries: the rest are dropped as full.
+    const refusing = Object.assign(Object.create(store), {
+      logSettings: (t?: TenantId) => store.logSettings(t),
+      appendDecisions: () => Promise.reject(new StoreError("full", "The disk is full")),
+    });
+    const log = await DecisionLog.open(refusing, { bufferSize: 2, flushMs: 60_000 });
+    const dispatcher = createDispatcher({
+      executor: new FakeExecutor(() => returned({ type: "block", reason: "no" })),
+      decisionLog: log,
+    });
+    for (let i = 0; i < 5; i++) {
+      const run = dispatcher.openRun({
+        tenantId: TENANT,
+        runId: RunId.parse(`drop-${i}`),
+        bundle: bundleOf(["tool.call"]),
+      });
+      run.beginTurn(1);
+      await run.dispatch("tool.call", toolCallEvent());
+    }
+    await log.close();
+    expect(log.stats()).toMatchObject({ recorded: 2, droppedFull: 3, droppedFailed: 2 });
+    const all = await collect();
+    expect(total(all, METRIC.decisionLogDropped, { [ATTR.dropReason]: "full" })).toBe(3);
+    expect(total(all, METRIC.decisionLogDropped, { [ATTR.dropReason]: "failed" })).toBe(2);
   });
 });

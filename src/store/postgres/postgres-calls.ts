@@ -43,11 +43,20 @@ export class PgCalls {
     }
   }
 
+  /** One statement on one pooled connection, in a transaction of its own (autocommit), never retried. */
+  statement<T>(signal: AbortSignal | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.#once(signal, () => this.#db.withClient(fn));
+  }
+
   /** One transaction on one pooled connection. */
-  async write<T>(signal: AbortSignal | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  write<T>(signal: AbortSignal | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.#once(signal, () => this.#db.transaction(fn));
+  }
+
+  async #once<T>(signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
     this.open(signal);
     try {
-      return await this.#db.transaction(fn);
+      return await call();
     } catch (error) {
       throw pgStoreError(error, this.#location);
     }

@@ -1,6 +1,6 @@
 import type { PoolClient } from "pg";
 import type { BundleHash, TenantId } from "../../protocol/index.js";
-import type { ActiveBundleCache, ActiveHead, CachedCode } from "../active-cache.js";
+import type { ActiveBundleCache, ActiveHead, CachedCode, HeadAndCode } from "../active-cache.js";
 import type {
   ActivationResult,
   AuditEntry,
@@ -134,6 +134,13 @@ export class PostgresDriver implements StoreDriver {
     return row && toActiveHead(row, tenantId);
   }
 
+  async headAndCode(tenantId: TenantId, known: readonly BundleHash[]): Promise<HeadAndCode | undefined> {
+    const row = await this.#read(() => this.#heads.headAndCode(this.#db.pool, tenantId, known));
+    if (row === undefined) return undefined;
+    const code = new Map((row.codes ?? []).map((c) => [c.hash, toCachedCode(c, c.hash)] as const));
+    return { head: toActiveHead(row, tenantId), code };
+  }
+
   async code(hash: BundleHash): Promise<CachedCode | undefined> {
     const row = await this.#read(() => this.#heads.code(this.#db.pool, hash));
     return row && toCachedCode(row, hash);
@@ -164,8 +171,9 @@ export class PostgresDriver implements StoreDriver {
     return this.#write((c) => this.#log.setLogSettings(c, input, new Date(at)));
   }
 
+  /** One INSERT, atomic on its own: no BEGIN and COMMIT round trips around it. */
   appendDecisions(rows: readonly DecisionRow[]): Promise<number> {
-    return this.#write((c) => this.#log.append(c, rows));
+    return this.#calls.statement(undefined, (c) => this.#log.append(c, rows));
   }
 
   decisions(query: CheckedDecisionQuery): Promise<StoredDecision[]> {

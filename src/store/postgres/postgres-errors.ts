@@ -64,9 +64,10 @@ export function unavailable(where: string, detail: string, cause?: unknown): Sto
 function isUnavailable(error: unknown): boolean {
   const code = errorCode(error);
   if (UNAVAILABLE_STATES.test(code) || UNAVAILABLE_ERRNOS.has(code)) return true;
-  // node-postgres reports a dropped socket and a connect timeout as plain Errors.
+  // node-postgres reports a dropped socket and a connect timeout as plain Errors; a database that refuses
+  // connections for now (ALLOW_CONNECTIONS false, 55000) is down for isohook too.
   const message = error instanceof Error ? error.message : "";
-  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect|is not currently accepting connections/i.test(
     message,
   );
 }
