@@ -73,7 +73,7 @@ describe("SqliteBundleStore.open", () => {
   it("refuses a missing file when asked not to create one, and creates nothing", async () => {
     const error = await openError(path, { create: false });
     expect(error.code).toBe("missing");
-    expect(error.message).toContain("isohook upload");
+    expect(error.message).toContain("isohook migrate --store");
     expect(existsSync(path)).toBe(false);
   });
 
