@@ -4,15 +4,13 @@ import {
   type CompiledHook,
   compileHook,
   describeBundle,
-  HookFileError,
   type ResolvedEntry,
   resolveEntry,
 } from "../bundler/index.js";
-import { type Fixture, FixtureError, type FixtureReport, readFixtures, runFixtures } from "../fixture-runner/index.js";
-import { fuzzDictionary, fuzzPoint } from "../fuzz/index.js";
+import { runFixtures } from "../fixture-runner/index.js";
+import { fuzzPoint } from "../fuzz/index.js";
 import {
   type BundleManifest,
-  failureText,
   type HookExecutor,
   hookPointOfHandler,
   type JsonValue,
@@ -21,11 +19,10 @@ import {
   SDK_VERSION,
   TenantId,
 } from "../protocol/index.js";
-import { printable } from "../terminal/index.js";
-import type { FixtureEvent, FixtureSummary, FuzzSummary, GateReason, GateReport } from "./gate-report.js";
+import { clipped, printable } from "../terminal/index.js";
+import { checkFixtures, FIXTURES_FILE, loadFixtures } from "./gate-fixtures.js";
+import type { FuzzSummary, GateReason, GateReport } from "./gate-report.js";
 
-/** How much fixture JSON a gate report keeps for later fuzzing of the stored version. */
-const KEPT_EVENT_CHARS = 256 * 1024;
 /** The largest bundle the gate builds at all; `limits.maxBundleBytes` decides what passes. */
 const BUILD_CAP_BYTES = 64 * 1024 * 1024;
 
@@ -212,7 +209,7 @@ export async function runDeployGate(options: DeployGateOptions): Promise<GateRes
         code: "fuzz_failed",
         // The failure message is the tenant's (a thrown message): escaped, so it stays on this reason's line.
         message: printable(
-          `${observe ? "observe " : ""}${point} failed with ${failed.code} (${failed.message}) on the generated event ${preview(failed.event)}; reproduce with --seed ${seed}`,
+          `${observe ? "observe " : ""}${point} failed with ${failed.code} (${failed.message}) on the generated event ${clipped(JSON.stringify(failed.event), 300)}; reproduce with --seed ${seed}`,
         ),
         point,
         failure: failed.code,
@@ -256,97 +253,4 @@ async function exportedPoints(
     const points = new Set(described.handlers.map(hookPointOfHandler).filter((p) => p !== undefined));
     return { hookPoints: [...points] };
   }
-}
-
-const FIXTURES_FILE = "fixtures.jsonl";
-
-interface Dictionary {
-  strings: string[];
-  readonly points: Set<string>;
-}
-
-/**
- * The hook's fixtures; or, after pushing the reason, undefined when they are missing or wrong (the gate
- * goes on, to list every reason) or "refused" when the file may not be read at all (the gate stops).
- */
-async function loadFixtures(
-  file: string,
-  shownFile: string,
-  hook: ResolvedEntry,
-  reasons: GateReason[],
-): Promise<Fixture[] | undefined | "refused"> {
-  try {
-    const fixtures = await readFixtures(file, { shown: shownFile, folder: hook.folder });
-    if (fixtures.length > 0) return fixtures;
-    reasons.push({
-      code: "no_fixtures",
-      message: `${shownFile} has no fixtures: add at least one case per exported hook point.`,
-      file: shownFile,
-    });
-  } catch (error) {
-    if (error instanceof HookFileError && error.code === "file_not_found") {
-      reasons.push({
-        code: "no_fixtures",
-        message: `No ${shownFile}: add one JSON line per case ({"point", "event", "expect"}).`,
-        file: shownFile,
-      });
-    } else if (error instanceof HookFileError) {
-      reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
-      return "refused";
-    } else if (error instanceof FixtureError) {
-      reasons.push({ code: "invalid_fixtures", message: error.message, file: shownFile });
-    } else {
-      throw error;
-    }
-  }
-  return undefined;
-}
-
-async function checkFixtures(
-  fixtures: Fixture[] | undefined,
-  shownFile: string,
-  reasons: GateReason[],
-  run: (fixtures: Fixture[]) => Promise<FixtureReport[]>,
-): Promise<{ summary: FixtureSummary | null; dictionary: Dictionary }> {
-  const dictionary: Dictionary = { strings: [], points: new Set() };
-  if (fixtures === undefined) return { summary: null, dictionary };
-  for (const fixture of fixtures) dictionary.points.add(fixture.point);
-  dictionary.strings = fuzzDictionary(fixtures.map((f) => f.event));
-  const results = await run(fixtures);
-  let passed = 0;
-  for (const result of results) {
-    const failedWithoutExpectation = result.passed === undefined && result.outcome.type === "failed";
-    if (result.passed === true || (result.passed === undefined && !failedWithoutExpectation)) {
-      passed++;
-      continue;
-    }
-    const why =
-      result.mismatch ?? (result.outcome.type === "failed" ? failureText(result.outcome.failure) : "no match");
-    reasons.push({
-      code: "fixture_failed",
-      message: printable(`${shownFile}:${result.line} (${result.point}): ${why}`),
-      line: result.line,
-      point: result.point,
-    });
-  }
-  const summary = { file: shownFile, total: results.length, passed, failed: results.length - passed };
-  return { summary: { ...summary, events: keptEvents(fixtures) }, dictionary };
-}
-
-/** Fixture events kept in the report, in file order, while their JSON stays under 256 KB. */
-function keptEvents(fixtures: readonly Fixture[]): FixtureEvent[] {
-  const kept: FixtureEvent[] = [];
-  let chars = 0;
-  for (const { line, point, event } of fixtures) {
-    chars += JSON.stringify(event).length;
-    if (chars > KEPT_EVENT_CHARS) break;
-    kept.push({ line, point, event });
-  }
-  return kept;
-}
-
-/** An event as short JSON for a message (the report keeps the whole event). */
-function preview(event: JsonValue): string {
-  const json = JSON.stringify(event);
-  return json.length <= 300 ? json : `${json.slice(0, 299)}…`;
 }
