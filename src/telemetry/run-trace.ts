@@ -44,7 +44,7 @@ export function hrNow(): HrTime {
  * Every span is of kind INTERNAL (the default). Made only when the run span records: a run the platform's
  * sampler drops starts no other span.
  *
- * A run's dispatches are serialised (`RunScope`), so one dispatch is open at a time and a hook call's span
+ * A run's dispatches are serialised (`RunDispatcher`), so one dispatch is open at a time and a hook call's span
  * starts where the previous call of the dispatch ended: it is created when the call ends, with its start
  * time, and never while the call runs.
  */

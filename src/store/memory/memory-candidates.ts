@@ -3,7 +3,7 @@ import type { ActivationResult, RolloutResult, ShadowResult } from "../bundle-st
 import { type CheckedRollout, percentOf } from "../store-inputs.js";
 import { candidateIsActive, noActive, shareDetail } from "../store-rules.js";
 import type { MemoryAudit } from "./memory-audit.js";
-import { type Tenant, versionOf } from "./memory-tenant.js";
+import { type TenantRow, versionOf } from "./memory-tenant.js";
 
 /** What the memory store lends its rollout and shadow writes. */
 export interface MemoryCandidateContext {
@@ -29,7 +29,7 @@ export class MemoryCandidates {
     this.#c = context;
   }
 
-  rollout(tenant: Tenant, r: CheckedRollout, at: number): RolloutResult {
+  rollout(tenant: TenantRow, r: CheckedRollout, at: number): RolloutResult {
     const { tenantId, version, basisPoints, by } = r;
     const { hash } = versionOf(tenantId, tenant, version);
     const active = tenant.active;
@@ -51,7 +51,7 @@ export class MemoryCandidates {
     return { tenantId, version, percent, activeVersion: active, previous, activated: false, changed: !unchanged };
   }
 
-  shadow(tenant: Tenant, tenantId: TenantId, version: number | null, by: string, at: number): ShadowResult {
+  shadow(tenant: TenantRow, tenantId: TenantId, version: number | null, by: string, at: number): ShadowResult {
     const previous = tenant.shadow?.version ?? null;
     if (version === null) {
       if (previous === null) return { tenantId, version: null, previous, changed: false };

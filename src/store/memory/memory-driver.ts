@@ -32,14 +32,22 @@ import { MemoryAudit } from "./memory-audit.js";
 import { MemoryCandidates } from "./memory-candidates.js";
 import { MemoryDecisionLog } from "./memory-decision-log.js";
 import { MemoryQuarantine } from "./memory-quarantine.js";
-import { type Bundle, headOf, newTenant, summaryOf, type Tenant, versionOf, versionRecordOf } from "./memory-tenant.js";
+import {
+  type BundleRow,
+  headOf,
+  newTenant,
+  summaryOf,
+  type TenantRow,
+  versionOf,
+  versionRecordOf,
+} from "./memory-tenant.js";
 
 /** The in-memory backend: the same contract as SQLite's, on maps, nothing persisted. */
 export class MemoryDriver implements StoreDriver {
   readonly checkpoints: MemoryCheckpointLedger;
   readonly quarantine: MemoryQuarantine;
-  readonly #tenants = new Map<TenantId, Tenant>();
-  readonly #bundles = new Map<BundleHashType, Bundle>();
+  readonly #tenants = new Map<TenantId, TenantRow>();
+  readonly #bundles = new Map<BundleHashType, BundleRow>();
   readonly #audit = new MemoryAudit();
   readonly #decisions = new MemoryDecisionLog(this.#audit);
   readonly #candidates = new MemoryCandidates({
@@ -226,19 +234,19 @@ export class MemoryDriver implements StoreDriver {
     return { tenantId, version, previous: current, changed: true, endedRollout };
   }
 
-  #tenant(tenantId: TenantId): Tenant {
+  #tenant(tenantId: TenantId): TenantRow {
     const tenant = this.#tenants.get(tenantId);
     if (!tenant) throw tenantNotFound(tenantId);
     return tenant;
   }
 
-  #bundleOf(hash: BundleHashType): Bundle {
+  #bundleOf(hash: BundleHashType): BundleRow {
     const bundle = this.#bundles.get(hash);
     if (!bundle) throw new StoreError("corrupt", `Bundle ${hash} is missing from the memory store.`);
     return bundle;
   }
 
-  #record(tenantId: TenantId, tenant: Tenant, version: number): VersionRecord {
+  #record(tenantId: TenantId, tenant: TenantRow, version: number): VersionRecord {
     const v = versionOf(tenantId, tenant, version);
     return versionRecordOf(tenantId, tenant, v, this.#bundleOf(v.hash));
   }

@@ -15,10 +15,10 @@ import {
 import { checkTenantId, checkVersionAction } from "../store-inputs.js";
 import { versionNotFound } from "../store-rules.js";
 import type { MemoryAudit } from "./memory-audit.js";
-import type { Tenant } from "./memory-tenant.js";
+import type { TenantRow } from "./memory-tenant.js";
 
 export interface MemoryQuarantineDeps {
-  readonly tenant: (tenantId: TenantId) => Tenant | undefined;
+  readonly tenant: (tenantId: TenantId) => TenantRow | undefined;
   readonly audit: MemoryAudit;
   readonly clock: () => number;
 }

@@ -6,7 +6,7 @@ import { versionNotFound } from "../store-rules.js";
 
 /** The memory store's records: what the SQL stores keep in rows. */
 
-export interface Bundle {
+export interface BundleRow {
   readonly code: string;
   readonly sourceMap: string | null;
   readonly manifest: BundleManifest;
@@ -15,7 +15,7 @@ export interface Bundle {
   readonly at: number;
 }
 
-export interface Version {
+export interface VersionRow {
   readonly version: number;
   readonly hash: BundleHash;
   readonly config: JsonValue;
@@ -24,19 +24,19 @@ export interface Version {
   readonly at: number;
 }
 
-export interface Tenant {
+export interface TenantRow {
   readonly createdAt: number;
   updatedAt: number;
   nextVersion: number;
   active: number | null;
   /** Activation history, oldest first; the last entry is the active version. */
   readonly activations: number[];
-  readonly versions: Map<number, Version>;
+  readonly versions: Map<number, VersionRow>;
   rollout: { readonly version: number; readonly basisPoints: number; readonly at: number; readonly by: string } | null;
   shadow: { readonly version: number; readonly at: number; readonly by: string } | null;
 }
 
-export function newTenant(at: number): Tenant {
+export function newTenant(at: number): TenantRow {
   return {
     createdAt: at,
     updatedAt: at,
@@ -50,10 +50,10 @@ export function newTenant(at: number): Tenant {
 }
 
 /** The tenant's active version with its rollout and shadow candidates, as the active-bundle cache reads it. */
-export function headOf(tenant: Tenant): ActiveHead | undefined {
+export function headOf(tenant: TenantRow): ActiveHead | undefined {
   const version = tenant.active === null ? undefined : tenant.versions.get(tenant.active);
   if (!version) return undefined;
-  const head = (v: Version) => ({ version: v.version, hash: v.hash, config: v.config });
+  const head = (v: VersionRow) => ({ version: v.version, hash: v.hash, config: v.config });
   const rollout = tenant.rollout && tenant.versions.get(tenant.rollout.version);
   const shadow = tenant.shadow && tenant.versions.get(tenant.shadow.version);
   return {
@@ -66,7 +66,7 @@ export function headOf(tenant: Tenant): ActiveHead | undefined {
 }
 
 /** The tenant's rollout and shadow as `TenantSummary` shows them. */
-export function candidatesOf(tenant: Tenant): { rollout: RolloutState | null; shadow: ShadowState | null } {
+export function candidatesOf(tenant: TenantRow): { rollout: RolloutState | null; shadow: ShadowState | null } {
   const hashOf = (version: number) => tenant.versions.get(version)?.hash as BundleHash;
   const iso = (ms: number) => new Date(ms).toISOString();
   const { rollout, shadow } = tenant;
@@ -83,14 +83,19 @@ export function candidatesOf(tenant: Tenant): { rollout: RolloutState | null; sh
 }
 
 /** The tenant's stored version `version`; rejects with not_found when there is none. */
-export function versionOf(tenantId: TenantId, tenant: Tenant, version: number): Version {
+export function versionOf(tenantId: TenantId, tenant: TenantRow, version: number): VersionRow {
   const found = tenant.versions.get(version);
   if (!found) throw versionNotFound(tenantId, version);
   return found;
 }
 
 /** A stored version as `VersionRecord` shows it, with its bundle's size and hook points. */
-export function versionRecordOf(tenantId: TenantId, tenant: Tenant, v: Version, bundle: Bundle): VersionRecord {
+export function versionRecordOf(
+  tenantId: TenantId,
+  tenant: TenantRow,
+  v: VersionRow,
+  bundle: BundleRow,
+): VersionRecord {
   return {
     tenantId,
     version: v.version,
@@ -106,7 +111,7 @@ export function versionRecordOf(tenantId: TenantId, tenant: Tenant, v: Version, 
 }
 
 /** The tenant as `TenantSummary` shows it. */
-export function summaryOf(tenantId: TenantId, tenant: Tenant): TenantSummary {
+export function summaryOf(tenantId: TenantId, tenant: TenantRow): TenantSummary {
   const versions = [...tenant.versions.keys()];
   return {
     tenantId,
