@@ -45,7 +45,7 @@ console.log(
   `  pick-up of an activation, ${fromCall.length} samples: p50 ${percentile(fromReturn, 50)}–${percentile(fromCall, 50)} ms, p99 ${percentile(fromReturn, 99)}–${percentile(fromCall, 99)} ms (from the activation's return–call)`,
 );
 console.log(
-  `  mallory's strikes before every host cut it off: ${report.strikes[0]}, after the release: ${report.strikes[1]} (bound: ${failures} + ${hosts} hosts = ${failures + hosts})`,
+  `  mallory's strikes before every host cut it off: ${report.strikes[0]} (bound ${failures} + ${hosts} hosts = ${failures + hosts}), after the release: ${report.strikes[1]} (bound ${failures} + ${hosts - 1} live hosts = ${failures + hosts - 1})`,
 );
 for (const o of report.outages)
   console.log(
