@@ -275,6 +275,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         m.type === "stats" ? [{ ...m, rows: rowsOf(m.host), told: toldOf(m.host) }] : [],
       ),
       quarantine: { failures: QUARANTINE.failures },
+      changes,
       durationMs: Date.now() - started,
     };
   } finally {
