@@ -18,7 +18,7 @@ import { HookState } from "./hook-state.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import type { SourceMaps } from "./stack-map.js";
-import { type CallEnd, endOf } from "./suspect-gate.js";
+import { type CallEnd, endOf, type Turn } from "./suspect-gate.js";
 
 export interface TenantCallDeps {
   readonly executor: HookExecutor;
@@ -77,10 +77,19 @@ export class TenantCaller {
     this.#what = options.what;
   }
 
-  async call<P extends HookPoint>(point: P, eventJson: string, scope: TenantCallScope): Promise<InvokedHook<P>> {
+  call<P extends HookPoint>(point: P, eventJson: string, scope: TenantCallScope): Promise<InvokedHook<P>> {
     // A suspect bundle's calls take turns on this host (quarantine.ts, `admit`); a trusted one's start at once.
     const waiting = this.#deps.book.admit(this.#key, scope.signal);
     if (waiting === undefined) return this.#call(point, eventJson, scope, undefined);
+    return this.#inTurn(waiting, point, eventJson, scope);
+  }
+
+  async #inTurn<P extends HookPoint>(
+    waiting: Promise<Turn>,
+    point: P,
+    eventJson: string,
+    scope: TenantCallScope,
+  ): Promise<InvokedHook<P>> {
     const turn = await waiting;
     const ended = { as: "none" as CallEnd };
     try {
