@@ -3,22 +3,33 @@
  * test/fleet/fleet-run.ts). `--restart` also restarts the PostgreSQL server mid-traffic
  * (pg_ctlcluster --skip-systemctl-redirect 15 main restart): only where no one else uses the server.
  *
- *   node --no-node-snapshot --import tsx scripts/fleet.ts [--restart] [--hosts 4] [--step-ms 1500]
+ *   node --no-node-snapshot --import tsx scripts/fleet.ts [--restart] [--hosts 4] [--step-ms 1500] [--lanes mixed|split] [--json report.json]
+ *
+ * `--json` writes the whole report (every run with its calls, every pick-up) for a closer look.
  */
+import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { percentile, runFleet } from "../test/fleet/fleet-run.js";
 
 const { values } = parseArgs({
-  options: { restart: { type: "boolean" }, hosts: { type: "string" }, "step-ms": { type: "string" } },
+  options: {
+    restart: { type: "boolean" },
+    hosts: { type: "string" },
+    "step-ms": { type: "string" },
+    json: { type: "string" },
+    lanes: { type: "string" },
+  },
 });
 const hosts = Number(values.hosts ?? 4);
 const report = await runFleet({
   hosts,
   stepMs: Number(values["step-ms"] ?? 1_500),
   restart: values.restart === true,
+  lanes: values.lanes === "split" ? "split" : "mixed",
   log: (line) => console.log(`  ${line}`),
 });
+if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(report));
 const load = loadavg()
   .map((l) => l.toFixed(1))
   .join(" ");
@@ -34,7 +45,7 @@ console.log(
   `  pick-up of an activation, ${fromCall.length} samples: p50 ${percentile(fromReturn, 50)}–${percentile(fromCall, 50)} ms, p99 ${percentile(fromReturn, 99)}–${percentile(fromCall, 99)} ms (from the activation's return–call)`,
 );
 console.log(
-  `  mallory's strikes before every host cut it off: ${report.strikes[0]}, after the release: ${report.strikes[1]} (bound: ${failures} + ${hosts} hosts = ${failures + hosts})`,
+  `  mallory's strikes before every host cut it off: ${report.strikes[0]} (bound ${failures} + ${hosts} hosts = ${failures + hosts}), after the release: ${report.strikes[1]} (bound ${failures} + ${hosts - 1} live hosts = ${failures + hosts - 1})`,
 );
 for (const o of report.outages)
   console.log(

@@ -8,6 +8,7 @@ import {
   type QuarantineStatus,
 } from "./quarantine.js";
 import type { FleetQuarantine, QuarantineLedger, QuarantineSettings, ReportedFailure } from "./quarantine-ledger.js";
+import type { Turn } from "./suspect-gate.js";
 
 /** Failures waiting for the store, at most: past it the oldest are dropped and counted (`droppedFailures`). */
 const MAX_PENDING = 10_000;
@@ -42,10 +43,13 @@ export class FleetQuarantineBook implements QuarantineBook {
   #flushing: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
   #closed = false;
+  /** Waiting for `reported`. */
+  readonly #reporting: (() => void)[] = [];
 
   constructor(options: FleetBookOptions) {
     this.#o = options;
-    this.#local = new LocalQuarantineBook(options.settings, options.emit);
+    // A suspect bundle's next call on this host waits until the store counted the last one's strike.
+    this.#local = new LocalQuarantineBook(options.settings, options.emit, () => this.reported());
     this.#unwatch = options.ledger.watch((entry) => this.#adopt(entry));
   }
 
@@ -58,10 +62,23 @@ export class FleetQuarantineBook implements QuarantineBook {
     return this.#local.status(key, now);
   }
 
+  admit(key: BundleKey, signal: AbortSignal | undefined): Promise<Turn> | undefined {
+    return this.#local.admit(key, signal);
+  }
+
   strike(key: BundleKey, code: FailureCode, now: number, weight = 1): QuarantineStatus | undefined {
     const started = this.#local.strike(key, code, now, weight);
     if (key.id === bundleKey(key.tenantId, key.hash).id) this.#queue(key, { at: now, code, weight });
     return started;
+  }
+
+  /**
+   * Resolves once every failure counted so far is in the store's book; not while the store refuses them
+   * (the suspect gate waits for this at most a second).
+   */
+  reported(): Promise<void> {
+    if (this.#size === 0 && this.#flushing === undefined && this.#retry === undefined) return Promise.resolve();
+    return new Promise((resolve) => this.#reporting.push(resolve));
   }
 
   /** Resolves once the failures counted so far were reported (or the store refused them, for a retry). */
@@ -123,6 +140,7 @@ export class FleetQuarantineBook implements QuarantineBook {
       }, RETRY_MS);
       this.#retry.unref();
     } else if (this.#size > 0 && !this.#closed) this.#flushing = this.#flush();
+    if ((!failed && this.#size === 0) || this.#closed) for (const resolve of this.#reporting.splice(0)) resolve();
   }
 
   #putBack(key: BundleKey, failures: readonly ReportedFailure[]): void {

@@ -10,6 +10,7 @@ import {
 } from "../protocol/index.js";
 import type { Emit } from "./events.js";
 import type { FleetQuarantine, QuarantineSettings } from "./quarantine-ledger.js";
+import { SuspectGate, type Turn } from "./suspect-gate.js";
 
 interface Entry {
   /** Clock times of recent quarantine-kind failures, oldest first, all within the window. */
@@ -51,6 +52,12 @@ export interface QuarantineBook {
   status(key: BundleKey, now: number): QuarantineStatus | undefined;
   /** Counts a failure of `code`, `weight` times; returns the quarantine it started here, if any. */
   strike(key: BundleKey, code: FailureCode, now: number, weight?: number): QuarantineStatus | undefined;
+  /**
+   * Undefined when a call of the pair may start at once; else resolves to its turn once it may (a suspect
+   * bundle runs one call at a time on a host: `SuspectGate`). The caller ends the turn however the call
+   * ends, after `strike` when it struck; rejects when `signal` aborts while waiting.
+   */
+  admit(key: BundleKey, signal: AbortSignal | undefined): Promise<Turn> | undefined;
 }
 
 /**
@@ -63,10 +70,17 @@ export class LocalQuarantineBook implements QuarantineBook {
   readonly #settings: QuarantineSettings;
   readonly #emit: Emit | undefined;
   readonly #entries = new Map<string, Entry>();
+  readonly #gate: SuspectGate;
 
-  constructor(settings: QuarantineSettings, emit: Emit | undefined) {
+  /** `counted`: resolves once the strikes so far reached the book that decides (default: this one, at once). */
+  constructor(settings: QuarantineSettings, emit: Emit | undefined, counted = () => Promise.resolve()) {
     this.#settings = settings;
     this.#emit = emit;
+    this.#gate = new SuspectGate(counted);
+  }
+
+  admit(key: BundleKey, signal: AbortSignal | undefined): Promise<Turn> | undefined {
+    return this.#gate.admit(key, signal);
   }
 
   /** The quarantine the pair is in at `now`, or undefined (emitting `quarantine.exited` when one just ended). */
@@ -88,6 +102,7 @@ export class LocalQuarantineBook implements QuarantineBook {
    */
   strike(key: BundleKey, code: FailureCode, now: number, weight = 1): QuarantineStatus | undefined {
     if (!QUARANTINE_CODES.has(code)) return undefined;
+    this.#gate.distrust(key);
     let entry = this.#entries.get(key.id);
     if (entry === undefined) {
       entry = { failures: [], until: undefined, strikes: 0, exitedAt: undefined, origin: "host" };

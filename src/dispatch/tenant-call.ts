@@ -18,6 +18,7 @@ import { HookState } from "./hook-state.js";
 import { type InvokedHook, invokeHook } from "./invoke-hook.js";
 import { type BundleKey, bundleKey, type QuarantineBook, strikeOf, strikeWeight } from "./quarantine.js";
 import type { SourceMaps } from "./stack-map.js";
+import { type CallEnd, endOf, type Turn } from "./suspect-gate.js";
 
 export interface TenantCallDeps {
   readonly executor: HookExecutor;
@@ -76,7 +77,34 @@ export class TenantCaller {
     this.#what = options.what;
   }
 
-  async call<P extends HookPoint>(point: P, eventJson: string, scope: TenantCallScope): Promise<InvokedHook<P>> {
+  call<P extends HookPoint>(point: P, eventJson: string, scope: TenantCallScope): Promise<InvokedHook<P>> {
+    // A suspect bundle's calls take turns on this host (quarantine.ts, `admit`); a trusted one's start at once.
+    const waiting = this.#deps.book.admit(this.#key, scope.signal);
+    if (waiting === undefined) return this.#call(point, eventJson, scope, undefined);
+    return this.#inTurn(waiting, point, eventJson, scope);
+  }
+
+  async #inTurn<P extends HookPoint>(
+    waiting: Promise<Turn>,
+    point: P,
+    eventJson: string,
+    scope: TenantCallScope,
+  ): Promise<InvokedHook<P>> {
+    const turn = await waiting;
+    const ended = { as: "none" as CallEnd };
+    try {
+      return await this.#call(point, eventJson, scope, ended);
+    } finally {
+      turn(ended.as);
+    }
+  }
+
+  async #call<P extends HookPoint>(
+    point: P,
+    eventJson: string,
+    scope: TenantCallScope,
+    ended: { as: CallEnd } | undefined,
+  ): Promise<InvokedHook<P>> {
     const { executor, limits, book, clock } = this.#deps;
     const quarantine = book.status(this.#key, clock());
     if (quarantine !== undefined) {
@@ -110,6 +138,7 @@ export class TenantCaller {
     const { outcome, cost } = invoked;
     budget?.charge(chargedMs(cost));
     const strike = strikeOf(outcome.type === "failed" ? outcome.failure : undefined, cost, limits.timeoutMs);
+    if (ended !== undefined) ended.as = endOf(outcome, strike);
     if (strike !== undefined) {
       const now = clock();
       const entered = book.strike(this.#key, strike, now, strikeWeight(cost, limits.timeoutMs));

@@ -72,6 +72,8 @@ interface Head {
 
 interface Loading {
   promise?: Promise<ActiveBundle | undefined>;
+  /** Loads are numbered: one that ends after a later one began does not overwrite what that one stores. */
+  readonly seq: number;
   /**
    * Set when the head is invalidated while being read: its callers get the answer, stored stale; a later
    * `get` does not join it but reads again (a store's own write must be seen by the next `active`).
@@ -101,6 +103,9 @@ export class ActiveBundleCache {
   #checkedAt = Number.NEGATIVE_INFINITY;
   #retriedAt = Number.NEGATIVE_INFINITY;
   #token: number | undefined;
+  #seq = 0;
+  /** The seq of the load whose head each tenant's entry holds. */
+  readonly #storedSeq = new Map<TenantId, number>();
 
   constructor(reader: ActiveReader, options: ActiveCacheOptions = {}) {
     this.#reader = reader;
@@ -151,13 +156,28 @@ export class ActiveBundleCache {
     if (served instanceof Promise) served.catch(() => undefined);
   }
 
-  #read(tenantId: TenantId, head: Head | undefined): Promise<ActiveBundle | undefined> {
+  /**
+   * Serves a head a change notification carried, without a read, when this host has served the tenant
+   * and has the code of each of its versions (code is immutable by hash); otherwise as `refresh`.
+   */
+  apply(tenantId: TenantId, head: ActiveHead): void {
+    const hashes = [head.hash, head.rollout?.hash, head.shadow?.hash];
+    if (!this.#heads.has(tenantId) || !hashes.every((h) => h === undefined || this.#code.has(h))) {
+      this.refresh(tenantId);
+      return;
+    }
+    const served = this.#read(tenantId, this.#heads.get(tenantId), head);
+    served.catch(() => undefined);
+  }
+
+  #read(tenantId: TenantId, head: Head | undefined, given?: ActiveHead): Promise<ActiveBundle | undefined> {
     const loading = this.#loading.get(tenantId);
     // A read invalidated while in flight began before a change this caller may have made: read again.
-    if (loading?.promise && !loading.invalidated) return loading.promise;
-    const entry: Loading = { invalidated: false };
+    if (given === undefined && loading?.promise && !loading.invalidated) return loading.promise;
+    if (loading !== undefined) loading.invalidated = true;
+    const entry: Loading = { invalidated: false, seq: ++this.#seq };
     this.#loading.set(tenantId, entry);
-    entry.promise = this.#load(tenantId, head, entry);
+    entry.promise = this.#load(tenantId, head, entry, given);
     return entry.promise;
   }
 
@@ -174,12 +194,20 @@ export class ActiveBundleCache {
     }
   }
 
-  async #load(tenantId: TenantId, previous: Head | undefined, entry: Loading): Promise<ActiveBundle | undefined> {
+  async #load(
+    tenantId: TenantId,
+    previous: Head | undefined,
+    entry: Loading,
+    given: ActiveHead | undefined,
+  ): Promise<ActiveBundle | undefined> {
     try {
-      const head = await this.#headOf(tenantId);
+      const head = given ?? (await this.#headOf(tenantId));
       const bundle = head && (await this.#bundleOf(tenantId, head));
-      this.#heads.set(tenantId, { bundle, stale: entry.invalidated });
-      this.health.restored();
+      if ((this.#storedSeq.get(tenantId) ?? 0) < entry.seq) {
+        this.#storedSeq.set(tenantId, entry.seq);
+        this.#heads.set(tenantId, { bundle, stale: entry.invalidated });
+      }
+      if (given === undefined) this.health.restored();
       return bundle;
     } catch (error) {
       if (!(error instanceof StoreError && error.code === "unavailable")) throw error;

@@ -236,6 +236,58 @@ describe("fleet-wide quarantine off the hot path", () => {
     }
   });
 
+  it("runs a bundle that has not yet made a healthy call one call at a time, each after the store counted the last strike", async () => {
+    const store = new MemoryBundleStore();
+    const held: (() => void)[] = [];
+    const ledger: QuarantineLedger = {
+      report: async (report, settings) => {
+        await new Promise<void>((resolve) => held.push(resolve));
+        return store.quarantine.report(report, settings);
+      },
+      watch: (listener) => store.quarantine.watch(listener),
+    };
+    const host = new Host("gated", ledger);
+    const { manifest } = fakeBundle("spins-at-once");
+    try {
+      const run = host.dispatcher.openRun({
+        tenantId: TENANT,
+        runId: RunId.parse("run-gated"),
+        bundle: bundleOf(["tool.call"], { hash: manifest.hash }),
+      });
+      host.executor.respondWith(() => sandboxFailed("timeout", 60, 60));
+      const calls = Promise.all([0, 1, 2].map(() => run.dispatch("tool.call", toolCallEvent())));
+      for (let seen = 1; seen <= 3; seen++) {
+        // One call in the sandbox; the next waits for the store's answer to its strike.
+        while (held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+        expect(host.executor.seen).toHaveLength(seen);
+        held.shift()?.();
+      }
+      await calls;
+      expect(host.executor.seen).toHaveLength(3);
+      // A healthy call makes the bundle trusted: calls then start side by side.
+      host.executor.respondWith(() => returned(undefined));
+      await run.dispatch("tool.call", toolCallEvent());
+      const waiting: (() => void)[] = [];
+      host.executor.respondWith(() => new Promise((resolve) => waiting.push(() => resolve(returned(undefined)))));
+      const side = [1, 2, 3].map((i) =>
+        host.dispatcher
+          .openRun({
+            tenantId: TENANT,
+            runId: RunId.parse(`run-side-${i}`),
+            bundle: bundleOf(["tool.call"], { hash: manifest.hash }),
+          })
+          .dispatch("tool.call", toolCallEvent()),
+      );
+      for (let i = 0; i < 1_000 && waiting.length < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(waiting).toHaveLength(3);
+      for (const respond of waiting) respond();
+      await Promise.all(side);
+    } finally {
+      for (const release of held) release();
+      await host.dispatcher.close();
+    }
+  });
+
   it("keeps deciding on the local book while the store is unreachable, and reports the failures when it is back", async () => {
     const store = new MemoryBundleStore();
     let down = true;

@@ -6,7 +6,14 @@ export interface HostConfig {
   readonly host: string;
   readonly tenants: readonly string[];
   readonly quarantine: QuarantineSettings;
+  /**
+   * How the host's two lanes of runs share the tenants: `mixed`, each lane takes every tenant in turn (up
+   * to two of mallory's runs in flight at once); `split`, mallory and acme in one lane, globex in the other.
+   */
+  readonly lanes: Lanes;
 }
+
+export type Lanes = "mixed" | "split";
 
 /** One run as a host saw it: the version it started on, and each tenant hook call's version and outcome. */
 export interface RunReport {
@@ -17,8 +24,16 @@ export interface RunReport {
   readonly startedAt: number;
   endedAt: number;
   version: number | null;
-  /** `struck`: the call counted towards quarantine (a timeout the tenant's own CPU time caused). */
-  readonly calls: { readonly version: number | null; readonly code: string; readonly struck: boolean }[];
+  /**
+   * `struck`: the call counted towards quarantine (a timeout the tenant's own CPU time caused); `at`: when
+   * the host recorded it, ms since the epoch.
+   */
+  readonly calls: {
+    readonly version: number | null;
+    readonly code: string;
+    readonly struck: boolean;
+    readonly at: number;
+  }[];
 }
 
 /**

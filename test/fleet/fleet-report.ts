@@ -50,6 +50,8 @@ export interface FleetReport {
     readonly told: number;
   })[];
   readonly quarantine: { readonly failures: number };
+  /** Every change the operator made, in order. */
+  readonly changes: readonly Change[];
   readonly durationMs: number;
 }
 

@@ -18,7 +18,7 @@ import { buildBundle } from "../../src/bundler/index.js";
 import type { TenantId } from "../../src/protocol/index.js";
 import { PostgresBundleStore } from "../../src/store/index.js";
 import { PG_TEST_URL } from "../store/helpers/postgres.js";
-import type { FleetMessage, RunReport } from "./fleet-messages.js";
+import type { FleetMessage, HostConfig, Lanes, RunReport } from "./fleet-messages.js";
 import { type Change, type FleetReport, outagesOf, pickups, violation } from "./fleet-report.js";
 
 export type { FleetReport } from "./fleet-report.js";
@@ -30,6 +30,8 @@ export interface FleetOptions {
   readonly stepMs: number;
   /** Restart the PostgreSQL server mid-traffic (pg_ctlcluster): only where nothing else uses it. */
   readonly restart: boolean;
+  /** How each host's two lanes share the tenants (default `mixed`: up to two of mallory's calls in flight). */
+  readonly lanes?: Lanes;
   readonly log?: (line: string) => void;
 }
 
@@ -78,7 +80,13 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     const names = Array.from({ length: options.hosts }, (_, i) => `host-${i + 1}`);
     const victim = names.at(-1) ?? "host-1";
     for (const host of names) {
-      const config = { url: url.toString(), host, tenants: TENANTS, quarantine: QUARANTINE };
+      const config: HostConfig = {
+        url: url.toString(),
+        host,
+        tenants: TENANTS,
+        quarantine: QUARANTINE,
+        lanes: options.lanes ?? "mixed",
+      };
       const child = fork(HOST_SCRIPT, [JSON.stringify(config)], {
         cwd: REPO,
         execArgv: ["--no-node-snapshot", "--import", "tsx"],
@@ -168,6 +176,11 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       return poll("every host picked up the flip before the outage", () => names.every(pickedUp));
     };
     await everyHostPickedUp();
+    // mallory's first episode ends before the database goes down: K + hosts is the bound while the store
+    // answers; without it each host's own book decides (K strikes each).
+    const cutOffEverywhere = (m: FleetMessage, host: string) =>
+      m.type === "quarantine" && m.tenant === "mallory" && m.host === host;
+    await poll("mallory cut off on every host", () => names.every((h) => messages.some((m) => cutOffEverywhere(m, h))));
     // The database down for a while: connections refused, the open ones cut.
     const downAt = Date.now();
     await sql(admin.toString(), `ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
@@ -235,10 +248,10 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       messages.reduce((n, m) => n + (m.type === "dropped" && m.host === host ? m.count : 0), 0);
     const runs = messages.filter((m): m is RunReport => m.type === "run");
     const release = changes.find((c) => c.tenant === "mallory");
-    const episode = (r: RunReport) => (release === undefined || r.startedAt < release.callAt ? 0 : 1);
+    // A strike belongs to the episode in which its call ended: a run can start before the release and call after it.
     const strikes: [number, number] = [0, 0];
     for (const r of runs.filter((r) => r.tenant === "mallory"))
-      strikes[episode(r)] += r.calls.filter((c) => c.struck).length;
+      for (const c of r.calls) if (c.struck) strikes[release === undefined || c.at < release.callAt ? 0 : 1] += 1;
     const cutOff: [string[], string[]] = [[], []];
     for (const m of messages)
       if (m.type === "quarantine" && m.tenant === "mallory") {
@@ -262,6 +275,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         m.type === "stats" ? [{ ...m, rows: rowsOf(m.host), told: toldOf(m.host) }] : [],
       ),
       quarantine: { failures: QUARANTINE.failures },
+      changes,
       durationMs: Date.now() - started,
     };
   } finally {

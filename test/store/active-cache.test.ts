@@ -163,4 +163,46 @@ describe("ActiveBundleCache", () => {
     expect(asked).toEqual([[], [v1.manifest.hash]]);
     expect(codeReads).toBe(0);
   });
+
+  it("serves a notified head without a read when it has the code of its versions, and reads when it has not", async () => {
+    const { cache, state, activate } = fakeStore();
+    await cache.get(acme);
+    const head2 = { version: 2, hash: v2.manifest.hash, config: { strict: true } };
+    // v2's code was never loaded here: the head is read, with its code.
+    activate(acme, 2);
+    cache.apply(acme, head2);
+    expect(state.reads).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(cache.get(acme)).toMatchObject({ version: 2 });
+    // From here the heads come from the notifications alone (the fake database stays at v2).
+    cache.apply(acme, { version: 1, hash: v1.manifest.hash, config: {} });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(cache.get(acme)).toMatchObject({ version: 1 });
+    cache.apply(acme, head2);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(cache.get(acme)).toMatchObject({ version: 2, config: { strict: true } });
+    expect(state.reads).toBe(2);
+    // A tenant this host never served is left alone.
+    cache.apply(globex, head2);
+    expect(state.reads).toBe(2);
+  });
+
+  it("keeps a notified head over a read that began before it and ends after it", async () => {
+    const { cache, state, activate } = fakeStore();
+    await cache.get(acme);
+    activate(acme, 2);
+    cache.invalidate(acme);
+    await cache.get(acme);
+    let open: () => void = () => undefined;
+    state.gate = new Promise((resolve) => (open = resolve));
+    activate(acme, 1);
+    cache.invalidate(acme);
+    const slow = Promise.resolve(cache.get(acme));
+    cache.apply(acme, { version: 2, hash: v2.manifest.hash, config: {} });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    open();
+    state.gate = undefined;
+    await slow;
+    expect(cache.get(acme)).toMatchObject({ version: 2 });
+  });
 });

@@ -1,7 +1,7 @@
 import type { Client } from "pg";
-import type { TenantId } from "../../protocol/index.js";
 import type { ActiveBundleCache } from "../active-cache.js";
 import { endClient } from "./postgres-connections.js";
+import { readChange } from "./postgres-head.js";
 
 export interface ChangeFeedOptions {
   /** Opens a dedicated connection (never a pooled one: LISTEN is per session). */
@@ -25,8 +25,10 @@ export interface SideChannel {
 
 /**
  * Live pick-up for the PostgreSQL store. One connection per store LISTENs on the store's channel; each
- * notification (a tenant id, sent by the transaction that changed its active version, on commit) has
- * that tenant's cached head re-read at once. When the connection drops, it is re-opened at once and then every
+ * notification, sent on commit by the transaction that changed a tenant's head, carries that head (its
+ * versions, hashes and configs, not code): a host that has served the tenant and has the code of those
+ * versions serves it at once, with no read; otherwise (code it has not cached, or a head too large for a
+ * payload, which then names the tenant only) the head is re-read at once. When the connection drops, it is re-opened at once and then every
  * `refreshMs`; meanwhile the store's generation is polled every `refreshMs` and every head is marked
  * stale when it moves. A re-opened connection marks every head stale too, since notifications may have
  * been missed. Whether the database answers is reported through the cache's health.
@@ -100,7 +102,7 @@ export class PgChangeFeed {
       client = await this.#o.connect();
       const self = client;
       client.on("notification", (n) => {
-        if (n.channel === this.#o.channel && n.payload) this.#o.cache.refresh(n.payload as TenantId);
+        if (n.channel === this.#o.channel && n.payload) this.#changed(n.payload);
         else if (n.channel === this.#o.also?.channel && n.payload) this.#o.also.notified(n.payload);
       });
       client.on("error", () => this.#lost(self));
@@ -122,6 +124,14 @@ export class PgChangeFeed {
     this.#o.also?.resync();
     this.#schedule(() => void this.#heartbeat(), this.#o.heartbeatMs);
     return true;
+  }
+
+  /** A head that came with its notification is served without a read when this host has its code. */
+  #changed(payload: string): void {
+    const change = readChange(payload);
+    if (change === undefined) this.#o.cache.invalidate();
+    else if (change.head === undefined) this.#o.cache.refresh(change.tenantId);
+    else this.#o.cache.apply(change.tenantId, change.head);
   }
 
   async #heartbeat(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { BundleHash, TenantId } from "../../protocol/index.js";
-import type { CodeRow, HeadRow } from "../store-rows.js";
+import type { ActiveHead } from "../active-cache.js";
+import { type CodeRow, type HeadRow, toActiveHead } from "../store-rows.js";
 import type { Db, PostgresQueries } from "./postgres-queries.js";
 
 /**
@@ -42,17 +43,7 @@ export class PostgresHeadQueries {
   }
 
   #headSql(): string {
-    const s = this.#q.schemaPrefix;
-    return `SELECT v.version, v.bundle_hash AS hash, v.config,
-              r.version AS rollout_version, rv.bundle_hash AS rollout_hash, rv.config AS rollout_config,
-              r.basis_points AS rollout_bp, sh.version AS shadow_version, sv.bundle_hash AS shadow_hash,
-              sv.config AS shadow_config
-         FROM ${s}tenants t JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = t.active_version
-           LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id
-           LEFT JOIN ${s}versions rv ON rv.tenant_id = t.id AND rv.version = r.version
-           LEFT JOIN ${s}shadows sh ON sh.tenant_id = t.id
-           LEFT JOIN ${s}versions sv ON sv.tenant_id = t.id AND sv.version = sh.version
-         WHERE t.id = $1`;
+    return headSql(this.#q.schemaPrefix, "t.active_version", true);
   }
 
   async code(db: Db, hash: BundleHash): Promise<CodeRow | undefined> {
@@ -67,5 +58,53 @@ export class PostgresHeadQueries {
   async generation(db: Db): Promise<number> {
     const result = await db.query<{ generation: number }>(`SELECT generation FROM ${this.#q.schemaPrefix}store_state`);
     return result.rows[0]?.generation ?? 0;
+  }
+}
+
+/**
+ * A tenant's head ($1) as one row (`HeadRow`): `active` is the SQL of its active version, `t.active_version`
+ * or a parameter for a statement that is switching it; `rollout` false for a switch, which ends any rollout.
+ */
+function headSql(s: string, active: string, rollout: boolean): string {
+  return `SELECT v.version, v.bundle_hash AS hash, v.config,
+            r.version AS rollout_version, rv.bundle_hash AS rollout_hash, rv.config AS rollout_config,
+            r.basis_points AS rollout_bp, sh.version AS shadow_version, sv.bundle_hash AS shadow_hash,
+            sv.config AS shadow_config
+       FROM ${s}tenants t JOIN ${s}versions v ON v.tenant_id = t.id AND v.version = ${active}
+         LEFT JOIN ${s}rollouts r ON r.tenant_id = t.id AND ${rollout ? "true" : "false"}
+         LEFT JOIN ${s}versions rv ON rv.tenant_id = t.id AND rv.version = r.version
+         LEFT JOIN ${s}shadows sh ON sh.tenant_id = t.id
+         LEFT JOIN ${s}versions sv ON sv.tenant_id = t.id AND sv.version = sh.version
+       WHERE t.id = $1`;
+}
+
+/** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more. */
+const MAX_PAYLOAD_BYTES = 7_900;
+
+/**
+ * The payload a change of tenant $1's head NOTIFYs (`readChange` reads it): the head itself, so a host
+ * that has the code of its versions serves it without a read; the bare tenant id when the head (its configs)
+ * would not fit, and the host reads it.
+ */
+export function headPayloadSql(s: string, active = "t.active_version", rollout = true): string {
+  return `(SELECT CASE WHEN octet_length(p) <= ${MAX_PAYLOAD_BYTES} THEN p ELSE $1::text END
+             FROM (SELECT json_build_object('tenant', $1::text,
+                                            'head', (SELECT row_to_json(h) FROM (${headSql(s, active, rollout)}) h))::text AS p) n)`;
+}
+
+/** A notified change: the tenant, and its head when the payload carried it. */
+export interface HeadChange {
+  readonly tenantId: TenantId;
+  readonly head: ActiveHead | undefined;
+}
+
+/** Reads a change's payload: a bare tenant id, or `headPayloadSql`'s JSON; undefined when it is neither. */
+export function readChange(payload: string): HeadChange | undefined {
+  if (!payload.startsWith("{")) return { tenantId: payload as TenantId, head: undefined };
+  try {
+    const { tenant, head } = JSON.parse(payload) as { tenant: TenantId; head: HeadRow | null };
+    return { tenantId: tenant, head: head === null ? undefined : toActiveHead(head, tenant) };
+  } catch {
+    return undefined;
   }
 }
