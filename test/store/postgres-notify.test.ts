@@ -17,14 +17,18 @@ describe.runIf(await postgresAvailable())("the PostgreSQL change notification", 
   let store: PostgresBundleStore;
   let listener: pg.Client;
   const payloads: string[] = [];
+  /** What the store's own channel carried: all a host of an earlier release reads. */
+  const named: string[] = [];
 
   beforeAll(async () => {
     store = await PostgresBundleStore.open(pgUrl(schema));
     listener = new pg.Client({ connectionString: PG_TEST_URL });
     await listener.connect();
     listener.on("notification", (n) => {
-      if (n.channel === `isohook:${schema}` && n.payload !== undefined) payloads.push(n.payload);
+      if (n.channel === `isohook:${schema}:head` && n.payload !== undefined) payloads.push(n.payload);
+      if (n.channel === `isohook:${schema}` && n.payload !== undefined) named.push(n.payload);
     });
+    await listener.query(`LISTEN "isohook:${schema}:head"`);
     await listener.query(`LISTEN "isohook:${schema}"`);
   });
   afterAll(async () => {
@@ -76,6 +80,35 @@ describe.runIf(await postgresAvailable())("the PostgreSQL change notification", 
     const rolledBack = await notified(() => store.rollback({ tenantId: acme, by: "ops" }));
     expect(readChange(rolledBack)?.head).toMatchObject({ version: 1, config: { level: 1 } });
     for (const p of [first, rollout, shadow, activated, rolledBack]) expect(p).not.toContain("code");
+    // Each change also names its tenant on the store's channel, which is all an earlier release reads.
+    expect(named).toEqual(["acme", "acme", "acme", "acme", "acme"]);
+  });
+
+  it("picks up a change that only names its tenant, as a writer of an earlier release sends it", async () => {
+    const tenantId = "oldco" as TenantId;
+    const v1 = fakeBundle("o1");
+    const v2 = fakeBundle("o2");
+    await store.upload({ tenantId, ...v1, by: "ops", activate: true });
+    await store.upload({ tenantId, ...v2, by: "ops" });
+    const host = await PostgresBundleStore.open(pgUrl(schema));
+    try {
+      expect((await host.active(tenantId))?.version).toBe(1);
+      const writer = new pg.Client({ connectionString: PG_TEST_URL });
+      await writer.connect();
+      await writer.query("BEGIN");
+      await writer.query(`UPDATE "${schema}".tenants SET active_version = 2 WHERE id = $1`, [tenantId]);
+      await writer.query("SELECT pg_notify($1, $2)", [`isohook:${schema}`, tenantId]);
+      await writer.query("COMMIT");
+      await writer.end();
+      let version = (await host.active(tenantId))?.version;
+      for (let i = 0; i < 500 && version !== 2; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        version = (await host.active(tenantId))?.version;
+      }
+      expect(version).toBe(2);
+    } finally {
+      await host.close();
+    }
   });
 
   it("names the tenant only when the head would not fit in a notification", async () => {

@@ -3,7 +3,7 @@ import type { TenantId } from "../../protocol/index.js";
 import type { RolloutResult, ShadowResult } from "../bundle-store.js";
 import { type CheckedRollout, percentOf } from "../store-inputs.js";
 import { candidateIsActive, noActive, shareDetail } from "../store-rules.js";
-import { headPayloadSql } from "./postgres-head.js";
+import { notifyHeadSql } from "./postgres-head.js";
 import type { PostgresQueries } from "./postgres-queries.js";
 
 /**
@@ -93,7 +93,7 @@ export class PostgresCandidateQueries {
     await c.query(
       `WITH tenant AS (UPDATE ${s}tenants SET updated_at = $2 WHERE id = $1),
             bumped AS (UPDATE ${s}store_state SET generation = generation + 1)
-       SELECT pg_notify($3, ${headPayloadSql(s)})`,
+       ${notifyHeadSql(s, "$3")}`,
       [tenantId, at, this.#q.channel],
     );
   }

@@ -1,7 +1,8 @@
 import type { Client } from "pg";
+import type { TenantId } from "../../protocol/index.js";
 import type { ActiveBundleCache } from "../active-cache.js";
 import { endClient } from "./postgres-connections.js";
-import { readChange } from "./postgres-head.js";
+import { headChannelOf, readChange } from "./postgres-head.js";
 
 export interface ChangeFeedOptions {
   /** Opens a dedicated connection (never a pooled one: LISTEN is per session). */
@@ -24,8 +25,9 @@ export interface SideChannel {
 }
 
 /**
- * Live pick-up for the PostgreSQL store. One connection per store LISTENs on the store's channel; each
- * notification, sent on commit by the transaction that changed a tenant's head, carries that head (its
+ * Live pick-up for the PostgreSQL store. One connection per store LISTENs on the store's head channel and
+ * its channel (`notifyHeadSql`); each head notification, sent on commit by the transaction that changed a
+ * tenant's head, carries that head (its
  * versions, hashes and configs, not code): a host that has served the tenant and has the code of those
  * versions serves it at once, with no read; otherwise (code it has not cached, or a head too large for a
  * payload, which then names the tenant only) the head is re-read at once. When the connection drops, it is re-opened at once and then every
@@ -42,9 +44,13 @@ export class PgChangeFeed {
   #ticking = false;
   #tickAgain = false;
   #closed = false;
+  readonly #headChannel: string;
+  /** The tenant of the last head notified: its bare-id notification that follows needs no read. */
+  #lastHeadOf: TenantId | undefined;
 
   constructor(options: ChangeFeedOptions) {
     this.#o = options;
+    this.#headChannel = headChannelOf(options.channel);
   }
 
   /** True while the notification connection is up. */
@@ -102,11 +108,13 @@ export class PgChangeFeed {
       client = await this.#o.connect();
       const self = client;
       client.on("notification", (n) => {
-        if (n.channel === this.#o.channel && n.payload) this.#changed(n.payload);
+        if (n.channel === this.#headChannel && n.payload) this.#changed(n.payload);
+        else if (n.channel === this.#o.channel && n.payload) this.#named(n.payload);
         else if (n.channel === this.#o.also?.channel && n.payload) this.#o.also.notified(n.payload);
       });
       client.on("error", () => this.#lost(self));
       client.on("end", () => this.#lost(self));
+      await client.query(`LISTEN "${this.#headChannel}"`);
       await client.query(`LISTEN "${this.#o.channel}"`);
       if (this.#o.also) await client.query(`LISTEN "${this.#o.also.channel}"`);
     } catch {
@@ -129,9 +137,20 @@ export class PgChangeFeed {
   /** A head that came with its notification is served without a read when this host has its code. */
   #changed(payload: string): void {
     const change = readChange(payload);
+    this.#lastHeadOf = change?.tenantId;
     if (change === undefined) this.#o.cache.invalidate();
     else if (change.head === undefined) this.#o.cache.refresh(change.tenantId);
     else this.#o.cache.apply(change.tenantId, change.head);
+  }
+
+  /**
+   * A change named on the store's channel: the second notification of a change whose head just came (the
+   * same transaction sends both, one after the other), or the only one, from a writer of an earlier release.
+   */
+  #named(tenantId: string): void {
+    const had = this.#lastHeadOf === tenantId;
+    this.#lastHeadOf = undefined;
+    if (!had) this.#o.cache.refresh(tenantId as TenantId);
   }
 
   async #heartbeat(): Promise<void> {

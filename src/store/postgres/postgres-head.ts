@@ -81,15 +81,26 @@ function headSql(s: string, active: string, rollout: boolean): string {
 /** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7_900;
 
+/** The channel beside the store's (`channel`) that carries each change's head. */
+export function headChannelOf(channel: string): string {
+  return `${channel}${HEAD_CHANNEL_SUFFIX}`;
+}
+
+const HEAD_CHANNEL_SUFFIX = ":head";
+
 /**
- * The payload a change of tenant $1's head NOTIFYs (`readChange` reads it): the head itself, so a host
- * that has the code of its versions serves it without a read; the bare tenant id when the head (its configs)
- * would not fit, and the host reads it.
+ * What a change of tenant $1's head NOTIFYs, `channel` being the parameter that holds the store's channel:
+ * on the head channel the head itself (`readChange` reads it), so a host that has the code of its versions
+ * serves it without a read, or the bare tenant id when the head (its configs) would not fit; then on the
+ * store's channel the bare tenant id, which is all a host of an earlier release reads (it re-reads the
+ * head), so hosts of two releases can share a store during a rolling deploy. Both are sent on commit, in
+ * this order, one after the other (PgChangeFeed skips the second when it had the first).
  */
-export function headPayloadSql(s: string, active = "t.active_version", rollout = true): string {
-  return `(SELECT CASE WHEN octet_length(p) <= ${MAX_PAYLOAD_BYTES} THEN p ELSE $1::text END
+export function notifyHeadSql(s: string, channel: string, active = "t.active_version", rollout = true): string {
+  const head = `(SELECT CASE WHEN octet_length(p) <= ${MAX_PAYLOAD_BYTES} THEN p ELSE $1::text END
              FROM (SELECT json_build_object('tenant', $1::text,
                                             'head', (SELECT row_to_json(h) FROM (${headSql(s, active, rollout)}) h))::text AS p) n)`;
+  return `SELECT pg_notify(${channel} || '${HEAD_CHANNEL_SUFFIX}', ${head}), pg_notify(${channel}, $1::text)`;
 }
 
 /** A notified change: the tenant, and its head when the payload carried it. */
@@ -98,7 +109,7 @@ export interface HeadChange {
   readonly head: ActiveHead | undefined;
 }
 
-/** Reads a change's payload: a bare tenant id, or `headPayloadSql`'s JSON; undefined when it is neither. */
+/** Reads a change's payload: a bare tenant id, or `notifyHeadSql`'s JSON; undefined when it is neither. */
 export function readChange(payload: string): HeadChange | undefined {
   if (!payload.startsWith("{")) return { tenantId: payload as TenantId, head: undefined };
   try {

@@ -11,7 +11,7 @@ import {
   versionInUse,
   versionNotFound,
 } from "../store-rules.js";
-import { headPayloadSql } from "./postgres-head.js";
+import { notifyHeadSql } from "./postgres-head.js";
 
 export type Db = Pool | PoolClient;
 
@@ -265,7 +265,7 @@ export class PostgresQueries {
             bumped AS (UPDATE ${s}store_state SET generation = generation + 1),
             audited AS (INSERT INTO ${s}audit (at, tenant_id, type, version, from_version, bundle_hash, by, detail)
                           VALUES ($3, $1, $4, $2, $5, $6, $7, $9))
-       SELECT pg_notify($8, ${headPayloadSql(s, "$2", false)})`,
+       ${notifyHeadSql(s, "$8", "$2", false)}`,
       [
         change.tenantId,
         change.version,
