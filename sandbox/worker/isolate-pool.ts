@@ -11,7 +11,7 @@ import {
 import { type CpuGuard, cpuGuard } from "./cpu-guard.js";
 import { callBackstopMs } from "./cpu-stretch.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
-import { IsolateCache } from "./isolate-cache.js";
+import { IsolateCache, IsolateKeys } from "./isolate-cache.js";
 import { callTimeoutMessage, classifyIsolateError } from "./isolate-error.js";
 import { disposeQuietly, type LiveIsolate, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
 import { resolvePoolOptions } from "./pool-options.js";
@@ -64,6 +64,9 @@ export class IsolatePool {
   #closed = false;
   readonly #spares: SpareIsolates | undefined;
   readonly #guard: CpuGuard | undefined;
+  readonly #keys = new IsolateKeys();
+  readonly #args: [string, string, string, boolean] = ["", "", "", false];
+  readonly #options = { timeout: 0 };
 
   constructor(options: IsolatePoolOptions = {}) {
     const resolved = resolvePoolOptions(options);
@@ -130,8 +133,7 @@ export class IsolatePool {
     if (!bundle) return failure("unavailable", notLoaded(bundleHash), 0, 0);
     if (!isHookPoint(call.point))
       return failure("unavailable", `Unknown hook point ${JSON.stringify(call.point)}`, 0, 0);
-    // Observe-only handlers get an isolate of their own: an observer's timeout never recycles the deciding one.
-    const key = `${call.tenantId}\u0000${bundleHash}${call.priority === "observe" ? "\u0000observe" : ""}`;
+    const key = this.#keys.of(call.tenantId, bundleHash, call.priority === "observe");
     let live = this.#cache.get(key);
     let runStart = started;
     let loadMs: number | undefined;
@@ -166,9 +168,15 @@ export class IsolatePool {
     const threadStart = callStartCpuMs(runStart);
     const mark = guard === undefined ? 0 : guard.start(live.slot, timeout, SCHEDSTAT ? threadStart : Number.NaN);
     let reply: unknown;
+    // isolated-vm copies the arguments in: one array and options object serve every call.
+    const args = this.#args;
+    args[0] = call.point;
+    args[1] = call.eventJson;
+    args[2] = call.ctxJson;
+    args[3] = call.priority === "observe";
+    this.#options.timeout = backstop;
     try {
-      const args = [call.point, call.eventJson, call.ctxJson, call.priority === "observe"];
-      reply = live.call.applySync(undefined, args, { timeout: backstop });
+      reply = live.call.applySync(undefined, args, this.#options);
       if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + backstop) });
     } catch (error) {
       const stopped = guard?.end(mark) === true;
@@ -184,6 +192,10 @@ export class IsolatePool {
       this.#cache.recycle(live);
       const message = classified.code === "timeout" ? callTimeoutMessage(cpuMs, timeout) : classified.message;
       return withLoad(failure(classified.code, message, cpuMs, runMs), loadMs, ownLoad);
+    } finally {
+      // The array must not keep a large event alive until the next call.
+      args[1] = "";
+      args[2] = "";
     }
     const stopped = guard?.end(mark) === true;
     const runMs = elapsed(runStart);
