@@ -18,7 +18,7 @@ import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
 import { SpareIsolates } from "./spare-isolates.js";
-import { callCpuMs, callEndCpuMs, callStartCpuMs, THREAD_CPU_CLOCK, TICK_SAFE_MS } from "./thread-cpu.js";
+import { callClock, callCpuMs, THREAD_CPU_CLOCK, TICK_SAFE_MS } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;
 /** The thread's clock is the CPU guard's watcher's too: a call's start read here is exact there. */
@@ -165,7 +165,7 @@ export class IsolatePool {
     // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
     const backstop = callBackstopMs(call, runStart);
     const guard = live.slot === 0 ? undefined : this.#guard;
-    const threadStart = callStartCpuMs(runStart);
+    const threadStart = callClock.start(runStart);
     const mark = guard === undefined ? 0 : guard.start(live.slot, timeout, SCHEDSTAT ? threadStart : Number.NaN);
     let reply: unknown;
     // isolated-vm copies the arguments in: one array and options object serve every call.
@@ -226,7 +226,7 @@ export class IsolatePool {
     const opened = openIsolate(`${tenantId}\u0000describe`, bundleHash, bundle, timeoutMs, this.#spares, started);
     if (opened.type === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
     const { isolate } = opened.live;
-    const threadStart = callStartCpuMs(performance.now());
+    const threadStart = callClock.start(performance.now());
     const cpuMs = () => {
       const runMs = elapsed(started);
       return callCpuMs(isolateMsSince(opened.live, runMs), threadMs(runMs, threadStart), runMs);
@@ -321,7 +321,7 @@ function isolateMsSince(live: LiveIsolate, runMs: number): number {
 
 /** The thread's CPU time of a call that ran `runMs`, read only when `callCpuMs` will use it. */
 function threadMs(runMs: number, threadStart: number): number | undefined {
-  return runMs < TICK_SAFE_MS ? undefined : callEndCpuMs(performance.now()) - threadStart;
+  return runMs < TICK_SAFE_MS ? undefined : callClock.end(performance.now()) - threadStart;
 }
 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {

@@ -77,29 +77,38 @@ function schedstatClock(): (() => number) | undefined {
 /** A reading of the thread's clock this recent (ms by the wall clock) stands in for a new one at a call's start. */
 export const FRESH_READING_MS = 1;
 
-let readAt = Number.NEGATIVE_INFINITY;
-let readCpu = 0;
-
 /**
- * Where a call that starts at `now` (`performance.now()`) starts on the thread's clock, read again only when
- * the last reading is older than `FRESH_READING_MS` (a read costs 0.5–7 µs, a warm call ~8). Otherwise the
- * last reading plus the wall time since: the thread cannot have run longer than that, so the estimate is
- * never before the true start and a call is never charged CPU it did not use; it is late by the time the
- * thread spent off a core in that millisecond at most, within the clock's own lag of a tick.
+ * Where calls start and end on the thread's clock, read again at a start only when the last reading is
+ * older than `FRESH_READING_MS` (a read costs 0.5–7 µs, a warm call ~7). Otherwise the start is the last
+ * reading plus the wall time since: the thread cannot have run longer than that, so the estimate is never
+ * before the true start and a call is never charged CPU it did not use; it is late by the time the thread
+ * spent off a core in that millisecond at most, within the clock's own lag of a tick.
  */
-export function callStartCpuMs(now: number): number {
-  if (now - readAt <= FRESH_READING_MS) return readCpu + (now - readAt);
-  readCpu = CLOCK.read();
-  readAt = now;
-  return readCpu;
+export class CallClock {
+  readonly #read: () => number;
+  #readAt = Number.NEGATIVE_INFINITY;
+  #readCpu = 0;
+
+  constructor(read: () => number) {
+    this.#read = read;
+  }
+
+  /** The thread's clock (ms) at `now`, `performance.now()` as a call starts. */
+  start(now: number): number {
+    if (now - this.#readAt <= FRESH_READING_MS) return this.#readCpu + (now - this.#readAt);
+    return this.end(now);
+  }
+
+  /** The thread's clock read now (`now` taken just before), kept for the next `start`. */
+  end(now: number): number {
+    this.#readCpu = this.#read();
+    this.#readAt = now;
+    return this.#readCpu;
+  }
 }
 
-/** The thread's clock now, `now` being `performance.now()`; the reading is kept for `callStartCpuMs`. */
-export function callEndCpuMs(now: number): number {
-  readCpu = CLOCK.read();
-  readAt = now;
-  return readCpu;
-}
+/** This thread's `CallClock` (a module is loaded once per thread, as the clock must be). */
+export const callClock = new CallClock(CLOCK.read);
 
 /** Calls shorter than this by the clock take isolated-vm's measure: the thread's clock lags by up to a tick. */
 export const TICK_SAFE_MS = 10;
