@@ -261,15 +261,19 @@ async function main(): Promise<void> {
     50_000,
   );
   const raw = rawIsolate();
-  const rawUs = await perCall(
-    () => raw.applySync(undefined, ["tool.call", EVENT_JSON, call.ctxJson], { timeout: 5_000 }),
-    20_000,
-  );
   const inline = createInlineExecutor({ quiet: true });
-  const inlineUs = await perCall(() => inline.execute(bundle, call), 20_000);
-  const invokeUs = await perCall(() => invokeHook(inline, bundle, call, LIMITS), 20_000);
+  // Alternating rounds, so that the machine's load falls on the three alike.
+  const [rawUs = Number.NaN, inlineUs = Number.NaN, invokeUs = Number.NaN] = await alternating(
+    [
+      () => raw.applySync(undefined, ["tool.call", EVENT_JSON, call.ctxJson], { timeout: 5_000 }),
+      () => inline.execute(bundle, call),
+      () => invokeHook(inline, bundle, call, LIMITS),
+    ],
+    10_000,
+    9,
+  );
   row("plain function (JSON in, JSON out)", `${plainUs.toFixed(2)} µs`, "");
-  row("raw isolated-vm applySync", `${rawUs.toFixed(2)} µs`, "1.00×");
+  row("raw isolated-vm applySync (alternating rounds with the two below)", `${rawUs.toFixed(2)} µs`, "1.00×");
   row("isohook inline execute", `${inlineUs.toFixed(2)} µs`, ratio(inlineUs, rawUs));
   row("isohook inline invokeHook (+ zod parse)", `${invokeUs.toFixed(2)} µs`, ratio(invokeUs, rawUs));
   const clockUs = await perCall(threadCpuMs, 50_000);
