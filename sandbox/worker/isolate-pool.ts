@@ -13,7 +13,7 @@ import { callBackstopMs } from "./cpu-stretch.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
 import { IsolateCache, IsolateKeys } from "./isolate-cache.js";
 import { callTimeoutMessage, classifyIsolateError } from "./isolate-error.js";
-import { disposeQuietly, type LiveIsolate, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
+import { disposeQuietly, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
 import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
@@ -181,7 +181,7 @@ export class IsolatePool {
     } catch (error) {
       const stopped = guard?.end(mark) === true;
       const runMs = elapsed(runStart);
-      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadMs(runMs, threadStart), runMs);
+      const cpuMs = callCpuMs(threadMs(runMs, threadStart), runMs);
       // Classify before recycling: disposal is how a memory-limit event shows, and how the guard stops a call.
       if (stopped) {
         this.#cache.recycle(live);
@@ -199,7 +199,7 @@ export class IsolatePool {
     }
     const stopped = guard?.end(mark) === true;
     const runMs = elapsed(runStart);
-    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadMs(runMs, threadStart), runMs);
+    const cpuMs = callCpuMs(threadMs(runMs, threadStart), runMs);
     if (stopped || cpuMs > timeout || typeof reply !== "string") {
       // Past its CPU time the reply is not taken, as if the call had been stopped at its timeout.
       this.#cache.recycle(live);
@@ -229,7 +229,7 @@ export class IsolatePool {
     const threadStart = callClock.start(performance.now());
     const cpuMs = () => {
       const runMs = elapsed(started);
-      return callCpuMs(isolateMsSince(opened.live, runMs), threadMs(runMs, threadStart), runMs);
+      return callCpuMs(threadMs(runMs, threadStart), runMs);
     };
     try {
       const reply: unknown = opened.live.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
@@ -302,21 +302,6 @@ function notLoaded(bundleHash: BundleHash): string {
 
 function elapsed(started: number): number {
   return performance.now() - started;
-}
-
-/**
- * isolated-vm's time for `live` since its previous call ended (it advances only inside calls), moving the
- * mark on; after a memory-limit disposal it cannot be read, and the wall time `runMs` stands in.
- */
-function isolateMsSince(live: LiveIsolate, runMs: number): number {
-  try {
-    const now = live.isolate.cpuTime;
-    const ms = Number(now - live.cpuMark) / 1e6;
-    live.cpuMark = now;
-    return ms;
-  } catch {
-    return runMs;
-  }
 }
 
 /** The thread's CPU time of a call that ran `runMs`, read only when `callCpuMs` will use it. */

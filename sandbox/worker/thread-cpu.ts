@@ -114,13 +114,12 @@ export const callClock = new CallClock(CLOCK.read);
 export const TICK_SAFE_MS = 10;
 
 /**
- * A call's CPU time in ms from its two measures: `isolateMs` (isolated-vm's `cpuTime` since it started:
- * exact to the ns, but counting waits and time the machine did not run the thread) and `threadMs` (the
- * thread's CPU clock since it started; read by the caller only for calls of `TICK_SAFE_MS` and more). A
- * shorter call takes `isolateMs` (waits that short do not matter), as does one whose thread time is not
- * known; a longer one the lesser of the two, the thread's clock being the true CPU time within a tick.
+ * A call's CPU time in ms: its wall time `runMs` for a call shorter than `TICK_SAFE_MS` (what isolated-vm's
+ * own `cpuTime` would say too, as it counts the wall clock; a wait that short hardly matters), else
+ * `threadMs`, the thread's CPU clock over the call (read by the caller only for such calls), never more
+ * than the wall time. A call whose thread time is not known counts its wall time.
  */
-export function callCpuMs(isolateMs: number, threadMs: number | undefined, runMs: number): number {
-  if (runMs < TICK_SAFE_MS || threadMs === undefined) return isolateMs;
-  return Math.max(0, Math.min(isolateMs, threadMs));
+export function callCpuMs(threadMs: number | undefined, runMs: number): number {
+  if (runMs < TICK_SAFE_MS || threadMs === undefined) return runMs;
+  return Math.max(0, Math.min(runMs, threadMs));
 }
