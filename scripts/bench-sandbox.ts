@@ -348,7 +348,7 @@ async function main(): Promise<void> {
     spread >= 80_000,
     perSec(spread),
     ceiling,
-    "the workers are the bottleneck (a CPU profile finds the host ~75 % idle): applySync is half a worker's time, then the reply write, the running-mark write and the thread-CPU clock read (3–6 % each); 80,000 calls/s on 2 cores needs ≤ 25 µs of CPU per call, host and worker together (scripts/bench-channel-ab.ts prints it)",
+    "the workers are the bottleneck (a CPU profile finds the host ~75 % idle): applySync is half a worker's time, then the reply write and the running-mark write; 80,000 calls/s on 2 cores needs ≤ 25 µs of CPU per call, host and worker together (scripts/bench-channel-ab.ts prints it)",
   );
   target(
     "pipelined ≥ 50,000 calls/s with 64 tenants",
