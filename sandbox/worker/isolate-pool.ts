@@ -21,7 +21,7 @@ import { SpareIsolates } from "./spare-isolates.js";
 import { callClock, callCpuMs, THREAD_CPU_CLOCK, TICK_SAFE_MS } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;
-/** The thread's clock is the CPU guard's watcher's too: a call's start read here is exact there. */
+/** The thread's clock is the CPU guard's watcher's too: a call's start read here is never early there. */
 const SCHEDSTAT = THREAD_CPU_CLOCK === "schedstat";
 
 type PoolResult = SandboxResult<WorkerFailureCode>;

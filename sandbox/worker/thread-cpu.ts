@@ -110,7 +110,7 @@ export class CallClock {
 /** This thread's `CallClock` (a module is loaded once per thread, as the clock must be). */
 export const callClock = new CallClock(CLOCK.read);
 
-/** Calls shorter than this by the clock take isolated-vm's measure: the thread's clock lags by up to a tick. */
+/** Calls shorter than this by the clock count their wall time: the thread's clock lags by up to a tick. */
 export const TICK_SAFE_MS = 10;
 
 /**
