@@ -74,41 +74,52 @@ function schedstatClock(): (() => number) | undefined {
   return read;
 }
 
-/** A reading of the thread's clock this recent (ms by the wall clock) stands in for a new one at a call's start. */
+/** A reading of the thread's clock stands in for a new one at a call's start while the thread was awake this
+ * long (ms by the wall clock) since it. */
 export const FRESH_READING_MS = 1;
 
 /**
- * Where calls start and end on the thread's clock, read again at a start only when the last reading is
- * older than `FRESH_READING_MS` (a read costs 0.5–7 µs, a warm call ~7). Otherwise the start is the last
- * reading plus the wall time since: the thread cannot have run longer than that, so the estimate is never
- * before the true start and a call is never charged CPU it did not use; it is late by the time the thread
- * spent off a core in that millisecond at most, within the clock's own lag of a tick.
+ * Where calls start and end on the thread's clock, read again at a start only when the thread was awake
+ * longer than `FRESH_READING_MS` since the last reading (a read costs 0.5–7 µs hot, ~10 cold, a warm call
+ * ~7). Otherwise the start is the last reading plus the wall time since, less the time the thread's event
+ * loop slept in the kernel's poll meanwhile (`idleMs`): the thread cannot have run longer than that, so the
+ * estimate is never before the true start (but for the poll calls' own few µs) and a call is never charged
+ * CPU it did not use; it is late by at most the time the thread waited for a core while awake, within
+ * that millisecond and within the clock's own lag of a tick.
  */
 export class CallClock {
   readonly #read: () => number;
+  readonly #idleMs: () => number;
   #readAt = Number.NEGATIVE_INFINITY;
   #readCpu = 0;
+  #readIdle = 0;
 
-  constructor(read: () => number) {
+  /** `read`: the thread's CPU clock in ms; `idleMs`: the ms its event loop has slept in the poll so far. */
+  constructor(read: () => number, idleMs: () => number) {
     this.#read = read;
+    this.#idleMs = idleMs;
   }
 
   /** The thread's clock (ms) at `now`, `performance.now()` as a call starts. */
   start(now: number): number {
-    if (now - this.#readAt <= FRESH_READING_MS) return this.#readCpu + (now - this.#readAt);
+    const since = now - this.#readAt;
+    if (since <= FRESH_READING_MS) return this.#readCpu + since;
+    const awake = since - (this.#idleMs() - this.#readIdle);
+    if (awake <= FRESH_READING_MS) return this.#readCpu + Math.max(0, awake);
     return this.end(now);
   }
 
   /** The thread's clock read now (`now` taken just before), kept for the next `start`. */
   end(now: number): number {
+    this.#readIdle = this.#idleMs();
     this.#readCpu = this.#read();
     this.#readAt = now;
     return this.#readCpu;
   }
 }
 
-/** This thread's `CallClock` (a module is loaded once per thread, as the clock must be). */
-export const callClock = new CallClock(CLOCK.read);
+/** This thread's `CallClock` (a module is loaded once per thread, as the clock and the event loop are). */
+export const callClock = new CallClock(CLOCK.read, () => performance.nodeTiming.idleTime);
 
 /** Calls shorter than this by the clock count their wall time: the thread's clock lags by up to a tick. */
 export const TICK_SAFE_MS = 10;

@@ -1,13 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { CallClock, FRESH_READING_MS } from "../../../sandbox/worker/thread-cpu.js";
 
-/** A thread whose CPU clock the test advances, counting the reads the clock makes of it. */
+/** A thread whose CPU clock and event-loop sleep the test advances, counting the reads of its clock. */
 function thread() {
-  const state = { cpuMs: 100, reads: 0 };
-  const clock = new CallClock(() => {
-    state.reads++;
-    return state.cpuMs;
-  });
+  const state = { cpuMs: 100, idleMs: 0, reads: 0 };
+  const clock = new CallClock(
+    () => {
+      state.reads++;
+      return state.cpuMs;
+    },
+    () => state.idleMs,
+  );
   return { state, clock };
 }
 
@@ -28,19 +31,42 @@ describe("where a call starts on the thread's CPU clock", () => {
     expect(state.reads).toBe(1);
   });
 
+  it("starts a call after a quiet spell from the last reading plus the time awake since, without a read", () => {
+    const { state, clock } = thread();
+    clock.start(10);
+    // 40 ms asleep in the poll, 0.25 ms awake of which 0.2 ms on a core.
+    state.idleMs = 40;
+    state.cpuMs = 100.2;
+    expect(clock.start(50.25)).toBeCloseTo(100.25, 9);
+    expect(state.reads).toBe(1);
+  });
+
+  it("reads the clock when the thread was awake over a millisecond since the last reading", () => {
+    const { state, clock } = thread();
+    clock.start(10);
+    state.idleMs = 40;
+    state.cpuMs = 101.5;
+    expect(clock.start(51.5)).toBe(101.5);
+    expect(state.reads).toBe(2);
+  });
+
   it("never starts a call before the thread's true start, so no call is charged CPU it did not use", () => {
     const { state, clock } = thread();
     let now = 0;
     clock.start(now);
-    // The thread runs a share of each step (never more than the clock), calls start at random moments.
+    // Each step the thread sleeps in the poll a while, then runs a share of its time awake (never more than
+    // the clock); calls start at varied moments.
     for (let step = 0; step < 1_000; step++) {
-      const wallMs = (step % 7) * 0.1;
-      now += wallMs;
-      state.cpuMs += wallMs * ((step * 37) % 11) * 0.1;
+      const asleep = (step % 3) * 0.7;
+      const awake = (step % 7) * 0.1;
+      now += asleep + awake;
+      state.idleMs += asleep;
+      state.cpuMs += awake * ((step * 37) % 11) * 0.1;
       const start = clock.start(now);
       expect(start).toBeGreaterThanOrEqual(state.cpuMs - 1e-9);
       if (step % 5 === 0) clock.end(now);
     }
+    expect(state.reads).toBeLessThan(1_000);
   });
 
   it("keeps the reading an end takes for the next start", () => {
