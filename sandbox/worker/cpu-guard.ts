@@ -29,8 +29,9 @@ export interface CpuGuard {
   register(isolate: ivm.Isolate): number;
   /**
    * Marks a call running in the isolate of `slot`, to be stopped past `limitMs` of CPU; `startCpuMs` is where
-   * it started on this thread's schedstat clock, if the caller read that one (else counted from when the
-   * watcher first sees it). Returns its mark.
+   * it started on this thread's schedstat clock, if the caller read that one (or a later point: the guard
+   * must never count CPU the call did not use), else NaN (counted from when the watcher first sees it).
+   * Returns its mark.
    */
   start(slot: number, limitMs: number, startCpuMs: number): number;
   /** Marks the call done; true when the guard stopped it at its CPU limit. */

@@ -138,3 +138,26 @@ export class IsolateCache {
     disposeQuietly(live.isolate);
   }
 }
+
+/**
+ * The cache key of a call's isolate, (tenant, bundle hash, observe): observe-only handlers get an isolate of
+ * their own, so an observer's timeout never recycles the deciding one. The last key is kept: a tenant's
+ * calls come in runs (a worker groups each read by isolate), and a new key is a concatenation that the
+ * cache's `Map` must flatten and hash on every call.
+ */
+export class IsolateKeys {
+  #tenantId = "";
+  #bundleHash = "";
+  #observe = false;
+  #key = "";
+
+  of(tenantId: string, bundleHash: string, observe: boolean): string {
+    if (tenantId !== this.#tenantId || bundleHash !== this.#bundleHash || observe !== this.#observe) {
+      this.#tenantId = tenantId;
+      this.#bundleHash = bundleHash;
+      this.#observe = observe;
+      this.#key = `${tenantId}\u0000${bundleHash}${observe ? "\u0000observe" : ""}`;
+    }
+    return this.#key;
+  }
+}

@@ -11,17 +11,17 @@ import {
 import { type CpuGuard, cpuGuard } from "./cpu-guard.js";
 import { callBackstopMs } from "./cpu-stretch.js";
 import { PoolClosedError, SandboxOptionsError } from "./errors.js";
-import { IsolateCache } from "./isolate-cache.js";
+import { IsolateCache, IsolateKeys } from "./isolate-cache.js";
 import { callTimeoutMessage, classifyIsolateError } from "./isolate-error.js";
-import { disposeQuietly, type LiveIsolate, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
+import { disposeQuietly, type LoadedBundle, openIsolate, remaining } from "./open-isolate.js";
 import { resolvePoolOptions } from "./pool-options.js";
 import type { IsolatePoolOptions, PhaseListener, PoolStats } from "./pool-types.js";
 import { preludeScript } from "./prelude-script.js";
 import { SpareIsolates } from "./spare-isolates.js";
-import { callCpuMs, THREAD_CPU_CLOCK, TICK_SAFE_MS, threadCpuMs } from "./thread-cpu.js";
+import { callClock, callCpuMs, THREAD_CPU_CLOCK, TICK_SAFE_MS } from "./thread-cpu.js";
 
 const DESCRIBE_TIMEOUT_MS = 1_000;
-/** The thread's clock is the CPU guard's watcher's too: a call's start read here is exact there. */
+/** The thread's clock is the CPU guard's watcher's too: a call's start read here is never early there. */
 const SCHEDSTAT = THREAD_CPU_CLOCK === "schedstat";
 
 type PoolResult = SandboxResult<WorkerFailureCode>;
@@ -64,6 +64,9 @@ export class IsolatePool {
   #closed = false;
   readonly #spares: SpareIsolates | undefined;
   readonly #guard: CpuGuard | undefined;
+  readonly #keys = new IsolateKeys();
+  readonly #args: [string, string, string, boolean] = ["", "", "", false];
+  readonly #options = { timeout: 0 };
 
   constructor(options: IsolatePoolOptions = {}) {
     const resolved = resolvePoolOptions(options);
@@ -130,8 +133,7 @@ export class IsolatePool {
     if (!bundle) return failure("unavailable", notLoaded(bundleHash), 0, 0);
     if (!isHookPoint(call.point))
       return failure("unavailable", `Unknown hook point ${JSON.stringify(call.point)}`, 0, 0);
-    // Observe-only handlers get an isolate of their own: an observer's timeout never recycles the deciding one.
-    const key = `${call.tenantId}\u0000${bundleHash}${call.priority === "observe" ? "\u0000observe" : ""}`;
+    const key = this.#keys.of(call.tenantId, bundleHash, call.priority === "observe");
     let live = this.#cache.get(key);
     let runStart = started;
     let loadMs: number | undefined;
@@ -163,17 +165,23 @@ export class IsolatePool {
     // The timeout is CPU time; `applySync` can only stop a call by the wall clock, so it gets the backstop.
     const backstop = callBackstopMs(call, runStart);
     const guard = live.slot === 0 ? undefined : this.#guard;
-    const threadStart = threadCpuMs();
+    const threadStart = callClock.start(runStart);
     const mark = guard === undefined ? 0 : guard.start(live.slot, timeout, SCHEDSTAT ? threadStart : Number.NaN);
     let reply: unknown;
+    // isolated-vm copies the arguments in: one array and options object serve every call.
+    const args = this.#args;
+    args[0] = call.point;
+    args[1] = call.eventJson;
+    args[2] = call.ctxJson;
+    args[3] = call.priority === "observe";
+    this.#options.timeout = backstop;
     try {
-      const args = [call.point, call.eventJson, call.ctxJson, call.priority === "observe"];
-      reply = live.call.applySync(undefined, args, { timeout: backstop });
+      reply = live.call.applySync(undefined, args, this.#options);
       if (reply === "") reply = live.collect.applySync(undefined, [], { timeout: remaining(runStart + backstop) });
     } catch (error) {
       const stopped = guard?.end(mark) === true;
       const runMs = elapsed(runStart);
-      const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadMs(runMs, threadStart), runMs);
+      const cpuMs = callCpuMs(threadMs(runMs, threadStart), runMs);
       // Classify before recycling: disposal is how a memory-limit event shows, and how the guard stops a call.
       if (stopped) {
         this.#cache.recycle(live);
@@ -184,10 +192,14 @@ export class IsolatePool {
       this.#cache.recycle(live);
       const message = classified.code === "timeout" ? callTimeoutMessage(cpuMs, timeout) : classified.message;
       return withLoad(failure(classified.code, message, cpuMs, runMs), loadMs, ownLoad);
+    } finally {
+      // The array must not keep a large event alive until the next call.
+      args[1] = "";
+      args[2] = "";
     }
     const stopped = guard?.end(mark) === true;
     const runMs = elapsed(runStart);
-    const cpuMs = callCpuMs(isolateMsSince(live, runMs), threadMs(runMs, threadStart), runMs);
+    const cpuMs = callCpuMs(threadMs(runMs, threadStart), runMs);
     if (stopped || cpuMs > timeout || typeof reply !== "string") {
       // Past its CPU time the reply is not taken, as if the call had been stopped at its timeout.
       this.#cache.recycle(live);
@@ -214,10 +226,10 @@ export class IsolatePool {
     const opened = openIsolate(`${tenantId}\u0000describe`, bundleHash, bundle, timeoutMs, this.#spares, started);
     if (opened.type === "failed") return failure(opened.code, opened.message, elapsed(started), elapsed(started));
     const { isolate } = opened.live;
-    const threadStart = threadCpuMs();
+    const threadStart = callClock.start(performance.now());
     const cpuMs = () => {
       const runMs = elapsed(started);
-      return callCpuMs(isolateMsSince(opened.live, runMs), threadMs(runMs, threadStart), runMs);
+      return callCpuMs(threadMs(runMs, threadStart), runMs);
     };
     try {
       const reply: unknown = opened.live.describe.applySync(undefined, [], { timeout: remaining(opened.deadline) });
@@ -292,24 +304,9 @@ function elapsed(started: number): number {
   return performance.now() - started;
 }
 
-/**
- * isolated-vm's time for `live` since its previous call ended (it advances only inside calls), moving the
- * mark on; after a memory-limit disposal it cannot be read, and the wall time `runMs` stands in.
- */
-function isolateMsSince(live: LiveIsolate, runMs: number): number {
-  try {
-    const now = live.isolate.cpuTime;
-    const ms = Number(now - live.cpuMark) / 1e6;
-    live.cpuMark = now;
-    return ms;
-  } catch {
-    return runMs;
-  }
-}
-
 /** The thread's CPU time of a call that ran `runMs`, read only when `callCpuMs` will use it. */
 function threadMs(runMs: number, threadStart: number): number | undefined {
-  return runMs < TICK_SAFE_MS ? undefined : threadCpuMs() - threadStart;
+  return runMs < TICK_SAFE_MS ? undefined : callClock.end(performance.now()) - threadStart;
 }
 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {

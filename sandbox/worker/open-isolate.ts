@@ -33,8 +33,6 @@ export interface LiveIsolate {
   /** Its slot in the CPU guard (cpu-guard.ts), 0 when unguarded. */
   slot: number;
   lastUsed: number;
-  /** The isolate's `cpuTime` when its previous call ended: one read per call gives the delta. */
-  cpuMark: bigint;
   heapBytes: number;
   calls: number;
 }
@@ -90,7 +88,6 @@ export function openIsolate(
       memoryMb,
       slot: 0,
       lastUsed: now,
-      cpuMark: isolate.cpuTime,
       heapBytes: 0,
       calls: 0,
     };
