@@ -72,6 +72,16 @@ export class CallDeadline {
     this.#progressAt = now;
   }
 
+  /** When the worker last answered or became ready. */
+  get progressAt(): number {
+    return this.#progressAt;
+  }
+
+  /** The call the worker is running now (read from the mark: one positional read), or undefined when idle. */
+  running(): RunningCall | undefined {
+    return runningCall(this.#pending, this.#marks?.read(), this.#progressAt);
+  }
+
   /** A call was just sent; re-arms only if the armed timer is later than this call could be due. */
   sent(entry: PendingCall): void {
     if (!this.#armed) return;

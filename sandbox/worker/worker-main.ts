@@ -40,6 +40,7 @@ import {
   writeRunningMark,
 } from "../../src/protocol/index.js";
 import type { IsolatePool } from "./index.js";
+import { RequestQueue } from "./request-queue.js";
 
 /** What the loop needs of an `IsolatePool` (a stand-in implements it in the supervisor's tests). */
 export type WorkerEngine = Pick<IsolatePool, "load" | "unload" | "call" | "describe" | "sweep" | "close">;
@@ -52,6 +53,8 @@ const ORPHAN_POLL_MS = 250;
 const HOST_FRAME_BYTES = 2 ** 32 - 1;
 /** Exit code of a worker whose channel from the host broke (a frame it cannot read past). */
 const BROKEN_CHANNEL_EXIT = 71;
+/** What a call the host took back (`cancel`) is answered; the host drops it, having sent the call elsewhere. */
+const TAKEN_BACK = "The host took this call back to run it on another worker";
 /** Longest an exit waits for the engine to close (a spare being made on isolated-vm's threads: ~2 ms). */
 const CLOSE_BEFORE_EXIT_MS = 250;
 
@@ -86,6 +89,25 @@ export function serveWorker(engine: WorkerEngine): void {
     const response = message instanceof Malformed ? malformed(message.message) : serve(engine, message, marks);
     if (response !== undefined) queue(response);
   };
+  const waiting = new RequestQueue<WorkerRequest | Malformed>((request) =>
+    request instanceof Malformed || request.kind !== "call" ? undefined : request.id,
+  );
+  let draining = false;
+  const drain = (): void => {
+    draining = true;
+    for (let next = waiting.next(); next !== undefined; next = waiting.next()) {
+      const started = performance.now();
+      handle(next);
+      // After a long call, read the channel before the next one: the host may have taken back (cancelled)
+      // calls that waited behind it, and runs them elsewhere.
+      if (waiting.size > 0 && performance.now() - started >= FLUSH_AFTER_MS) {
+        flush();
+        setImmediate(() => setImmediate(drain));
+        return;
+      }
+    }
+    draining = false;
+  };
   let read: (WorkerRequest | Malformed)[] = [];
   // The host is trusted and its frames are bounded by its limits (an event may be 64 Mi characters, up to
   // 192 MiB of UTF-8): no cap here beyond the length prefix's own.
@@ -105,7 +127,11 @@ export function serveWorker(engine: WorkerEngine): void {
     const batch = read;
     read = [];
     // Without a mark the host takes the oldest unanswered call as the running one: keep the host's order.
-    for (const message of marks.kept ? inIsolateOrder(batch) : batch) handle(message);
+    for (const message of marks.kept ? inIsolateOrder(batch) : batch) {
+      if (message instanceof Malformed || message.kind !== "cancel") waiting.push(message);
+      else if (waiting.cancel(message.id)) queue(unavailable(message.id, TAKEN_BACK));
+    }
+    if (!draining) drain();
   });
   channel.on("error", () => exit(BROKEN_CHANNEL_EXIT));
   channel.on("end", () => exit(0));
@@ -207,6 +233,9 @@ function serve(engine: WorkerEngine, request: WorkerRequest, marks: RunningMarks
         return undefined;
       case "unload":
         engine.unload(request.bundleHash);
+        return undefined;
+      case "cancel":
+        // Taken out of the queue when read (RequestQueue.cancel); never served.
         return undefined;
       default: {
         const never: never = request;
