@@ -23,6 +23,8 @@ interface Held {
 interface Diversion {
   worker: WorkerProcess;
   readonly calls: Set<SandboxCall>;
+  /** When the last of its calls went there while its shard's worker was held. */
+  heldAt: number;
 }
 
 /**
@@ -37,7 +39,8 @@ interface Diversion {
  * A call may so run twice (the held worker ran it before the cancel arrived); that is harmless because a
  * hook call is a pure function of what the host sends, and the host takes exactly one answer: the copy's.
  * The held worker's answer, its cost and its failure count for nothing. A tenant's calls keep their order:
- * all of its waiting calls move together, in order, and while any of them is out its next calls follow.
+ * all of its waiting calls move together, in order, and its next calls follow them until all have settled
+ * or, under continuous traffic, until a slice after its shard's worker answered again.
  */
 export class Relief {
   readonly #source: ReliefSource;
@@ -75,15 +78,23 @@ export class Relief {
    * held by another tenant's call.
    */
   route(tenantId: TenantId, shard: WorkerProcess | undefined): WorkerProcess | undefined {
+    const heldShard = shard !== undefined && this.#isHeld(shard);
     const diversion = this.#diverted.get(tenantId);
-    if (diversion?.worker.accepting === true) return diversion.worker;
-    if (shard === undefined || !this.#isHeld(shard)) return undefined;
+    if (diversion !== undefined) {
+      const now = performance.now();
+      if (heldShard) diversion.heldAt = now;
+      // Home again a slice after its shard's worker answered: its calls sent here have started by then
+      // unless this worker is itself slow (it answered within the slice when they were sent).
+      if (diversion.worker.accepting && now - diversion.heldAt < this.#sliceMs) return diversion.worker;
+      this.#diverted.delete(tenantId);
+    }
+    if (shard === undefined || !heldShard) return undefined;
     return this.#held.get(shard)?.tenantId === tenantId ? undefined : this.#reliefFor(shard);
   }
 
   /** Sends `call` to `worker` (as `route` chose) and keeps its tenant's next calls behind it there. */
   send(worker: WorkerProcess, bundle: SandboxBundle, call: SandboxCall, signal?: AbortSignal): Promise<SandboxResult> {
-    this.#divert(call, worker);
+    this.#divert(call, worker, false);
     return worker.execute(bundle, call, signal);
   }
 
@@ -125,7 +136,7 @@ export class Relief {
     for (const [id, entry] of hold.behind) {
       target.resend(entry, "relief");
       held.takeBack(id);
-      this.#divert(entry.call, target);
+      this.#divert(entry.call, target, true);
     }
   }
 
@@ -162,13 +173,15 @@ export class Relief {
     return false;
   }
 
-  #divert(call: SandboxCall, worker: WorkerProcess): void {
+  /** `moved`: taken off a held worker now (a call `route` sent here keeps the diversion's time). */
+  #divert(call: SandboxCall, worker: WorkerProcess, moved: boolean): void {
     const diversion = this.#diverted.get(call.tenantId);
     if (diversion === undefined) {
-      this.#diverted.set(call.tenantId, { worker, calls: new Set([call]) });
+      this.#diverted.set(call.tenantId, { worker, calls: new Set([call]), heldAt: performance.now() });
       return;
     }
     diversion.worker = worker;
     diversion.calls.add(call);
+    if (moved) diversion.heldAt = performance.now();
   }
 }
