@@ -77,9 +77,14 @@ export class CallDeadline {
     return this.#progressAt;
   }
 
-  /** The call the worker is running now (read from the mark: one positional read), or undefined when idle. */
-  running(): RunningCall | undefined {
-    return runningCall(this.#pending, this.#marks?.read(), this.#progressAt);
+  /**
+   * The call the running mark names, if it is still pending (one positional read); undefined when the
+   * worker is between calls, or keeps no mark.
+   */
+  marked(): RunningCall | undefined {
+    const mark = this.#marks?.read();
+    const entry = mark === undefined ? undefined : this.#pending.get(mark.id);
+    return entry === undefined ? undefined : runningSince(entry, this.#pending, mark, this.#progressAt);
   }
 
   /** A call was just sent; re-arms only if the armed timer is later than this call could be due. */

@@ -1,5 +1,7 @@
 import type { SandboxBundle, SandboxCall, SandboxResult, TenantId } from "../../src/protocol/index.js";
-import { type Hold, holdOf } from "./held-calls.js";
+import { type Hold, holdOf, QUIET_HOLD_MS } from "./held-calls.js";
+import type { PendingCall } from "./pending-call.js";
+import { scheduleOf, type ThreadSchedule } from "./worker-gauge.js";
 import type { WorkerProcess } from "./worker-process.js";
 
 /** What relief needs of the executor: its workers and which tenants stay where they are. */
@@ -19,6 +21,12 @@ interface Held {
   readonly progressAt: number;
 }
 
+/** A worker first seen held by a call: by which, and its thread's schedule then. */
+interface Quiet {
+  readonly entry: PendingCall;
+  readonly schedule: ThreadSchedule | undefined;
+}
+
 /** A tenant's calls sent to a relief worker and not settled: its next decision calls follow them there. */
 interface Diversion {
   worker: WorkerProcess;
@@ -30,8 +38,8 @@ interface Diversion {
 /**
  * Relief for the calls held behind a long one. A worker runs one call at a time, so the calls queued behind
  * a call that spins, waits or loads a heavy bundle wait for it, and nothing is known about a tenant's
- * first long call before it runs. Every `sliceMs` while calls are out, the watch looks for a worker held
- * that long (held-calls.ts); the decision calls of other tenants waiting behind its running call are
+ * first long call before it runs. Every half `sliceMs` while calls are out, the watch looks for a worker
+ * held that long by a running call that computes, or longer by one that does not (held-calls.ts, `#holdOf`); the decision calls of other tenants waiting behind its running call are
  * re-sent to the least busy worker that is not held (a shard's or the spare), and the held worker is told to
  * skip them (`takeBack`: a `cancel` frame it reads before its next call). New decision calls of other
  * tenants go there directly until the held worker answers again.
@@ -47,6 +55,7 @@ export class Relief {
   readonly #sliceMs: number;
   #timer: NodeJS.Timeout | undefined;
   readonly #held = new Map<WorkerProcess, Held>();
+  readonly #quiet = new Map<WorkerProcess, Quiet>();
   readonly #diverted = new Map<TenantId, Diversion>();
 
   /** `sliceMs` 0: no relief (calls wait behind whatever runs). */
@@ -68,7 +77,7 @@ export class Relief {
   /** A decision call went out: watch the workers until none has a call pending. */
   watch(): void {
     if (this.#timer !== undefined || this.#sliceMs <= 0) return;
-    this.#timer = setInterval(this.#tick, this.#sliceMs);
+    this.#timer = setInterval(this.#tick, this.#sliceMs / 2);
     this.#timer.unref();
   }
 
@@ -109,6 +118,7 @@ export class Relief {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     this.#held.clear();
+    this.#quiet.clear();
     this.#diverted.clear();
   }
 
@@ -116,9 +126,12 @@ export class Relief {
     const now = performance.now();
     let busy = false;
     for (const worker of this.#source.watched()) {
-      if (worker.pending.size === 0) continue;
+      if (worker.pending.size === 0) {
+        if (this.#quiet.size > 0) this.#quiet.delete(worker);
+        continue;
+      }
       busy = true;
-      const hold = holdOf(worker, now, this.#sliceMs, this.#source.stays);
+      const hold = this.#holdOf(worker, now);
       if (hold === undefined) continue;
       this.#held.set(worker, { tenantId: hold.tenantId, since: hold.since, progressAt: worker.progressAt });
       if (hold.behind.length > 0) this.#relieve(worker, hold);
@@ -128,6 +141,32 @@ export class Relief {
     clearInterval(this.#timer);
     this.#timer = undefined;
   };
+
+  /**
+   * `worker`'s hold, if its running call holds it. The first tick that finds the call held reads the
+   * worker thread's CPU time; a later tick, with the same call still named by the mark, moves the calls
+   * behind it if the thread meanwhile ran for half a slice (the call computes: a spin, a heavy load). A
+   * thread that did not run may be waiting on its own (`Atomics.wait`), starved by the machine (moving its
+   * calls to a worker as starved helps nothing) or done, its answer not yet read by a busy host: its calls
+   * move once the call has been named for `QUIET_HOLD_MS`.
+   */
+  #holdOf(worker: WorkerProcess, now: number): Hold | undefined {
+    const hold = holdOf(worker, now, this.#sliceMs, this.#source.stays);
+    if (hold === undefined) {
+      this.#quiet.delete(worker);
+      return undefined;
+    }
+    if (now - hold.since >= QUIET_HOLD_MS) return hold;
+    const quiet = this.#quiet.get(worker);
+    if (quiet?.entry !== hold.entry) {
+      this.#quiet.set(worker, { entry: hold.entry, schedule: scheduleOf(worker.pid) });
+      return undefined;
+    }
+    const first = quiet.schedule;
+    const last = first === undefined ? undefined : scheduleOf(worker.pid);
+    if (first === undefined || last === undefined) return hold;
+    return last.runMs - first.runMs >= this.#sliceMs / 2 ? hold : undefined;
+  }
 
   /** Moves the calls waiting behind `held`'s running call to a relief worker, in their order. */
   #relieve(held: WorkerProcess, hold: Hold): void {

@@ -137,9 +137,9 @@ export class WorkerProcess {
     return this.#deadline.progressAt;
   }
 
-  /** The call the worker is running now (the running mark names it), or undefined when idle. */
+  /** The call the worker is running now, as its running mark names it; undefined between calls. */
   running(): RunningCall | undefined {
-    return this.#deadline.running();
+    return this.#deadline.marked();
   }
 
   /** The last lines the worker wrote to stderr (V8's out-of-memory report, a start-up error). */
