@@ -25,6 +25,8 @@ export interface Hold {
  * pipelined host on a loaded machine moved calls for nothing; scripts/bench-relief-ab.ts).
  */
 export const QUIET_HOLD_MS = 50;
+/** A worker thread that waited for a core this share of the time it was watched is starved by the machine. */
+export const STARVED_SHARE = 0.5;
 
 /**
  * Whether `worker` is held at `now`: it is ready, has answered nothing for `holdMs` and the call its running

@@ -1,6 +1,5 @@
 import type { SandboxBundle, SandboxCall, SandboxResult, TenantId } from "../../src/protocol/index.js";
-import { type Hold, holdOf, QUIET_HOLD_MS } from "./held-calls.js";
-import type { PendingCall } from "./pending-call.js";
+import { type Hold, holdOf, QUIET_HOLD_MS, STARVED_SHARE } from "./held-calls.js";
 import { scheduleOf, type ThreadSchedule } from "./worker-gauge.js";
 import type { WorkerProcess } from "./worker-process.js";
 
@@ -21,9 +20,10 @@ interface Held {
   readonly progressAt: number;
 }
 
-/** A worker first seen held by a call: by which, and its thread's schedule then. */
+/** A worker first seen without an answer for half a slice: when, its last answer then, its thread's schedule. */
 interface Quiet {
-  readonly entry: PendingCall;
+  readonly at: number;
+  readonly progressAt: number;
   readonly schedule: ThreadSchedule | undefined;
 }
 
@@ -143,29 +143,34 @@ export class Relief {
   };
 
   /**
-   * `worker`'s hold, if its running call holds it. The first tick that finds the call held reads the
-   * worker thread's CPU time; a later tick, with the same call still named by the mark, moves the calls
-   * behind it if the thread meanwhile ran for half a slice (the call computes: a spin, a heavy load). A
-   * thread that did not run may be waiting on its own (`Atomics.wait`), starved by the machine (moving its
-   * calls to a worker as starved helps nothing) or done, its answer not yet read by a busy host: its calls
-   * move once the call has been named for `QUIET_HOLD_MS`.
+   * `worker`'s hold, if its running call holds it. The worker thread's schedule is read when the worker
+   * has not answered for half a slice and again at the slice: its calls move if the call its mark names
+   * ran that long and the thread meanwhile ran half a slice, or ran without waiting for a core most of the
+   * time. A thread that did nothing may be waiting on its own (`Atomics.wait`) or be done, its answer not
+   * yet read by a busy host; one that mostly waited for a core is starved by the machine, and moving its
+   * calls to a worker as starved helps nothing: their calls move once the call has been named for
+   * `QUIET_HOLD_MS`.
    */
   #holdOf(worker: WorkerProcess, now: number): Hold | undefined {
-    const hold = holdOf(worker, now, this.#sliceMs, this.#source.stays);
-    if (hold === undefined) {
+    const progressAt = worker.progressAt;
+    if (worker.pending.size < 2 || now - progressAt < this.#sliceMs / 2) {
       this.#quiet.delete(worker);
       return undefined;
     }
-    if (now - hold.since >= QUIET_HOLD_MS) return hold;
     const quiet = this.#quiet.get(worker);
-    if (quiet?.entry !== hold.entry) {
-      this.#quiet.set(worker, { entry: hold.entry, schedule: scheduleOf(worker.pid) });
+    if (quiet?.progressAt !== progressAt) {
+      this.#quiet.set(worker, { at: now, progressAt, schedule: scheduleOf(worker.pid) });
       return undefined;
     }
+    const hold = holdOf(worker, now, this.#sliceMs, this.#source.stays);
+    if (hold === undefined || now - hold.since >= QUIET_HOLD_MS) return hold;
     const first = quiet.schedule;
     const last = first === undefined ? undefined : scheduleOf(worker.pid);
     if (first === undefined || last === undefined) return hold;
-    return last.runMs - first.runMs >= this.#sliceMs / 2 ? hold : undefined;
+    const ran = last.runMs - first.runMs;
+    const waited = last.waitMs - first.waitMs;
+    const starved = waited >= STARVED_SHARE * (now - quiet.at);
+    return ran >= this.#sliceMs / 2 || (ran + waited > 0 && !starved) ? hold : undefined;
   }
 
   /** Moves the calls waiting behind `held`'s running call to a relief worker, in their order. */
