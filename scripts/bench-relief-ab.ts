@@ -78,12 +78,19 @@ async function main(): Promise<void> {
     await perSecond(executor, many, 5_000);
   }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [k, executor] of executors.entries()) {
+    // A B, then B A: neither goes first every time.
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    for (const k of order) {
+      const executor = executors[k] as ProcessExecutor;
       figures.sequential?.[k]?.push(await sequentialUs(executor, 3_000));
       figures.spread?.[k]?.push(await perSecond(executor, spread, 30_000));
       figures.many?.[k]?.push(await perSecond(executor, many, 30_000));
     }
   }
+  // A moved call opens an isolate for its tenant on the worker that takes it: relief costs memory there.
+  const rssMb = (executor: ProcessExecutor) =>
+    (executor.workers().reduce((sum, w) => sum + (w.rssBytes ?? 0), 0) / 2 ** 20).toFixed(0);
+  const rss = executors.map(rssMb);
   await Promise.all(executors.map((e) => e.close()));
   const row = (name: string, unit: string, key: string, lowerIsBetter: boolean) => {
     const [on = Number.NaN, off = Number.NaN] = (figures[key] ?? []).map(median);
@@ -93,10 +100,11 @@ async function main(): Promise<void> {
         `${worse >= 0 ? "+" : ""}${(worse * 100).toFixed(1)} % (target ≤ +10 %)`,
     );
   };
-  console.log(`relief on/off, ${ROUNDS} alternating rounds, medians (load ${loadavg()[0]?.toFixed(1)} at the end)`);
+  console.log(`relief on/off, ${ROUNDS} rounds (A B, B A, …), medians (load ${loadavg()[0]?.toFixed(1)} at the end)`);
   row("sequential, µs per call", "µs", "sequential", true);
   row("pipelined ×256, 2 tenants on 2 workers", "/s", "spread", false);
   row("pipelined ×256, 64 tenants on 2 workers", "/s", "many", false);
+  console.log(`  workers' RSS at the end (last RSS check)  relief ${rss[0]} MB  without ${rss[1]} MB`);
 }
 
 await main();

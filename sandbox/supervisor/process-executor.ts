@@ -132,8 +132,9 @@ export class ProcessExecutor implements HookExecutor {
     }
     lane.decisionStarted();
     const relief = this.#relief;
-    relief.watch();
-    const elsewhere = relief.active ? relief.route(admitted.tenantId, slot.current) : undefined;
+    const shard = slot.current;
+    relief.watch(shard);
+    const elsewhere = relief.active ? relief.route(admitted.tenantId, shard) : undefined;
     const sent =
       elsewhere === undefined
         ? this.#send(slot, bundle, admitted, signal, undefined)

@@ -39,10 +39,11 @@ interface Diversion {
  * Relief for the calls held behind a long one. A worker runs one call at a time, so the calls queued behind
  * a call that spins, waits or loads a heavy bundle wait for it, and nothing is known about a tenant's
  * first long call before it runs. Every half `sliceMs` while calls are out, the watch looks for a worker
- * held that long by a running call that computes, or longer by one that does not (held-calls.ts, `#holdOf`); the decision calls of other tenants waiting behind its running call are
- * re-sent to the least busy worker that is not held (a shard's or the spare), and the held worker is told to
- * skip them (`takeBack`: a `cancel` frame it reads before its next call). New decision calls of other
- * tenants go there directly until the held worker answers again.
+ * held a slice by a running call that computes, or longer by one that does not (held-calls.ts, `#holdOf`).
+ * The decision calls of other tenants waiting behind its running call are re-sent to the least busy worker
+ * that is not held (a shard's or the spare), and the held worker is told to skip them (`takeBack`: a
+ * `cancel` frame it reads before its next call). New decision calls of other tenants go there directly
+ * until the held worker answers again.
  *
  * A call may so run twice (the held worker ran it before the cancel arrived); that is harmless because a
  * hook call is a pure function of what the host sends, and the host takes exactly one answer: the copy's.
@@ -74,8 +75,12 @@ export class Relief {
     return this.#diverted.size > 0;
   }
 
-  /** A decision call went out: watch the workers until none has a call pending. */
-  watch(): void {
+  /**
+   * A decision call is going to `worker`: if a call is pending there already (this one may queue behind
+   * it), watch the workers until none has a call queued behind another. Sequential traffic never arms it.
+   */
+  watch(worker: WorkerProcess | undefined): void {
+    if (worker === undefined || worker.pending.size === 0) return;
     if (this.#timer !== undefined || this.#sliceMs <= 0) return;
     this.#timer = setInterval(this.#tick, this.#sliceMs / 2);
     this.#timer.unref();
@@ -104,6 +109,7 @@ export class Relief {
   /** Sends `call` to `worker` (as `route` chose) and keeps its tenant's next calls behind it there. */
   send(worker: WorkerProcess, bundle: SandboxBundle, call: SandboxCall, signal?: AbortSignal): Promise<SandboxResult> {
     this.#divert(call, worker, false);
+    this.watch(worker);
     return worker.execute(bundle, call, signal);
   }
 
@@ -126,7 +132,7 @@ export class Relief {
     const now = performance.now();
     let busy = false;
     for (const worker of this.#source.watched()) {
-      if (worker.pending.size === 0) {
+      if (worker.pending.size < 2) {
         if (this.#quiet.size > 0) this.#quiet.delete(worker);
         continue;
       }
