@@ -8,7 +8,9 @@
  * answers every `call` and `describe` with one `WorkerResponse` carrying the request's id. The calls of one
  * read run grouped by isolate (`inIsolateOrder`): entering another isolate costs more than the call, and 64
  * tenants taking turns would switch on every call. Answers to one read go out as one write, early if the
- * batch runs long. `ready` goes out once, when the
+ * batch runs long. After a call of 2 ms or more the worker reads its channel before the next call, so that
+ * a `cancel` for a call the host moved to another worker takes it out of the queue before it runs (it is
+ * answered `unavailable`, which the host drops). `ready` goes out once, when the
  * loop listens. Each request is checked with the allocation-free `isWorkerRequest`: the host is trusted but
  * the channel must not fall over on garbage, so a malformed request with an id gets an `unavailable` answer
  * and one without is dropped.
