@@ -72,6 +72,21 @@ export class CallDeadline {
     this.#progressAt = now;
   }
 
+  /** When the worker last answered or became ready. */
+  get progressAt(): number {
+    return this.#progressAt;
+  }
+
+  /**
+   * The call the running mark names, if it is still pending (one positional read); undefined when the
+   * worker is between calls, or keeps no mark.
+   */
+  marked(): RunningCall | undefined {
+    const mark = this.#marks?.read();
+    const entry = mark === undefined ? undefined : this.#pending.get(mark.id);
+    return entry === undefined ? undefined : runningSince(entry, this.#pending, mark, this.#progressAt);
+  }
+
   /** A call was just sent; re-arms only if the armed timer is later than this call could be due. */
   sent(entry: PendingCall): void {
     if (!this.#armed) return;

@@ -1,4 +1,5 @@
 import type { HookExecutor } from "../../src/protocol/index.js";
+import { HOLD_SLICE_MS } from "./held-calls.js";
 import { checkCommonOptions, type ExecutorOptions, resolveLimits, resolveProcessOptions } from "./options.js";
 import { ProcessExecutor } from "./process-executor.js";
 import { workerSpawnSpec } from "./spawn-spec.js";
@@ -27,10 +28,15 @@ export async function createHookExecutor(options: ExecutorOptions = {}): Promise
   return createInlineExecutor({ limits });
 }
 
-/** Internal knobs for tests and the benchmark: another worker entry (a stand-in), extra Node flags (e.g. `--cpu-prof`). */
+/**
+ * Internal knobs for tests and the benchmark: another worker entry (a stand-in), extra Node flags (e.g.
+ * `--cpu-prof`), and the slice after which calls held behind a long one move to another worker (relief.ts;
+ * default `HOLD_SLICE_MS`, 0 turns relief off for tests of what happens to calls left behind).
+ */
 export interface ProcessInternals {
   readonly workerEntry?: string;
   readonly execArgv?: readonly string[];
+  readonly holdSliceMs?: number;
 }
 
 /** `createHookExecutor` in process mode, typed as the `ProcessExecutor` (with `workers()` for health checks). */
@@ -43,7 +49,7 @@ export async function startProcessExecutor(
   options.signal?.throwIfAborted();
   const spec = workerSpawnSpec(internals.workerEntry);
   const execArgv = internals.execArgv === undefined ? spec.execArgv : [...spec.execArgv, ...internals.execArgv];
-  const executor = new ProcessExecutor(resolved, { ...spec, execArgv });
+  const executor = new ProcessExecutor(resolved, { ...spec, execArgv }, internals.holdSliceMs ?? HOLD_SLICE_MS);
   await executor.started(options.signal);
   return executor;
 }

@@ -28,7 +28,8 @@ interface Pending {
 /**
  * A call or describe sent to a worker and not answered yet. Settles exactly once. A `call` keeps its bundle
  * and call so that a bystander of a worker's death can be re-sent once to its replacement (`retried` marks
- * the re-sent copy: a second death settles it as a bystander).
+ * the re-sent copy: a second death settles it as a bystander), and so that a call held behind a long one
+ * can be sent to another worker (`relieved` counts the moves; relief.ts).
  */
 export type PendingCall =
   | (Pending & {
@@ -36,6 +37,7 @@ export type PendingCall =
       readonly bundle: SandboxBundle;
       readonly call: SandboxCall;
       readonly retried: boolean;
+      readonly relieved: number;
       readonly resolve: (result: SandboxResult) => void;
     })
   | (Pending & { readonly kind: "describe"; readonly resolve: (outcome: DescribeOutcome) => void });
@@ -53,6 +55,7 @@ export function pendingCall(
     bundle,
     call,
     retried: false,
+    relieved: 0,
     resolve,
     sentAt,
     askedAt: askedAt ?? sentAt,
@@ -63,12 +66,20 @@ export function pendingCall(
   };
 }
 
-/** The re-sent copy of a bystander, sent now; its wait still counts from when the caller first asked. */
-export function retryOf(previous: PendingCall & { kind: "call" }): PendingCall & { kind: "call" } {
+/**
+ * The copy of a call re-sent now: a bystander of a worker's death (`retry`) or a call taken off a held
+ * worker (`relief`). Its wait still counts from when the caller first asked.
+ */
+export function resentOf(
+  previous: PendingCall & { kind: "call" },
+  why: "retry" | "relief",
+): PendingCall & { kind: "call" } {
   const { bundle, call, resolve, askedAt, timeoutMs } = previous;
   const sentAt = performance.now();
   const base = { sentAt, askedAt, timeoutMs, abort: undefined, signal: undefined, answered: false };
-  return { ...base, kind: "call", bundle, call, retried: true, resolve };
+  const retried = why === "retry" || previous.retried;
+  const relieved = previous.relieved + (why === "relief" ? 1 : 0);
+  return { ...base, kind: "call", bundle, call, retried, relieved, resolve };
 }
 
 export function pendingDescribe(resolve: (outcome: DescribeOutcome) => void, askedAt?: number): PendingCall {

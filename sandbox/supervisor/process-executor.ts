@@ -18,10 +18,12 @@ import { LongCallTenants } from "./long-calls.js";
 import { ObserveLane } from "./observe-lane.js";
 import type { ProcessOptions } from "./options.js";
 import { fail, type PendingCall } from "./pending-call.js";
+import { Relief } from "./relief.js";
 import { readRssBytes } from "./rss.js";
 import { bystanderFailure } from "./settle-exit.js";
 import { shardOf } from "./shard.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
+import { warmUp } from "./warm-up.js";
 import { WorkerProcess } from "./worker-process.js";
 import { WorkerSlot } from "./worker-slot.js";
 
@@ -62,6 +64,7 @@ export class ProcessExecutor implements HookExecutor {
   #slots: WorkerSlot[];
   #lanes: ObserveLane[];
   #long = new LongCallTenants();
+  #relief: Relief;
   #spare: WorkerProcess | undefined;
   #all = new Set<WorkerProcess>();
   #closing: Promise<void> | undefined;
@@ -70,7 +73,8 @@ export class ProcessExecutor implements HookExecutor {
   /** The last RSS read of each worker, by pid (reported by `workers()`, for metrics). */
   #rss = new Map<number, number>();
 
-  constructor(options: ProcessOptions, spec: WorkerSpawnSpec) {
+  /** `holdSliceMs`: how long a call may hold other tenants' calls behind it before they move (0: never). */
+  constructor(options: ProcessOptions, spec: WorkerSpawnSpec, holdSliceMs: number) {
     this.#options = options;
     this.#spec = spec;
     const { memoryMb, maxResultChars, maxStateChars, maxLogLines, maxLogChars } = options.limits;
@@ -78,6 +82,14 @@ export class ProcessExecutor implements HookExecutor {
     this.#sandboxLimits = { memoryMb, maxResultChars, maxStateChars, maxLogLines, maxLogChars, loadTimeoutMs };
     this.#slots = Array.from({ length: options.workers }, (_, i) => new WorkerSlot(i, this.#spawn));
     this.#lanes = this.#slots.map(() => new ObserveLane());
+    this.#relief = new Relief(
+      {
+        watched: () => this.#all,
+        targets: () => this.#reliefTargets(),
+        stays: (tenantId) => this.#long.isLong(tenantId, performance.now()),
+      },
+      holdSliceMs,
+    );
     this.#refillSpare();
     this.#rssTimer = setInterval(this.#checkRss, options.rssCheckMs);
     this.#rssTimer.unref();
@@ -119,15 +131,25 @@ export class ProcessExecutor implements HookExecutor {
       return lane.observe((askedAt) => this.#send(slot, bundle, admitted, signal, askedAt), signal);
     }
     lane.decisionStarted();
-    // One reaction for the lane's count and the long-call routing: a decision call's only host-side hop.
-    return this.#send(slot, bundle, admitted, signal, undefined).then(
+    const relief = this.#relief;
+    const shard = slot.current;
+    relief.watch(shard);
+    const elsewhere = relief.active ? relief.route(admitted.tenantId, shard) : undefined;
+    const sent =
+      elsewhere === undefined
+        ? this.#send(slot, bundle, admitted, signal, undefined)
+        : relief.send(elsewhere, bundle, admitted, signal);
+    // One reaction for the lane's count, relief and the long-call routing: a decision call's only host-side hop.
+    return sent.then(
       (result) => {
         lane.decisionSettled();
+        if (relief.diverting) relief.settled(admitted);
         this.#long.settled(call.tenantId, result, performance.now());
         return result;
       },
       (error: unknown) => {
         lane.decisionSettled();
+        if (relief.diverting) relief.settled(admitted);
         throw error;
       },
     );
@@ -176,7 +198,7 @@ export class ProcessExecutor implements HookExecutor {
       pid: w.pid,
       ready: w.ready,
       accepting: w.accepting,
-      pending: w.pendingCount,
+      pending: w.pending.size,
       rssBytes: this.#rss.get(w.pid),
     }));
   }
@@ -193,6 +215,7 @@ export class ProcessExecutor implements HookExecutor {
 
   async #shutdown(): Promise<void> {
     clearInterval(this.#rssTimer);
+    this.#relief.close();
     for (const slot of this.#slots) slot.close();
     for (const lane of this.#lanes) lane.close(new ExecutorClosedError());
     this.#spare = undefined;
@@ -218,6 +241,15 @@ export class ProcessExecutor implements HookExecutor {
     return slot;
   }
 
+  /** Workers that may take over calls held behind a long one: the shards' and the spare. */
+  *#reliefTargets(): Iterable<WorkerProcess> {
+    for (let i = 0; i < this.#options.workers; i++) {
+      const worker = this.#slots[i]?.current;
+      if (worker !== undefined) yield worker;
+    }
+    if (this.#spare !== undefined) yield this.#spare;
+  }
+
   #spawn = (slot: number): WorkerProcess => {
     const spare = this.#spare;
     if (spare?.accepting === true) {
@@ -233,6 +265,7 @@ export class ProcessExecutor implements HookExecutor {
   #refillSpare(): void {
     if (this.#options.spareWorker && this.#closing === undefined && this.#spare === undefined) {
       this.#spare = this.#fork(-1);
+      warmUp(this.#spare, this.#options.limits.timeoutMs);
     }
   }
 
@@ -262,8 +295,10 @@ export class ProcessExecutor implements HookExecutor {
       failedCalls: exit.failedCalls,
     });
     if (worker === this.#spare) {
-      // A spare that dies is replaced on demand, not in a loop.
+      // A spare that dies is replaced on demand, not in a loop; calls it took over go to their shards.
       this.#spare = undefined;
+      for (const entry of exit.retry)
+        if (entry.kind === "call") this.#resend(this.#slotOf(entry.call.tenantId), [entry]);
       return;
     }
     const slot = this.#slots[worker.slot];

@@ -61,3 +61,23 @@ export function forkWorker(
   const frames = stdio[CHANNEL_FD];
   return { child, frames: frames instanceof Socket ? frames : new Socket() };
 }
+
+/**
+ * Whether a forked worker holds the host's event loop open: it does while it boots, has calls pending (or
+ * had, until the next deadline check) or is being killed (so its exit is seen and every call settles); an
+ * idle executor does not hold the host open.
+ */
+export function referenceWorker(child: ChildProcess, frames: Socket, on: boolean): void {
+  const stderr = child.stderr;
+  if (on) {
+    child.ref();
+    child.channel?.ref();
+    frames.ref();
+    if (stderr instanceof Socket) stderr.ref();
+  } else {
+    child.unref();
+    child.channel?.unref();
+    frames.unref();
+    if (stderr instanceof Socket) stderr.unref();
+  }
+}

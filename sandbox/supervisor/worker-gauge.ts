@@ -25,6 +25,24 @@ export function gaugeWorker(pid: number): WorkerGauge | undefined {
   }
 }
 
+/** A worker's main thread's time on a core and waiting for one since it started, in ms. */
+export interface ThreadSchedule {
+  readonly runMs: number;
+  readonly waitMs: number;
+}
+
+/** Reads worker `pid`'s main-thread schedule (one small /proc read, ~10 µs), or undefined where there is none. */
+export function scheduleOf(pid: number): ThreadSchedule | undefined {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "latin1").split(" ");
+    const runMs = Number(run) / 1e6;
+    const waitMs = Number(wait) / 1e6;
+    return Number.isFinite(runMs) && Number.isFinite(waitMs) ? { runMs, waitMs } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a call did between two gauges of its worker: the CPU it burnt and how much the worker grew. */
 export interface Overdue {
   readonly cpuMs: number;

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { Socket } from "node:net";
+import type { Socket } from "node:net";
 import type {
   DescribeOutcome,
   SandboxBundle,
@@ -13,10 +13,11 @@ import type {
 import { CallDeadline } from "./call-deadline.js";
 import type { WorkerExit, WorkerExitReason } from "./events.js";
 import { LoadedBundles } from "./loaded-bundles.js";
-import { answer, overloaded, type PendingCall, pendingCall, pendingDescribe, retryOf } from "./pending-call.js";
+import { answer, overloaded, type PendingCall, pendingCall, pendingDescribe, resentOf } from "./pending-call.js";
+import type { RunningCall } from "./running-call.js";
 import { RunningMarkFile } from "./running-mark-file.js";
 import { diedOutOfMemory, settleAtExit } from "./settle-exit.js";
-import { forkWorker, type WorkerSpawnSpec } from "./spawn-spec.js";
+import { forkWorker, referenceWorker, type WorkerSpawnSpec } from "./spawn-spec.js";
 import { WorkerChannel } from "./worker-channel.js";
 
 /**
@@ -126,8 +127,19 @@ export class WorkerProcess {
     return this.#wasReady && (this.#state === "running" || this.#state === "retiring");
   }
 
-  get pendingCount(): number {
-    return this.#channel.pending.size;
+  /** Calls sent and not answered by the worker, by id, oldest first (read only). */
+  get pending(): ReadonlyMap<number, PendingCall> {
+    return this.#channel.pending;
+  }
+
+  /** When the worker last answered or became ready. */
+  get progressAt(): number {
+    return this.#deadline.progressAt;
+  }
+
+  /** The call the worker is running now, as its running mark names it; undefined between calls. */
+  running(): RunningCall | undefined {
+    return this.#deadline.marked();
   }
 
   /** The last lines the worker wrote to stderr (V8's out-of-memory report, a start-up error). */
@@ -135,10 +147,7 @@ export class WorkerProcess {
     return this.#stderrTail;
   }
 
-  /**
-   * `call` as `admitCall` passed it (its timeout clamped). `askedAt`: when the caller asked, if it waited for
-   * this worker first (counted in `queuedMs`).
-   */
+  /** `call` as `admitCall` passed it; `askedAt`: when the caller asked, if it waited for this worker first. */
   execute(
     bundle: SandboxBundle,
     call: SandboxCall,
@@ -168,13 +177,14 @@ export class WorkerProcess {
   }
 
   /**
-   * Re-sends a bystander of another worker's death (`WorkerExit.retry`) once: its bundle is loaded first
-   * if this worker lacks it, its own timeout applies from when it runs, its signal still aborts it, and
-   * its `queuedMs` counts from when the caller first asked.
+   * Re-sends a call pending on another worker: a bystander of its death (`WorkerExit.retry`, once) or a
+   * call held there behind a long one (`relief`, which the other worker is then told to skip: `takeBack`).
+   * Its bundle is loaded first if this worker lacks it, its own timeout applies from when it runs, its
+   * signal still aborts it, and its `queuedMs` counts from when the caller first asked.
    */
-  resend(previous: PendingCall): void {
+  resend(previous: PendingCall, why: "retry" | "relief" = "retry"): void {
     if (previous.kind !== "call" || previous.answered) return;
-    const entry = retryOf(previous);
+    const entry = resentOf(previous, why);
     const { abort, signal } = previous;
     if (abort !== undefined && signal !== undefined) {
       signal.removeEventListener("abort", abort);
@@ -183,6 +193,14 @@ export class WorkerProcess {
     } else {
       this.#sendCall(entry, undefined, () => {});
     }
+  }
+
+  /** Gives up the call pending under `id`, re-sent elsewhere: the worker skips it if it has not run it yet. */
+  takeBack(id: number): void {
+    const entry = this.#channel.pending.get(id);
+    if (entry === undefined) return;
+    entry.answered = true;
+    this.#channel.push({ kind: "cancel", id });
   }
 
   /** Loads the call's bundle if this worker lacks it, then tracks and sends the call under a new id. */
@@ -273,27 +291,11 @@ export class WorkerProcess {
     }
   }
 
-  /**
-   * The worker keeps the host's event loop alive while it boots, has calls pending (or had, until the next
-   * deadline check) or is being killed (so its exit is seen and every call settles); an idle executor does
-   * not hold the host open.
-   */
+  /** See `referenceWorker`: references are toggled only when they change (each toggle costs µs). */
   #reference(on: boolean): void {
     if (this.#referenced === on) return;
     this.#referenced = on;
-    const child = this.#child;
-    const stderr = child.stderr;
-    if (on) {
-      child.ref();
-      child.channel?.ref();
-      this.#frames.ref();
-      if (stderr instanceof Socket) stderr.ref();
-    } else {
-      child.unref();
-      child.channel?.unref();
-      this.#frames.unref();
-      if (stderr instanceof Socket) stderr.unref();
-    }
+    referenceWorker(this.#child, this.#frames, on);
   }
 
   #onStderr = (chunk: string): void => {
@@ -335,8 +337,10 @@ export class WorkerProcess {
     const { loadTimeoutMs, killGraceMs, limits } = this.#options;
     const outOfMemory = diedOutOfMemory(this.#stderrTail);
     const ended = { reason, pid: this.pid, how, loadTimeoutMs, killGraceMs, memoryMb: limits.memoryMb, outOfMemory };
+    // Calls aborted or taken back (`takeBack`) are answered already: they do not fail here.
+    const unanswered = [...pending.values()].filter((entry) => !entry.answered).length;
     const retry = settleAtExit(pending.values(), ended, this.#deadline.blame(reason), now);
-    const failedCalls = pending.size - retry.length;
+    const failedCalls = unanswered - retry.length;
     pending.clear();
     const exit: WorkerExit = { reason, exitCode, signal, failedCalls, retry };
     this.#resolveStarted(exit);

@@ -8,7 +8,9 @@
  * answers every `call` and `describe` with one `WorkerResponse` carrying the request's id. The calls of one
  * read run grouped by isolate (`inIsolateOrder`): entering another isolate costs more than the call, and 64
  * tenants taking turns would switch on every call. Answers to one read go out as one write, early if the
- * batch runs long. `ready` goes out once, when the
+ * batch runs long. After a call of 2 ms or more the worker reads its channel before the next call, so that
+ * a `cancel` for a call the host moved to another worker takes it out of the queue before it runs (it is
+ * answered `unavailable`, which the host drops). `ready` goes out once, when the
  * loop listens. Each request is checked with the allocation-free `isWorkerRequest`: the host is trusted but
  * the channel must not fall over on garbage, so a malformed request with an id gets an `unavailable` answer
  * and one without is dropped.
@@ -40,6 +42,7 @@ import {
   writeRunningMark,
 } from "../../src/protocol/index.js";
 import type { IsolatePool } from "./index.js";
+import { RequestQueue } from "./request-queue.js";
 
 /** What the loop needs of an `IsolatePool` (a stand-in implements it in the supervisor's tests). */
 export type WorkerEngine = Pick<IsolatePool, "load" | "unload" | "call" | "describe" | "sweep" | "close">;
@@ -52,6 +55,8 @@ const ORPHAN_POLL_MS = 250;
 const HOST_FRAME_BYTES = 2 ** 32 - 1;
 /** Exit code of a worker whose channel from the host broke (a frame it cannot read past). */
 const BROKEN_CHANNEL_EXIT = 71;
+/** What a call the host took back (`cancel`) is answered; the host drops it, having sent the call elsewhere. */
+const TAKEN_BACK = "The host took this call back to run it on another worker";
 /** Longest an exit waits for the engine to close (a spare being made on isolated-vm's threads: ~2 ms). */
 const CLOSE_BEFORE_EXIT_MS = 250;
 
@@ -86,6 +91,25 @@ export function serveWorker(engine: WorkerEngine): void {
     const response = message instanceof Malformed ? malformed(message.message) : serve(engine, message, marks);
     if (response !== undefined) queue(response);
   };
+  const waiting = new RequestQueue<WorkerRequest | Malformed>((request) =>
+    request instanceof Malformed || request.kind !== "call" ? undefined : request.id,
+  );
+  let draining = false;
+  const drain = (): void => {
+    draining = true;
+    for (let next = waiting.next(); next !== undefined; next = waiting.next()) {
+      const started = performance.now();
+      handle(next);
+      // After a long call, read the channel before the next one: the host may have taken back (cancelled)
+      // calls that waited behind it, and runs them elsewhere.
+      if (waiting.size > 0 && performance.now() - started >= FLUSH_AFTER_MS) {
+        flush();
+        setImmediate(() => setImmediate(drain));
+        return;
+      }
+    }
+    draining = false;
+  };
   let read: (WorkerRequest | Malformed)[] = [];
   // The host is trusted and its frames are bounded by its limits (an event may be 64 Mi characters, up to
   // 192 MiB of UTF-8): no cap here beyond the length prefix's own.
@@ -105,7 +129,11 @@ export function serveWorker(engine: WorkerEngine): void {
     const batch = read;
     read = [];
     // Without a mark the host takes the oldest unanswered call as the running one: keep the host's order.
-    for (const message of marks.kept ? inIsolateOrder(batch) : batch) handle(message);
+    for (const message of marks.kept ? inIsolateOrder(batch) : batch) {
+      if (message instanceof Malformed || message.kind !== "cancel") waiting.push(message);
+      else if (waiting.cancel(message.id)) queue(unavailable(message.id, TAKEN_BACK));
+    }
+    if (!draining) drain();
   });
   channel.on("error", () => exit(BROKEN_CHANNEL_EXIT));
   channel.on("end", () => exit(0));
@@ -207,6 +235,9 @@ function serve(engine: WorkerEngine, request: WorkerRequest, marks: RunningMarks
         return undefined;
       case "unload":
         engine.unload(request.bundleHash);
+        return undefined;
+      case "cancel":
+        // Taken out of the queue when read (RequestQueue.cancel); never served.
         return undefined;
       default: {
         const never: never = request;

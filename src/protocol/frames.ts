@@ -14,7 +14,7 @@ import type { WorkerRequest, WorkerResponse } from "./wire.js";
  * - `REPLIED` (worker → host, the hot path): `f64 id | f64 cpuMs | f64 runMs | f64 loadMs (NaN: none) |
  *   u8 loadAfterRecycle (0 or 1) | u32 evicted (0: none)` then the reply string. Any other flag value does
  *   not decode: the host takes the frame as malformed.
- * - `JSON`: one `WorkerRequest` or `WorkerResponse` as JSON text (load, describe, unload, ready, failures,
+ * - `JSON`: one `WorkerRequest` or `WorkerResponse` as JSON text (load, describe, unload, cancel, ready, failures,
  *   a reply that is not well-formed UTF-16, which UTF-8 could not carry exactly, and a call or result with a
  *   field the two binary layouts do not have: a field added to the wire is carried, never dropped).
  *

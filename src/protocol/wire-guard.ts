@@ -41,6 +41,7 @@ const CALL_KEYS = new Set(["kind", "id", "bundleHash", "call"]);
 const SANDBOX_CALL_KEYS = new Set(["tenantId", "point", "eventJson", "ctxJson", "timeoutMs", "priority"]);
 const DESCRIBE_KEYS = new Set(["kind", "id", "tenantId", "bundleHash"]);
 const UNLOAD_KEYS = new Set(["kind", "bundleHash"]);
+const CANCEL_KEYS = new Set(["kind", "id"]);
 const READY_KEYS = new Set(["kind", "pid"]);
 const RESULT_KEYS = new Set(["kind", "id", "result"]);
 const REPLIED_KEYS = new Set(["type", "reply", "cpuMs", "runMs", "loadMs", "loadAfterRecycle", "evicted"]);
@@ -55,6 +56,7 @@ const inCall = has(CALL_KEYS);
 const inSandboxCall = has(SANDBOX_CALL_KEYS);
 const inDescribe = has(DESCRIBE_KEYS);
 const inUnload = has(UNLOAD_KEYS);
+const inCancel = has(CANCEL_KEYS);
 const inReady = has(READY_KEYS);
 const inResult = has(RESULT_KEYS);
 const inReplied = has(REPLIED_KEYS);
@@ -93,6 +95,8 @@ export function isWorkerRequest(value: unknown): value is WorkerRequest {
       );
     case "unload":
       return isHash(value.bundleHash) && hasOnlyKeys(value, inUnload);
+    case "cancel":
+      return isInt(value.id, 0) && hasOnlyKeys(value, inCancel);
     default:
       return false;
   }

@@ -45,6 +45,12 @@ export const WorkerRequest = z.discriminatedUnion("kind", [
     bundleHash: BundleHash,
   }),
   z.strictObject({ kind: z.literal("unload"), bundleHash: BundleHash }),
+  /**
+   * The host took back a call it sent (another worker runs it: the call was held behind a long one); the
+   * worker answers it `unavailable` without running it if it has not run it yet, and ignores the cancel
+   * otherwise. The host drops whatever the worker answers for that id.
+   */
+  z.strictObject({ kind: z.literal("cancel"), id: z.number().int().nonnegative() }),
 ]);
 export type WorkerRequest = z.infer<typeof WorkerRequest>;
 

@@ -99,12 +99,12 @@ export function summaryLines(tallies: readonly DemoTally[], timeoutMs: number): 
       if (t === runaway) continue;
       if (t.worker === runaway.worker) {
         lines.push(
-          `  ${t.tenant} shares worker ${t.worker} with it: its hook calls waited up to ${t.maxQueuedMs.toFixed(0)} ms (the spins moved to the long-call worker),`,
+          `  ${t.tenant} shares worker ${t.worker} with it: its hook calls waited up to ${t.maxQueuedMs.toFixed(0)} ms (held calls moved to another worker, the spins to the long-call worker),`,
           `  time not charged to its hook-time budget (its own hook time: max ${t.maxMs.toFixed(1)} ms), and it ${t.stopReason}.`,
         );
       } else {
         lines.push(
-          `  ${t.tenant}, on worker ${t.worker}, kept its pace (p50 ${t.medianMs.toFixed(1)} ms) and ${t.stopReason}.`,
+          `  ${t.tenant}, on worker ${t.worker}, kept its pace (p50 ${t.medianMs.toFixed(1)} ms; its calls waited up to ${t.maxQueuedMs.toFixed(0)} ms) and ${t.stopReason}.`,
         );
       }
     }

@@ -156,4 +156,88 @@ describe("the framed channel into a worker", () => {
   });
 });
 
+/**
+ * A `cancel` takes back a call the worker has not run yet: the worker answers that call `unavailable`
+ * without running it and runs the rest. A cancel for a call it never got or already ran, and a cancel
+ * frame that does not parse, change nothing: every call is answered exactly once and the worker serves on.
+ */
+describe("cancel frames into a worker", () => {
+  it("skips a call taken back while it waited, ignores cancels for other ids, and answers each call once", async () => {
+    const spec = workerSpawnSpec(STAND_IN_WORKER);
+    const child = fork(spec.entry, [], {
+      execArgv: [...spec.execArgv],
+      cwd: spec.cwd,
+      env: { ...spec.env, [CHANNEL_FD_ENV]: "5" },
+      stdio: ["ignore", "ignore", "ignore", "ipc", "ignore", "pipe"],
+    });
+    const frames = (child.stdio as readonly unknown[])[5] as Socket;
+    const received: unknown[] = [];
+    const reader = new FrameReader((bytes, start, end) => received.push(decodeResponseFrame(bytes, start, end)));
+    frames.on("data", (chunk: Buffer) => reader.push(chunk));
+    const results = () =>
+      received.filter((m) => (m as { kind?: string }).kind === "result") as { id: number; result: SandboxResult }[];
+    const answered = async (count: number) => {
+      const until = Date.now() + 20_000;
+      while (results().length < count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    try {
+      const call = (id: number, tenant: string, event: Record<string, unknown>): WorkerRequest => ({
+        kind: "call",
+        id,
+        bundleHash: STAND_IN_BUNDLE.hash,
+        call: standInCall(tenant as TenantId, event)[1],
+      });
+      const load: WorkerRequest = { kind: "load", bundleHash: STAND_IN_BUNDLE.hash, code: "x", limits: LIMITS };
+      const rawJson = (text: string) => {
+        const body = Buffer.from(text, "utf8");
+        const head = Buffer.alloc(5);
+        head.writeUInt32LE(body.length + 1, 0);
+        head[4] = 3;
+        return Buffer.concat([head, body]);
+      };
+      frames.write(encodeFrames([load, call(0, "t1", { nonce: "done" })]));
+      await answered(1);
+      frames.write(
+        encodeFrames([
+          call(1, "m1", { op: "busy", ms: 60 }),
+          call(2, "t1", { nonce: "kept" }),
+          call(3, "t1", { nonce: "taken back" }),
+          call(4, "t1", { nonce: "after" }),
+        ]),
+      );
+      // Read with the calls or, if they were read first, while call 1 runs (the worker reads its channel
+      // after a long call): either way before call 3 runs. Call 0 ran already; 99 was never sent.
+      frames.write(
+        Buffer.concat([
+          encodeFrames([
+            { kind: "cancel", id: 3 },
+            { kind: "cancel", id: 99 },
+            { kind: "cancel", id: 0 },
+          ]),
+          rawJson('{"kind":"cancel","id":"3"}'),
+          rawJson('{"kind":"cancel"'),
+        ]),
+      );
+      await answered(5);
+      // A call sent after everything above: its answer comes after any stray answer the cancels could cause.
+      frames.write(encodeFrames([call(5, "t1", { nonce: "last" })]));
+      await answered(6);
+      const byId = new Map(results().map((r) => [r.id, r.result]));
+      expect(
+        results()
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(byId.get(3)).toMatchObject({ type: "failed", failure: { code: "unavailable" } });
+      const served = [0, 1, 2, 4, 5].map((id) => standInReply(byId.get(id) as SandboxResult).served);
+      expect(served).toEqual([1, 2, 3, 4, 5]);
+      expect(standInReply(byId.get(4) as SandboxResult).nonce).toBe("after");
+      expect(child.exitCode).toBeNull();
+    } finally {
+      child.kill("SIGKILL");
+      frames.destroy();
+    }
+  });
+});
+
 const LIMITS = { memoryMb: 32, maxResultChars: 65_536, maxStateChars: 16_384, maxLogLines: 50, maxLogChars: 8_192 };

@@ -3,6 +3,7 @@ import { startProcessExecutor } from "../../../sandbox/supervisor/create-executo
 import type { ProcessExecutor } from "../../../sandbox/supervisor/process-executor.js";
 import { TenantId } from "../../../src/protocol/index.js";
 import { HEALTHY, hookCall, hooksBundle } from "../bundle-fixtures.js";
+import { eventually } from "./helpers/processes.js";
 
 /**
  * A spinning tenant on the same shard as a well-behaved one: once the spinner's first call has come back
@@ -63,4 +64,53 @@ describe("a spinning tenant beside a well-behaved one on one shard", () => {
     // The spinner's calls ran on a worker of their own: slot index `workers`.
     expect(executor.workers().some((w) => w.slot === 1)).toBe(true);
   }, 120_000);
+});
+
+/**
+ * The spinner's FIRST call, before anything is known about it: the neighbour's calls already queued behind
+ * it on the shard's worker, and those it makes while the spin runs, are taken over by another worker once
+ * the spin has held them past the slice. The spinner's timeout is long (1 s) so that waiting behind it and
+ * waiting a slice lie far apart even on a machine loaded past its cores.
+ */
+describe("a spinning tenant's first call", () => {
+  const SPIN_TIMEOUT_MS = 1_000;
+  let fresh: ProcessExecutor;
+  beforeAll(async () => {
+    fresh = await startProcessExecutor({ workers: 1, limits: { timeoutMs: SPIN_TIMEOUT_MS } });
+    // With one shard the worker that takes the held calls over is the spare: wait until it has booted and
+    // run its warm-up call.
+    const spareIdle = () => fresh.workers().some((w) => w.slot === -1 && w.ready && w.pending === 0);
+    expect(await eventually(spareIdle)).toBe(true);
+  });
+  afterAll(() => fresh?.close());
+
+  it("holds the neighbour's calls no longer than a slice, and is still stopped and blamed", async () => {
+    const call = () => fresh.execute(...hookCall(acme, HEALTHY, { timeoutMs: TIMEOUT_MS }));
+    for (let i = 0; i < 5; i++) expect((await call()).type).toBe("replied");
+
+    // Sent in the same tick: the neighbour's calls travel in the spinner's batch, behind its call.
+    const spin = fresh.execute(...hookCall(mallory, SPIN, { timeoutMs: SPIN_TIMEOUT_MS }));
+    const queued = [call(), call(), call()];
+    let spinning = true;
+    void spin.finally(() => {
+      spinning = false;
+    });
+    const waits: number[] = [];
+    for (const result of await Promise.all(queued)) {
+      expect(result.type).toBe("replied");
+      waits.push(result.queuedMs ?? 0);
+    }
+    while (spinning) {
+      const result = await call();
+      expect(result.type).toBe("replied");
+      waits.push(result.queuedMs ?? 0);
+    }
+    const stopped = await spin;
+    expect(stopped).toMatchObject({ type: "failed", failure: { code: "timeout" } });
+    expect(stopped.cpuMs).toBeGreaterThanOrEqual(SPIN_TIMEOUT_MS * 0.9);
+    // Behind the spin the first three would wait its whole second of CPU; the slice is a few ms, and the
+    // rest is slack for this shared machine.
+    expect(Math.max(...waits)).toBeLessThan(SPIN_TIMEOUT_MS / 4);
+    expect(waits.length).toBeGreaterThan(3);
+  }, 60_000);
 });

@@ -131,7 +131,8 @@ describe("process executor when a worker fails", () => {
       // of 500 ms (not 150) so that a worker starved of CPU still grows and burns enough while overdue for its
       // kill to read as what it was (memory_limit, CPU spent) rather than a plain timeout.
       { workers: 2, spareWorker: true, killGraceMs: 500, limits: { memoryMb: 8 }, onEvent: (e) => events.push(e) },
-      { workerEntry: STAND_IN_WORKER },
+      // Relief off: these tests hold the calls left behind a dying or hung call to what happens to them.
+      { workerEntry: STAND_IN_WORKER, holdSliceMs: 0 },
     );
     a = tenantOn((id) => executor.shardOf(id), 0, "victim");
     b = tenantOn((id) => executor.shardOf(id), 1, "bystander");

@@ -11,6 +11,7 @@ const VALID_REQUESTS: Record<string, unknown>[] = [
   { kind: "load", bundleHash: HASH, code: "var x", limits: { ...LIMITS, loadTimeoutMs: 1_000 } },
   { kind: "describe", id: 3, tenantId: "acme", bundleHash: HASH },
   { kind: "unload", bundleHash: HASH },
+  { kind: "cancel", id: 4 },
 ];
 const VALID_RESPONSES: Record<string, unknown>[] = [
   { kind: "ready", pid: 12 },

@@ -55,6 +55,7 @@ export function standInReply(outcome: SandboxResult): {
   nonce?: unknown;
   timeoutMs: number;
   loaded: number;
+  served: number;
 } {
   if (outcome.type !== "replied") throw new Error(`expected a reply, got ${JSON.stringify(outcome)}`);
   return JSON.parse(outcome.reply);

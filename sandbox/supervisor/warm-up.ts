@@ -1,0 +1,42 @@
+import { createHash } from "node:crypto";
+import { BundleHash, type SandboxBundle, type SandboxCall, TenantId } from "../../src/protocol/index.js";
+import type { WorkerProcess } from "./worker-process.js";
+
+/** The sandbox's own hook (it does nothing): no tenant code. */
+const CODE = "var __isohook_bundle = (() => ({ default: { toolCall() {} } }))();";
+const BUNDLE: SandboxBundle = {
+  hash: BundleHash.parse(`sha256-${createHash("sha256").update(CODE).digest("hex")}`),
+  code: CODE,
+};
+const TENANT = TenantId.parse("isohook-warm-up");
+const EVENT_JSON = JSON.stringify({ call: { id: "warm-up", name: "warm-up", args: {} }, batch: { index: 0, size: 1 } });
+const CTX_JSON = JSON.stringify({
+  tenantId: TENANT,
+  runId: "warm-up",
+  turn: 0,
+  hookId: "platform:warm-up",
+  bundle: { version: 1, hash: BUNDLE.hash },
+  config: {},
+  state: {},
+});
+
+/**
+ * Runs one call of the sandbox's own empty hook on `worker` once it is ready, so that a tenant's first call
+ * there does not pay for the worker's own first use (the prelude's code cache, the first spare isolates,
+ * the CPU guard's threads), which makes a fresh worker's first cold calls several times slower than later
+ * ones. The spare worker is warmed so: it takes over calls held behind a long one (relief.ts) and replaces
+ * a crashed worker.
+ */
+export function warmUp(worker: WorkerProcess, timeoutMs: number): void {
+  void worker.started.then((exit) => {
+    if (exit !== undefined || !worker.accepting) return;
+    const call: SandboxCall = {
+      tenantId: TENANT,
+      point: "tool.call",
+      eventJson: EVENT_JSON,
+      ctxJson: CTX_JSON,
+      timeoutMs,
+    };
+    void worker.execute(BUNDLE, call, undefined);
+  });
+}
