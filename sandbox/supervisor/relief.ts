@@ -3,6 +3,9 @@ import { type Hold, holdOf, QUIET_HOLD_MS, STARVED_SHARE } from "./held-calls.js
 import { scheduleOf, type ThreadSchedule } from "./worker-gauge.js";
 import type { WorkerProcess } from "./worker-process.js";
 
+/** A relief worker with up to this many calls pending takes over held calls whatever their number. */
+const RELIEF_QUEUE_MIN = 4;
+
 /** What relief needs of the executor: its workers and which tenants stay where they are. */
 export interface ReliefSource {
   /** Every worker with calls that may be held: the shards', the long-call worker, the spare. */
@@ -159,7 +162,10 @@ export class Relief {
    */
   #holdOf(worker: WorkerProcess, now: number): Hold | undefined {
     const progressAt = worker.progressAt;
-    if (worker.pending.size < 2 || now - progressAt < this.#sliceMs / 2) {
+    // The running mark (one small read) before the thread's schedule (a /proc file): under pipelined load
+    // a worker answers in batches, so it is often quiet for half a slice while its calls each run µs.
+    const running = worker.pending.size < 2 || now - progressAt < this.#sliceMs / 2 ? undefined : worker.running();
+    if (running === undefined || now - running.startedAt < this.#sliceMs / 2) {
       this.#quiet.delete(worker);
       return undefined;
     }
@@ -193,9 +199,17 @@ export class Relief {
   /**
    * The worker to take over calls from `held`: the least busy one that is ready, accepting and not held
    * itself; when every other is held too (a busy machine makes healthy workers look held), the one held
-   * for the shortest time, if shorter than `held`.
+   * for the shortest time, if shorter than `held`. None when that worker's queue is longer than what would
+   * gain by the move (`RELIEF_QUEUE_MIN` calls, or half of those held): under pipelined load every worker
+   * has a long queue, and moving calls between them only makes both load the tenants' bundles again.
    */
   #reliefFor(held: WorkerProcess): WorkerProcess | undefined {
+    const target = this.#leastBusy(held);
+    if (target === undefined) return undefined;
+    return target.pending.size <= RELIEF_QUEUE_MIN ? target : undefined;
+  }
+
+  #leastBusy(held: WorkerProcess): WorkerProcess | undefined {
     let free: WorkerProcess | undefined;
     let latest: WorkerProcess | undefined;
     let latestSince = this.#held.get(held)?.since ?? Number.POSITIVE_INFINITY;
