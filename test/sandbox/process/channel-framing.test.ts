@@ -106,17 +106,7 @@ describe("the framed channel with a hostile worker", () => {
  */
 describe("the framed channel into a worker", () => {
   it("answers a call frame with an unknown flag value unavailable and serves the calls around it", async () => {
-    const spec = workerSpawnSpec(STAND_IN_WORKER);
-    const child = fork(spec.entry, [], {
-      execArgv: [...spec.execArgv],
-      cwd: spec.cwd,
-      env: { ...spec.env, [CHANNEL_FD_ENV]: "5" },
-      stdio: ["ignore", "ignore", "ignore", "ipc", "ignore", "pipe"],
-    });
-    const frames = (child.stdio as readonly unknown[])[5] as Socket;
-    const received: unknown[] = [];
-    const reader = new FrameReader((bytes, start, end) => received.push(decodeResponseFrame(bytes, start, end)));
-    frames.on("data", (chunk: Buffer) => reader.push(chunk));
+    const { child, frames, received } = forkStandInWorker();
     try {
       const call = (id: number, nonce: string, observe: boolean): WorkerRequest => ({
         kind: "call",
@@ -163,17 +153,7 @@ describe("the framed channel into a worker", () => {
  */
 describe("cancel frames into a worker", () => {
   it("skips a call taken back while it waited, ignores cancels for other ids, and answers each call once", async () => {
-    const spec = workerSpawnSpec(STAND_IN_WORKER);
-    const child = fork(spec.entry, [], {
-      execArgv: [...spec.execArgv],
-      cwd: spec.cwd,
-      env: { ...spec.env, [CHANNEL_FD_ENV]: "5" },
-      stdio: ["ignore", "ignore", "ignore", "ipc", "ignore", "pipe"],
-    });
-    const frames = (child.stdio as readonly unknown[])[5] as Socket;
-    const received: unknown[] = [];
-    const reader = new FrameReader((bytes, start, end) => received.push(decodeResponseFrame(bytes, start, end)));
-    frames.on("data", (chunk: Buffer) => reader.push(chunk));
+    const { child, frames, received } = forkStandInWorker();
     const results = () =>
       received.filter((m) => (m as { kind?: string }).kind === "result") as { id: number; result: SandboxResult }[];
     const answered = async (count: number) => {
@@ -241,3 +221,19 @@ describe("cancel frames into a worker", () => {
 });
 
 const LIMITS = { memoryMb: 32, maxResultChars: 65_536, maxStateChars: 16_384, maxLogLines: 50, maxLogChars: 8_192 };
+
+/** The stand-in worker on a framed channel (fd 5): its process, the channel, and every frame it answered. */
+function forkStandInWorker() {
+  const spec = workerSpawnSpec(STAND_IN_WORKER);
+  const child = fork(spec.entry, [], {
+    execArgv: [...spec.execArgv],
+    cwd: spec.cwd,
+    env: { ...spec.env, [CHANNEL_FD_ENV]: "5" },
+    stdio: ["ignore", "ignore", "ignore", "ipc", "ignore", "pipe"],
+  });
+  const frames = (child.stdio as readonly unknown[])[5] as Socket;
+  const received: unknown[] = [];
+  const reader = new FrameReader((bytes, start, end) => received.push(decodeResponseFrame(bytes, start, end)));
+  frames.on("data", (chunk: Buffer) => reader.push(chunk));
+  return { child, frames, received };
+}
