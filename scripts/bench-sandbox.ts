@@ -430,7 +430,7 @@ async function main(): Promise<void> {
     median(cold) <= 2,
     `${median(cold).toFixed(2)} ms median in a running worker`,
     `${parts(coldSplit)}; a loadMs over ~0.5 ms is a call that found none of the ${SPARES_PER_KIND} spares per limits (the burst starts as the worker fills them, and each takes ~2 ms of a pool thread's CPU, made off the worker's thread by isolate-maker.ts); queued is transit and the CPU that the host, the worker's thread and the pool thread share (each step: scripts/probe-cold-call.ts)`,
-    "two preparations at once (PREPARING_AT_ONCE) gained nothing at load 7 (scripts/probe-cold-call.ts, docs/performance.md): measure them on a quiet machine; a bundle code cache warmed by a first call (a decision: that run is a tenant's)",
+    "two preparations at once (PREPARING_AT_ONCE) gained nothing at load 7 (scripts/probe-cold-call.ts, docs/performance.md): measure them on a quiet machine; a bundle code cache made at upload saves at most the 'after 50 ms quiet' rows' new-over-seen difference (a worker compiles a seen bundle from its own cache), so the burst's isolate preparations come first",
   );
   target(
     "cold call of a seen bundle ≤ 1 ms as the caller waits",
