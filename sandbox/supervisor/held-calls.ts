@@ -1,5 +1,6 @@
 import type { TenantId } from "../../src/protocol/index.js";
 import type { PendingCall } from "./pending-call.js";
+import type { RunningCall } from "./running-call.js";
 import type { WorkerProcess } from "./worker-process.js";
 
 /**
@@ -29,13 +30,13 @@ export const QUIET_HOLD_MS = 50;
 export const STARVED_SHARE = 0.5;
 
 /**
- * Whether `worker` is held at `now`: it is ready, has answered nothing for `holdMs` and the call its running
- * mark names started at least that long ago (a worker between calls, or without a mark, is not held). Two
- * cheap checks (pending count, last answer) come before reading the mark. `stays(tenantId)`: tenants whose
- * calls are never moved (those the long-call worker serves).
+ * Whether `worker` is held at `now` by `running`, the call its running mark names (relief.ts reads it): it
+ * is ready, has answered nothing for `holdMs` and that call started at least that long ago.
+ * `stays(tenantId)`: tenants whose calls are never moved (those the long-call worker serves).
  */
 export function holdOf(
   worker: WorkerProcess,
+  running: RunningCall,
   now: number,
   holdMs: number,
   stays: (tenantId: TenantId) => boolean,
@@ -43,8 +44,7 @@ export function holdOf(
   const pending = worker.pending;
   // A worker still booting is not held by a call: its calls wait for it, as they would for any worker.
   if (pending.size < 2 || !worker.ready || now - worker.progressAt < holdMs) return undefined;
-  const running = worker.running();
-  if (running === undefined || now - running.startedAt < holdMs) return undefined;
+  if (now - running.startedAt < holdMs) return undefined;
   const tenantId = running.entry.kind === "call" ? running.entry.call.tenantId : undefined;
   const behind: [number, PendingCall & { kind: "call" }][] = [];
   for (const [id, entry] of pending) {

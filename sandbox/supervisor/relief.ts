@@ -174,7 +174,7 @@ export class Relief {
       this.#quiet.set(worker, { at: now, progressAt, schedule: scheduleOf(worker.pid) });
       return undefined;
     }
-    const hold = holdOf(worker, now, this.#sliceMs, this.#source.stays);
+    const hold = holdOf(worker, running, now, this.#sliceMs, this.#source.stays);
     if (hold === undefined || now - hold.since >= QUIET_HOLD_MS) return hold;
     const first = quiet.schedule;
     const last = first === undefined ? undefined : scheduleOf(worker.pid);
