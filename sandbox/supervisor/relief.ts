@@ -185,11 +185,21 @@ export class Relief {
     return ran >= this.#sliceMs / 2 || (ran + waited > 0 && !starved) ? hold : undefined;
   }
 
-  /** Moves the calls waiting behind `held`'s running call to a relief worker, in their order. */
+  /**
+   * Moves the calls waiting behind `held`'s running call to relief workers, each tenant's in their order to
+   * one worker, the tenants spread over the least busy: any of them may be the next long call, and the
+   * tenants moved with it would wait behind it again.
+   */
   #relieve(held: WorkerProcess, hold: Hold): void {
-    const target = this.#reliefFor(held);
-    if (target === undefined) return;
+    const targets = new Map<TenantId, WorkerProcess | undefined>();
     for (const [id, entry] of hold.behind) {
+      const tenantId = entry.call.tenantId;
+      let target = targets.get(tenantId);
+      if (!targets.has(tenantId)) {
+        target = this.#reliefFor(held);
+        targets.set(tenantId, target);
+      }
+      if (target === undefined) continue;
       target.resend(entry, "relief");
       held.takeBack(id);
       this.#divert(entry.call, target, true);

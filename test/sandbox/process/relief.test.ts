@@ -82,3 +82,36 @@ describe("calls held behind a long call on one worker", () => {
     );
   });
 });
+
+/**
+ * With a long slice (200 ms), so that a second move, a slice after the first, shows in a wait: the tenants
+ * moved off a held worker go to different free workers, so the one whose call runs long there holds no other.
+ */
+describe("tenants moved off a held worker", () => {
+  const SLICE_MS = 200;
+  let executor: ProcessExecutor;
+
+  beforeAll(async () => {
+    executor = await startProcessExecutor({ workers: 2 }, { workerEntry: STAND_IN_WORKER, holdSliceMs: SLICE_MS });
+    expect(await eventually(() => executor.workers().every((w) => w.ready && w.pending === 0))).toBe(true);
+  });
+  afterAll(() => executor.close());
+
+  it("are spread over the free workers: a moved call that runs long holds no other tenant's", async () => {
+    const shard = (id: string) => executor.shardOf(id);
+    const [m, a, b] = [tenantOn(shard, 0, "mallory"), tenantOn(shard, 0, "victim"), tenantOn(shard, 0, "other")];
+    const call = (tenant: TenantId, event: Record<string, unknown>) =>
+      executor.execute(...standInCall(tenant, event, 5_000));
+    const held = standInReply(await call(m, {})).pid;
+    const [busy, long, quick] = await Promise.all([
+      call(m, { op: "busy", ms: 3 * SLICE_MS }),
+      call(a, { op: "busy", ms: 3 * SLICE_MS }),
+      call(b, { nonce: "quick" }),
+    ]);
+    const [longPid, quickPid] = [standInReply(long).pid, standInReply(quick).pid];
+    expect([longPid, quickPid]).not.toContain(held);
+    expect(standInReply(busy).pid).toBe(held);
+    // Moved with a's call, b's would have waited a second slice behind it before moving again: 2 slices in all.
+    expect(quick.queuedMs ?? 0).toBeLessThan(1.75 * SLICE_MS);
+  });
+});
