@@ -67,6 +67,8 @@ export class ProcessExecutor implements HookExecutor {
   #relief: Relief;
   #spare: WorkerProcess | undefined;
   #all = new Set<WorkerProcess>();
+  /** Each worker's warm-up call (warm-up.ts), settled or not: `started` waits for the shards'. */
+  #warming = new WeakMap<WorkerProcess, Promise<void>>();
   #closing: Promise<void> | undefined;
   #rssTimer: NodeJS.Timeout;
   #checkingRss = false;
@@ -97,7 +99,10 @@ export class ProcessExecutor implements HookExecutor {
     LIVE.add(this);
   }
 
-  /** Waits until every shard's worker is ready; on failure closes everything and throws `SandboxStartError`. */
+  /**
+   * Waits until every shard's worker is ready and warmed up; on failure closes everything and throws
+   * `SandboxStartError`.
+   */
   async started(signal?: AbortSignal): Promise<void> {
     const aborted = new Promise<"aborted">((resolve) => {
       if (signal?.aborted) resolve("aborted");
@@ -116,6 +121,13 @@ export class ProcessExecutor implements HookExecutor {
           result === undefined ? "it was not assigned" : `it exited (${result.signal ?? `code ${result.exitCode}`})`;
         await this.close();
         throw new SandboxStartError(why, detail);
+      }
+    }
+    for (const slot of this.#slots) {
+      const warming = slot.current === undefined ? undefined : this.#warming.get(slot.current);
+      if (warming !== undefined && (await Promise.race([warming, aborted])) === "aborted") {
+        await this.close();
+        throw signal?.reason;
       }
     }
   }
@@ -265,7 +277,6 @@ export class ProcessExecutor implements HookExecutor {
   #refillSpare(): void {
     if (this.#options.spareWorker && this.#closing === undefined && this.#spare === undefined) {
       this.#spare = this.#fork(-1);
-      warmUp(this.#spare, this.#options.limits.timeoutMs);
     }
   }
 
@@ -279,6 +290,7 @@ export class ProcessExecutor implements HookExecutor {
       onExit: this.#onExit,
     });
     this.#all.add(worker);
+    this.#warming.set(worker, warmUp(worker, this.#options.limits.timeoutMs));
     this.#emit({ type: "worker_started", slot, pid: worker.pid });
     return worker;
   }

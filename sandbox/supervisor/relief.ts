@@ -1,6 +1,7 @@
 import type { SandboxBundle, SandboxCall, SandboxResult, TenantId } from "../../src/protocol/index.js";
 import { type Hold, holdOf, QUIET_HOLD_MS, STARVED_SHARE } from "./held-calls.js";
-import { scheduleOf, type ThreadSchedule } from "./worker-gauge.js";
+import type { PendingCall } from "./pending-call.js";
+import type { ThreadSchedule } from "./worker-gauge.js";
 import type { WorkerProcess } from "./worker-process.js";
 
 /** A relief worker with up to this many calls pending takes over held calls whatever their number. */
@@ -16,11 +17,16 @@ export interface ReliefSource {
   stays(tenantId: TenantId): boolean;
 }
 
-/** A worker seen held, by whom, since when, and its last answer then: it is held until it answers again. */
+/**
+ * A worker seen held, by whom, since when, and the call that holds it (by its id there): it is held until
+ * it answers that call. Not until it answers anything: answers to calls it ran before the hold may reach
+ * a busy host after the hold was seen, and a worker still spinning would look free again.
+ */
 interface Held {
   readonly tenantId: TenantId | undefined;
   readonly since: number;
-  readonly progressAt: number;
+  readonly id: number | undefined;
+  readonly entry: PendingCall;
 }
 
 /** A worker first seen without an answer for half a slice: when, its last answer then, its thread's schedule. */
@@ -142,7 +148,12 @@ export class Relief {
       busy = true;
       const hold = this.#holdOf(worker, now);
       if (hold === undefined) continue;
-      this.#held.set(worker, { tenantId: hold.tenantId, since: hold.since, progressAt: worker.progressAt });
+      this.#held.set(worker, {
+        tenantId: hold.tenantId,
+        since: hold.since,
+        id: idOf(worker, hold.entry),
+        entry: hold.entry,
+      });
       if (hold.behind.length > 0) this.#relieve(worker, hold);
     }
     for (const worker of this.#held.keys()) this.#isHeld(worker);
@@ -171,13 +182,13 @@ export class Relief {
     }
     const quiet = this.#quiet.get(worker);
     if (quiet?.progressAt !== progressAt) {
-      this.#quiet.set(worker, { at: now, progressAt, schedule: scheduleOf(worker.pid) });
+      this.#quiet.set(worker, { at: now, progressAt, schedule: worker.schedule() });
       return undefined;
     }
     const hold = holdOf(worker, running, now, this.#sliceMs, this.#source.stays);
     if (hold === undefined || now - hold.since >= QUIET_HOLD_MS) return hold;
     const first = quiet.schedule;
-    const last = first === undefined ? undefined : scheduleOf(worker.pid);
+    const last = first === undefined ? undefined : worker.schedule();
     if (first === undefined || last === undefined) return hold;
     const ran = last.runMs - first.runMs;
     const waited = last.waitMs - first.waitMs;
@@ -238,11 +249,11 @@ export class Relief {
     return free ?? latest;
   }
 
-  /** Held until it answers again (or stops taking calls); forgotten then. */
+  /** Held until it answers the call that held it (or stops taking calls); forgotten then. */
   #isHeld(worker: WorkerProcess): boolean {
     const held = this.#held.get(worker);
     if (held === undefined) return false;
-    if (worker.progressAt === held.progressAt && worker.accepting) return true;
+    if (held.id !== undefined && worker.pending.get(held.id) === held.entry && worker.accepting) return true;
     this.#held.delete(worker);
     return false;
   }
@@ -258,4 +269,10 @@ export class Relief {
     diversion.calls.add(call);
     if (moved) diversion.heldAt = performance.now();
   }
+}
+
+/** The id `entry` is pending under on `worker` (a look through a few pending calls, once per hold seen). */
+function idOf(worker: WorkerProcess, entry: PendingCall): number | undefined {
+  for (const [id, pending] of worker.pending) if (pending === entry) return id;
+  return undefined;
 }

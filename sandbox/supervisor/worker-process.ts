@@ -19,6 +19,7 @@ import { RunningMarkFile } from "./running-mark-file.js";
 import { diedOutOfMemory, settleAtExit } from "./settle-exit.js";
 import { forkWorker, referenceWorker, type WorkerSpawnSpec } from "./spawn-spec.js";
 import { WorkerChannel } from "./worker-channel.js";
+import { ScheduleReader, type ThreadSchedule } from "./worker-gauge.js";
 
 /**
  * One sandbox worker process: spawn, readiness, kill, exit. The stages it drives live apart: the framed
@@ -72,6 +73,7 @@ export class WorkerProcess {
   #channel: WorkerChannel;
   #deadline: CallDeadline;
   #bundles: LoadedBundles;
+  readonly #schedule: ScheduleReader;
   #state: State = "booting";
   #wasReady = false;
   #killReason: WorkerExitReason | undefined;
@@ -107,6 +109,7 @@ export class WorkerProcess {
       onIdle: () => this.#reference(false),
     });
     this.#bundles = new LoadedBundles(options.limits);
+    this.#schedule = new ScheduleReader(this.pid);
     this.#child.on("close", this.#onClose);
     this.#child.on("exit", this.#onExit);
     this.#child.on("error", this.#onError);
@@ -140,6 +143,11 @@ export class WorkerProcess {
   /** The call the worker is running now, as its running mark names it; undefined between calls. */
   running(): RunningCall | undefined {
     return this.#deadline.marked();
+  }
+
+  /** The worker's main thread's schedule so far (relief.ts reads it while calls wait); undefined once gone. */
+  schedule(): ThreadSchedule | undefined {
+    return this.#schedule.read();
   }
 
   /** The last lines the worker wrote to stderr (V8's out-of-memory report, a start-up error). */
@@ -331,6 +339,7 @@ export class WorkerProcess {
     const reason = this.#killReason ?? (this.#wasReady ? "crashed" : "boot");
     this.#state = "exited";
     this.#channel.close();
+    this.#schedule.close();
     const now = performance.now();
     const pending = this.#channel.pending;
     const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
