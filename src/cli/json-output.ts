@@ -168,6 +168,7 @@ const DemoSummary = z.strictObject({
       medianMs: z.number(),
       maxMs: z.number(),
       maxQueuedMs: z.number(),
+      laterQueuedMs: z.number(),
     }),
   ),
   problems: z.array(z.string()),

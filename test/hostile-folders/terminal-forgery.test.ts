@@ -276,6 +276,7 @@ describe("the demo summary", () => {
           medianMs: 1,
           maxMs: 1,
           maxQueuedMs: 0,
+          laterQueuedMs: 0,
         },
       ],
       50,

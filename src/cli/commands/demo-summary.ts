@@ -21,6 +21,8 @@ export interface DemoTally {
   readonly maxMs: number;
   /** Longest wait of a hook call in the sandbox without running (behind other calls on its worker). */
   readonly maxQueuedMs: number;
+  /** The same after the tenant's first hook call (which meets every session starting at once). */
+  readonly laterQueuedMs: number;
 }
 
 export function tallyOf(
@@ -31,6 +33,7 @@ export function tallyOf(
 ): DemoTally {
   const durations: number[] = [];
   let maxQueuedMs = 0;
+  let laterQueuedMs = 0;
   const decided: string[] = [];
   const failures: Record<string, number> = {};
   let quarantined = false;
@@ -39,6 +42,7 @@ export function tallyOf(
     if (event.type !== "hooks.decided") continue;
     for (const record of event.records) {
       if (record.outcome.type === "skipped") continue;
+      if (durations.length > 0) laterQueuedMs = Math.max(laterQueuedMs, record.queuedMs ?? 0);
       durations.push(record.runMs);
       maxQueuedMs = Math.max(maxQueuedMs, record.queuedMs ?? 0);
       if (record.outcome.type === "failed") {
@@ -64,6 +68,7 @@ export function tallyOf(
     medianMs: durations[Math.floor(durations.length / 2)] ?? 0,
     maxMs: durations.at(-1) ?? 0,
     maxQueuedMs,
+    laterQueuedMs,
   };
 }
 
@@ -95,19 +100,40 @@ export function summaryLines(tallies: readonly DemoTally[], timeoutMs: number): 
         ? `  and ${runaway.failures.quarantined} more call${runaway.failures.quarantined === 1 ? " was" : "s were"} blocked without running.`
         : "  (no further call came while it lasted).",
     );
+    // What a tenant waits with no spinner beside it: the start-up of sessions that all begin at once.
+    const control = tallies
+      .filter((t) => t.worker !== runaway.worker)
+      .reduce<DemoTally | undefined>(
+        (most, t) => (most === undefined || t.maxQueuedMs > most.maxQueuedMs ? t : most),
+        undefined,
+      );
+    const beside =
+      control === undefined
+        ? ""
+        : ` (${control.tenant}, with no spinner beside it: ${ms(control.maxQueuedMs)} and ${ms(control.laterQueuedMs)})`;
     for (const t of tallies) {
       if (t === runaway) continue;
       if (t.worker === runaway.worker) {
         lines.push(
-          `  ${t.tenant} shares worker ${t.worker} with it: its hook calls waited up to ${t.maxQueuedMs.toFixed(0)} ms (held calls moved to another worker, the spins to the long-call worker),`,
-          `  time not charged to its hook-time budget (its own hook time: max ${t.maxMs.toFixed(1)} ms), and it ${t.stopReason}.`,
+          `  ${t.tenant} shares worker ${t.worker} with it: its hook calls waited up to ${waits(t)}${beside};`,
+          `  held calls moved to another worker, the spins to the long-call worker; the wait is not charged to its`,
+          `  hook-time budget (its own hook time: max ${t.maxMs.toFixed(1)} ms), and it ${t.stopReason}.`,
         );
       } else {
         lines.push(
-          `  ${t.tenant}, on worker ${t.worker}, kept its pace (p50 ${t.medianMs.toFixed(1)} ms; its calls waited up to ${t.maxQueuedMs.toFixed(0)} ms) and ${t.stopReason}.`,
+          `  ${t.tenant}, on worker ${t.worker}, kept its pace (p50 ${t.medianMs.toFixed(1)} ms; its calls waited up to ${waits(t)}) and ${t.stopReason}.`,
         );
       }
     }
   }
   return lines.map((text) => printable(text));
+}
+
+/** A tenant's longest wait, and its longest after its first call (which meets every session's start-up). */
+function waits(t: DemoTally): string {
+  return `${ms(t.maxQueuedMs)}, ${ms(t.laterQueuedMs)} after its first call`;
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(0)} ms`;
 }
