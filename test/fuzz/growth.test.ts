@@ -28,6 +28,22 @@ describe("fitGrowth", () => {
     expect(growsSuperLinearly(fitGrowth(quadratic, 0.1, 50))).toBe(true);
   });
 
+  it("does not call a flat curve that jumps at its largest size alone growth", () => {
+    // The same linear hook in a later CI run on Node 26: flat, then a collection set off by the largest event.
+    const points = [
+      { size: 262_144, cpuMs: 0.234 },
+      { size: 524_288, cpuMs: 0.205 },
+      { size: 1_048_381, cpuMs: 3.885 },
+    ];
+    const fit = fitGrowth(points, 0.1, 50);
+    expect(fit?.slope).toBeGreaterThanOrEqual(SUPER_LINEAR_SLOPE);
+    expect(fit?.tailSlope).toBeGreaterThanOrEqual(SUPER_LINEAR_SLOPE);
+    expect(growsSuperLinearly(fit)).toBe(false);
+    // Three quadratic points are growth: the two below the largest already bend.
+    const quadratic = points.map((p, i) => ({ size: p.size, cpuMs: 0.2 * 4 ** i }));
+    expect(growsSuperLinearly(fitGrowth(quadratic, 0.1, 50))).toBe(true);
+  });
+
   it("finds a slope of 2 in quadratic times and projects where they reach the timeout", () => {
     const fit = fitGrowth(
       sizes.map((size) => ({ size, cpuMs: 1e-6 * size * size })),
