@@ -23,7 +23,7 @@ import { readRssBytes } from "./rss.js";
 import { bystanderFailure } from "./settle-exit.js";
 import { shardOf } from "./shard.js";
 import type { WorkerSpawnSpec } from "./spawn-spec.js";
-import { warmUp } from "./warm-up.js";
+import { WarmUps } from "./warm-up.js";
 import { WorkerProcess } from "./worker-process.js";
 import { WorkerSlot } from "./worker-slot.js";
 
@@ -67,8 +67,7 @@ export class ProcessExecutor implements HookExecutor {
   #relief: Relief;
   #spare: WorkerProcess | undefined;
   #all = new Set<WorkerProcess>();
-  /** Each worker's warm-up call (warm-up.ts), settled or not: `started` waits for the shards'. */
-  #warming = new WeakMap<WorkerProcess, Promise<void>>();
+  #warmUps = new WarmUps();
   #closing: Promise<void> | undefined;
   #rssTimer: NodeJS.Timeout;
   #checkingRss = false;
@@ -104,32 +103,10 @@ export class ProcessExecutor implements HookExecutor {
    * `SandboxStartError`.
    */
   async started(signal?: AbortSignal): Promise<void> {
-    const aborted = new Promise<"aborted">((resolve) => {
-      if (signal?.aborted) resolve("aborted");
-      signal?.addEventListener("abort", () => resolve("aborted"), { once: true });
-    });
-    for (const slot of this.#slots) {
-      const worker = slot.current;
-      const result = worker === undefined ? undefined : await Promise.race([worker.started, aborted]);
-      if (result === "aborted") {
-        await this.close();
-        throw signal?.reason;
-      }
-      if (worker === undefined || result !== undefined) {
-        const detail = worker?.stderrTail.trim() ?? "";
-        const why =
-          result === undefined ? "it was not assigned" : `it exited (${result.signal ?? `code ${result.exitCode}`})`;
-        await this.close();
-        throw new SandboxStartError(why, detail);
-      }
-    }
-    for (const slot of this.#slots) {
-      const warming = slot.current === undefined ? undefined : this.#warming.get(slot.current);
-      if (warming !== undefined && (await Promise.race([warming, aborted])) === "aborted") {
-        await this.close();
-        throw signal?.reason;
-      }
-    }
+    const problem = await this.#warmUps.ready(this.#slots, signal);
+    if (problem === undefined) return;
+    await this.close();
+    throw problem === "aborted" ? signal?.reason : new SandboxStartError(problem.why, problem.detail);
   }
 
   execute(bundle: SandboxBundle, call: SandboxCall, signal?: AbortSignal): Promise<SandboxResult> {
@@ -290,7 +267,7 @@ export class ProcessExecutor implements HookExecutor {
       onExit: this.#onExit,
     });
     this.#all.add(worker);
-    this.#warming.set(worker, warmUp(worker, this.#options.limits.timeoutMs));
+    this.#warmUps.start(worker, this.#options.limits.timeoutMs);
     this.#emit({ type: "worker_started", slot, pid: worker.pid });
     return worker;
   }

@@ -40,3 +40,41 @@ export async function warmUp(worker: WorkerProcess, timeoutMs: number): Promise<
   };
   await worker.execute(BUNDLE, call, undefined).catch(() => undefined);
 }
+
+/** Why a pool's workers did not start: the signal, or a worker that exited or was never assigned. */
+export type StartProblem = "aborted" | { readonly why: string; readonly detail: string };
+
+/** Each worker's warm-up call (`warmUp`), settled or not: a pool's start waits for its shards'. */
+export class WarmUps {
+  readonly #calls = new WeakMap<WorkerProcess, Promise<void>>();
+
+  start(worker: WorkerProcess, timeoutMs: number): void {
+    this.#calls.set(worker, warmUp(worker, timeoutMs));
+  }
+
+  /** Waits until each slot's worker is ready, then warmed up; the first problem on the way, if any. */
+  async ready(
+    slots: readonly { readonly current: WorkerProcess | undefined }[],
+    signal: AbortSignal | undefined,
+  ): Promise<StartProblem | undefined> {
+    const aborted = new Promise<"aborted">((resolve) => {
+      if (signal?.aborted) resolve("aborted");
+      signal?.addEventListener("abort", () => resolve("aborted"), { once: true });
+    });
+    for (const slot of slots) {
+      const worker = slot.current;
+      const result = worker === undefined ? undefined : await Promise.race([worker.started, aborted]);
+      if (result === "aborted") return result;
+      if (worker === undefined || result !== undefined) {
+        const why =
+          result === undefined ? "it was not assigned" : `it exited (${result.signal ?? `code ${result.exitCode}`})`;
+        return { why, detail: worker?.stderr.text.trim() ?? "" };
+      }
+    }
+    for (const slot of slots) {
+      const warming = slot.current === undefined ? undefined : this.#calls.get(slot.current);
+      if (warming !== undefined && (await Promise.race([warming, aborted])) === "aborted") return "aborted";
+    }
+    return undefined;
+  }
+}

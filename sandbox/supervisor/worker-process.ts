@@ -18,6 +18,7 @@ import type { RunningCall } from "./running-call.js";
 import { RunningMarkFile } from "./running-mark-file.js";
 import { diedOutOfMemory, settleAtExit } from "./settle-exit.js";
 import { forkWorker, referenceWorker, type WorkerSpawnSpec } from "./spawn-spec.js";
+import { StderrTail } from "./stderr-tail.js";
 import { WorkerChannel } from "./worker-channel.js";
 import { ScheduleReader, type ThreadSchedule } from "./worker-gauge.js";
 
@@ -49,7 +50,6 @@ export interface WorkerProcessOptions {
 
 /** A worker that never says `ready` within this is killed (tsx start-up and isolated-vm load take ~1 s). */
 const BOOT_TIMEOUT_MS = 30_000;
-const STDERR_TAIL_CHARS = 4_096;
 /** How long a worker asked to exit gets before it is killed. */
 const STOP_GRACE_MS = 250;
 /** How long after a worker's exit its pipes may still deliver what it wrote before they are cut. */
@@ -77,7 +77,8 @@ export class WorkerProcess {
   #state: State = "booting";
   #wasReady = false;
   #killReason: WorkerExitReason | undefined;
-  #stderrTail = "";
+  /** The last lines it wrote to stderr (V8's out-of-memory report, a start-up error). */
+  readonly stderr: StderrTail;
   #referenced = true;
   #resolveStarted!: (exit: WorkerExit | undefined) => void;
   #resolveExited!: (exit: WorkerExit) => void;
@@ -113,10 +114,7 @@ export class WorkerProcess {
     this.#child.on("close", this.#onClose);
     this.#child.on("exit", this.#onExit);
     this.#child.on("error", this.#onError);
-    const stderr = this.#child.stderr;
-    stderr?.setEncoding("utf8");
-    stderr?.on("data", this.#onStderr);
-    stderr?.on("error", () => {});
+    this.stderr = new StderrTail(this.#child.stderr);
     setTimeout(this.#onBootTimeout, BOOT_TIMEOUT_MS).unref();
     if (this.#child.pid === undefined) this.#state = "exiting";
   }
@@ -148,11 +146,6 @@ export class WorkerProcess {
   /** The worker's main thread's schedule so far (relief.ts reads it while calls wait); undefined once gone. */
   schedule(): ThreadSchedule | undefined {
     return this.#schedule.read();
-  }
-
-  /** The last lines the worker wrote to stderr (V8's out-of-memory report, a start-up error). */
-  get stderrTail(): string {
-    return this.#stderrTail;
   }
 
   /** `call` as `admitCall` passed it; `askedAt`: when the caller asked, if it waited for this worker first. */
@@ -306,11 +299,6 @@ export class WorkerProcess {
     referenceWorker(this.#child, this.#frames, on);
   }
 
-  #onStderr = (chunk: string): void => {
-    const tail = this.#stderrTail + chunk;
-    this.#stderrTail = tail.length > STDERR_TAIL_CHARS ? tail.slice(-STDERR_TAIL_CHARS) : tail;
-  };
-
   /**
    * The process is gone; its calls settle on `close`, once its pipes have delivered what it wrote before it
    * died. That is buffered already, so it is read within this turn of the event loop and the next; frames
@@ -344,7 +332,7 @@ export class WorkerProcess {
     const pending = this.#channel.pending;
     const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode}`;
     const { loadTimeoutMs, killGraceMs, limits } = this.#options;
-    const outOfMemory = diedOutOfMemory(this.#stderrTail);
+    const outOfMemory = diedOutOfMemory(this.stderr.text);
     const ended = { reason, pid: this.pid, how, loadTimeoutMs, killGraceMs, memoryMb: limits.memoryMb, outOfMemory };
     // Calls aborted or taken back (`takeBack`) are answered already: they do not fail here.
     const unanswered = [...pending.values()].filter((entry) => !entry.answered).length;
