@@ -11,12 +11,12 @@
  * `--observe` sends every call as an observe-only call (`priority: "observe"`).
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { startProcessExecutor } from "../sandbox/supervisor/create-executor.js";
 import type { SandboxBundle, SandboxCall, SandboxResult } from "../src/protocol/index.js";
+import { cpuMsOf as processCpuMs } from "./process-cpu.js";
 
 interface Executor {
   execute(bundle: SandboxBundle, call: SandboxCall): Promise<SandboxResult>;
@@ -63,16 +63,10 @@ function callOf(tenant: string): SandboxCall {
 /** Codes of calls that failed (a busy machine can time one out); printed, not thrown. */
 const failures: string[] = [];
 
-/** CPU ms of this process and the executor's workers so far (the workers' from /proc, in clock ticks). */
+/** CPU ms of this process and the executor's workers so far. */
 function cpuMsOf(executor: Executor): number {
-  const { user, system } = process.cpuUsage();
-  let ms = (user + system) / 1000;
-  for (const { pid } of executor.workers()) {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ms += (Number(fields[11]) + Number(fields[12])) * 10;
-  }
-  return ms;
+  const { host, workers } = processCpuMs(executor.workers().map((w) => w.pid));
+  return host + workers;
 }
 
 interface Measure {

@@ -22,6 +22,11 @@ export interface Blame {
   readonly culprit: PendingCall | undefined;
   readonly ran: RunningCall | undefined;
   /**
+   * Calls still pending that ran under the culprit's mark, of its isolate (`RunningMark.mates`): one of
+   * them may have been the one running, so they fail with it and are not re-sent.
+   */
+  readonly mates: readonly PendingCall[];
+  /**
    * For a call the host killed the worker over: what the worker did while the call was overdue (from its
    * wall-clock budget to the kill), read from /proc; undefined where it could not be read.
    */
@@ -120,7 +125,7 @@ export class CallDeadline {
     this.#overdue = undefined;
     // The culprit ran from its start until now; every other call never ran (or its answer died with the worker).
     const ran = culprit === undefined ? undefined : runningSince(culprit, this.#pending, mark, this.#progressAt);
-    return { culprit, ran, overdue };
+    return { culprit, ran, mates: matesOf(culprit, mark, this.#pending), overdue };
   }
 
   #arm(delayMs: number): void {
@@ -170,6 +175,21 @@ export class CallDeadline {
     this.#killedOver = running.entry;
     this.#options.onDue();
   };
+}
+
+/** The pending calls the culprit's mark lists as its mates, if the mark is the culprit's. */
+function matesOf(
+  culprit: PendingCall | undefined,
+  mark: RunningMark | undefined,
+  pending: ReadonlyMap<number, PendingCall>,
+): PendingCall[] {
+  if (culprit === undefined || mark === undefined || pending.get(mark.id) !== culprit) return [];
+  const mates: PendingCall[] = [];
+  for (const id of mark.mates) {
+    const mate = pending.get(id);
+    if (mate !== undefined) mates.push(mate);
+  }
+  return mates;
 }
 
 /** How long a call first seen overdue past its kill grace (the host's timer ran late) is watched before the kill. */

@@ -19,8 +19,10 @@ export interface EndedWorker {
 
 /**
  * Settles every call pending on a worker that ended, at `now`: the culprit (`blame`) as a timeout, a memory
- * failure or a crash, charged from when it ran; every other call as a bystander, except those handed back
- * (returned) to be re-sent once to the replacement (`retriesAfter`).
+ * failure or a crash, charged from when it ran; the calls that ran under its mark (`blame.mates`, of its
+ * own isolate, one of which may have been the one running) as bystanders of their own hook, never re-sent
+ * to crash another worker; every other call as a bystander, except those handed back (returned) to be
+ * re-sent once to the replacement (`retriesAfter`).
  *
  * The culprit's code says what the worker's end shows: `memory_limit` when it aborted printing an
  * out-of-memory report, or was killed over its deadline having grown by more than the isolate's memory
@@ -35,11 +37,12 @@ export function settleAtExit(
   now: number,
 ): PendingCall[] {
   const { reason, pid, how } = ended;
-  const { culprit, ran, overdue } = blame;
+  const { culprit, ran, mates, overdue } = blame;
   const retry: PendingCall[] = [];
   for (const entry of pending) {
     if (entry !== culprit) {
-      if (retriesAfter(reason, entry)) retry.push(entry);
+      if (mates.includes(entry)) fail(entry, mateFailure(pid, how), now);
+      else if (retriesAfter(reason, entry)) retry.push(entry);
       else fail(entry, bystanderFailure(reason, pid, how), now);
     } else if (reason === "deadline") {
       const loading = ran?.loading === true;
@@ -60,6 +63,18 @@ export function settleAtExit(
     }
   }
   return retry;
+}
+
+/**
+ * A call that ran under the culprit's running mark, of the same tenant and bundle: it may have been the one
+ * running, so it is not re-sent; the culprit took the strike, so it counts for none.
+ */
+export function mateFailure(pid: number, how: string): Failure {
+  return {
+    code: "sandbox_crashed",
+    message: `The sandbox worker (pid ${pid}) ended (${how}) while running this hook's calls in a row; this call was one of them and is not re-sent, and the call marked running took the strike`,
+    bystander: true,
+  };
 }
 
 /** Whether a call pending on a worker that ended (not the culprit) is re-sent once to its replacement. */

@@ -39,6 +39,19 @@ export class RequestQueue<T> {
     return undefined;
   }
 
+  /** The ids of the calls next in line for as long as `take` holds of them, at most `max`. */
+  leadingIds(max: number, take: (item: T) => boolean): number[] {
+    const ids: number[] = [];
+    for (let i = this.#at; i < this.#items.length && ids.length < max; i++) {
+      const item = this.#items[i];
+      if (item === undefined) continue;
+      const id = this.#callId(item);
+      if (id === undefined || !take(item)) break;
+      ids.push(id);
+    }
+    return ids;
+  }
+
   /** Takes out the waiting call with this id; false if no such call waits (served already, or never sent). */
   cancel(id: number): boolean {
     for (let i = this.#at; i < this.#items.length; i++) {

@@ -15,15 +15,21 @@
  * the channel must not fall over on garbage, so a malformed request with an id gets an `unavailable` answer
  * and one without is dropped.
  *
- * Before each call or describe the worker writes the running-call mark (src/protocol/running-mark.ts) to
- * the file descriptor the host passed, if any, so the host can tell which call it was running if it dies,
- * and rewrites it when a cold call starts and ends loading its bundle (the host's deadline for the load
- * is the load timeout, not the call's).
+ * Before a call or describe the worker writes the running-call mark (src/protocol/running-mark.ts) to the
+ * file descriptor the host passed, if any, so the host can tell which call it was running if it dies, and
+ * rewrites it when a cold call starts and ends loading its bundle (the host's deadline for the load is the
+ * load timeout, not the call's). With a backlog, the calls of one isolate next in line run under one mark
+ * that lists them (running-marks.ts): one positional write a call was the worker's largest cost after the
+ * isolate itself in pipelined calls.
+ *
+ * A read that fills Node's read buffer (`FULL_READ_BYTES`) is likely followed by more in the same turn of
+ * the event loop, so its requests wait for the rest (or the check phase) before they run: larger groups,
+ * fewer isolate switches, when many calls are in flight.
  *
  * No orphans: the worker exits when the host disconnects, and a watcher thread kills the process if the
  * host dies while the main thread is busy (the host's SIGKILL reparents the worker; the thread sees it).
  */
-import { realpathSync, writeSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -33,21 +39,23 @@ import {
   encodeFrames,
   FrameReader,
   isWorkerRequest,
-  monotonicMs,
-  RUNNING_MARK_BYTES,
+  MAX_MARK_MATES,
   RUNNING_MARK_FD_ENV,
-  type RunningPhase,
   type WorkerRequest,
   type WorkerResponse,
-  writeRunningMark,
 } from "../../src/protocol/index.js";
 import type { IsolatePool } from "./index.js";
 import { RequestQueue } from "./request-queue.js";
+import { NO_MATES, type RunningMarks, runningMarks } from "./running-marks.js";
 
 /** What the loop needs of an `IsolatePool` (a stand-in implements it in the supervisor's tests). */
 export type WorkerEngine = Pick<IsolatePool, "load" | "unload" | "call" | "describe" | "sweep" | "close">;
 
 const SWEEP_EVERY_MS = 10_000;
+/** Node's read size on a stream: a read this long leaves more waiting in the socket, read in the same turn. */
+const FULL_READ_BYTES = 64 * 1024;
+/** Requests waiting after a read before the calls of one isolate share running marks (until the next read). */
+const SHARE_MARK_FROM = 8;
 /** A batch that has run this long sends its answers so far before starting another call. */
 const FLUSH_AFTER_MS = 2;
 const ORPHAN_POLL_MS = 250;
@@ -72,6 +80,8 @@ export function serveWorker(engine: WorkerEngine): void {
     const batch = outbox;
     if (batch.length === 0) return;
     outbox = [];
+    // The marked call's answer is on its way: the next call must name itself.
+    marks.answered();
     if (channel.writable) channel.write(encodeFrames(batch));
   };
   const queue = (response: WorkerResponse): void => {
@@ -88,12 +98,16 @@ export function serveWorker(engine: WorkerEngine): void {
       flush();
       windowStart = performance.now();
     }
-    const response = message instanceof Malformed ? malformed(message.message) : serve(engine, message, marks);
+    const response = message instanceof Malformed ? malformed(message.message) : serve(engine, message, marks, matesOf);
     if (response !== undefined) queue(response);
   };
   const waiting = new RequestQueue<WorkerRequest | Malformed>((request) =>
     request instanceof Malformed || request.kind !== "call" ? undefined : request.id,
   );
+  // The calls of `call`'s isolate next in line, while a backlog is served: they may share its running mark.
+  let backlog = false;
+  const matesOf = (call: CallRequest): readonly number[] =>
+    backlog ? waiting.leadingIds(MAX_MARK_MATES, (next) => isIsolateMate(next, call)) : NO_MATES;
   let draining = false;
   const drain = (): void => {
     draining = true;
@@ -118,6 +132,20 @@ export function serveWorker(engine: WorkerEngine): void {
     read.push(isWorkerRequest(message) ? message : new Malformed(message));
   }, HOST_FRAME_BYTES);
 
+  let takeQueued = false;
+  const take = (): void => {
+    takeQueued = false;
+    const batch = read;
+    read = [];
+    // Without a mark the host takes the oldest unanswered call as the running one: keep the host's order.
+    for (const message of marks.kept ? inIsolateOrder(batch) : batch) {
+      if (message instanceof Malformed || message.kind !== "cancel") waiting.push(message);
+      else if (waiting.cancel(message.id)) queue(unavailable(message.id, TAKEN_BACK));
+    }
+    backlog = waiting.size >= SHARE_MARK_FROM;
+    if (!draining) drain();
+  };
+
   const exit = exitAfterClosing(engine);
   channel.on("data", (chunk: Buffer) => {
     if (outbox.length === 0) windowStart = performance.now();
@@ -126,14 +154,15 @@ export function serveWorker(engine: WorkerEngine): void {
       exit(BROKEN_CHANNEL_EXIT);
       return;
     }
-    const batch = read;
-    read = [];
-    // Without a mark the host takes the oldest unanswered call as the running one: keep the host's order.
-    for (const message of marks.kept ? inIsolateOrder(batch) : batch) {
-      if (message instanceof Malformed || message.kind !== "cancel") waiting.push(message);
-      else if (waiting.cancel(message.id)) queue(unavailable(message.id, TAKEN_BACK));
+    // A full read: the rest follows in this turn (libuv reads on while reads fill), or the check phase runs them.
+    if (chunk.length >= FULL_READ_BYTES) {
+      if (!takeQueued) {
+        takeQueued = true;
+        setImmediate(take);
+      }
+      return;
     }
-    if (!draining) drain();
+    take();
   });
   channel.on("error", () => exit(BROKEN_CHANNEL_EXIT));
   channel.on("end", () => exit(0));
@@ -168,16 +197,6 @@ function openChannel(fdText: string | undefined): Socket {
     );
   }
   return new Socket({ fd, readable: true, writable: true });
-}
-
-/**
- * `start` marks a call as running; `phase` re-marks it when it loads its bundle and when its handler starts.
- * `kept`: the host passed a mark file.
- */
-interface RunningMarks {
-  readonly kept: boolean;
-  start(id: number): void;
-  readonly phase: (phase: RunningPhase) => void;
 }
 
 /**
@@ -221,14 +240,19 @@ function regroup(run: readonly WorkerRequest[], into: (WorkerRequest | Malformed
   for (const group of observers.values()) for (const request of group) into.push(request);
 }
 
-function serve(engine: WorkerEngine, request: WorkerRequest, marks: RunningMarks): WorkerResponse | undefined {
+function serve(
+  engine: WorkerEngine,
+  request: WorkerRequest,
+  marks: RunningMarks,
+  matesOf: (call: CallRequest) => readonly number[],
+): WorkerResponse | undefined {
   try {
     switch (request.kind) {
       case "call":
-        marks.start(request.id);
+        marks.start(request.id, () => matesOf(request));
         return { kind: "result", id: request.id, result: engine.call(request.bundleHash, request.call, marks.phase) };
       case "describe":
-        marks.start(request.id);
+        marks.start(request.id, () => NO_MATES);
         return { kind: "result", id: request.id, result: engine.describe(request.tenantId, request.bundleHash) };
       case "load":
         engine.load(request.bundleHash, request.code, request.limits);
@@ -260,36 +284,17 @@ function unavailable(id: number, message: string): WorkerResponse {
   };
 }
 
-/** Writes the running-call mark to the host's file descriptor; no-ops when the host passed none. */
-function runningMarks(fdText: string | undefined): RunningMarks {
-  const fd = Number(fdText);
-  if (fdText === undefined || !Number.isSafeInteger(fd) || fd < 3) {
-    return { kept: false, start: () => {}, phase: () => {} };
-  }
-  const bytes = new Uint8Array(RUNNING_MARK_BYTES);
-  const view = new Float64Array(bytes.buffer);
-  let running = 0;
-  let broken = false;
-  const write = (phase: RunningPhase): void => {
-    if (broken) return;
-    writeRunningMark(view, running, monotonicMs(), phase);
-    try {
-      writeSync(fd, bytes, 0, RUNNING_MARK_BYTES, 0);
-    } catch {
-      // Without the mark the host falls back to blaming the oldest unanswered call.
-      broken = true;
-    }
-  };
-  return {
-    get kept() {
-      return !broken;
-    },
-    start(id) {
-      running = id;
-      write("run");
-    },
-    phase: write,
-  };
+type CallRequest = Extract<WorkerRequest, { kind: "call" }>;
+
+/** Whether `next` is a call that runs in `call`'s isolate: the same tenant, bundle and lane. */
+function isIsolateMate(next: WorkerRequest | Malformed, call: CallRequest): boolean {
+  return (
+    !(next instanceof Malformed) &&
+    next.kind === "call" &&
+    next.call.tenantId === call.call.tenantId &&
+    next.bundleHash === call.bundleHash &&
+    (next.call.priority === "observe") === (call.call.priority === "observe")
+  );
 }
 
 /** A frame that did not decode to a request the guard accepts (`isWorkerRequest`), as decoded. */

@@ -81,6 +81,7 @@ export {
 } from "./outcome.js";
 export * as results from "./results.js";
 export {
+  MAX_MARK_MATES,
   monotonicMs,
   RUNNING_MARK_BYTES,
   RUNNING_MARK_FD_ENV,

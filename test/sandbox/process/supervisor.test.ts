@@ -214,6 +214,37 @@ describe("process executor when a worker fails", () => {
     expect(queued.type === "failed" && queued.failure.message).not.toContain(m);
   });
 
+  it("charges a death among calls of one isolate sharing a running mark to the marked call, and fails its mates unsent", async () => {
+    const before = await pidOf(a);
+    const crashesBefore = events.filter((e) => e.type === "worker_exited" && e.reason === "crashed").length;
+    // One read of 15 calls: a backlog, so a's 12 calls may run under one mark (worker-main.ts, RunningMarks).
+    const ours = Array.from({ length: 12 }, (_, i) =>
+      executor.execute(...standInCall(a, i === 5 ? { op: "exit" } : { nonce: i })),
+    );
+    const theirs = Array.from({ length: 3 }, (_, i) => executor.execute(...standInCall(m, { nonce: i })));
+    const outcomes = await Promise.all(ours);
+    const culprits = outcomes.flatMap((o, i) => (o.type === "failed" && blame(o) === " (culprit)" ? [i] : []));
+    // One death, one strike: the call the mark named, at or before the call that exited.
+    expect(culprits).toHaveLength(1);
+    const culprit = culprits[0] ?? -1;
+    expect(culprit).toBeLessThanOrEqual(5);
+    // Before it: answered (re-sent to the replacement); after it, the exit included: listed as its mates,
+    // failed as bystanders of their own hook and never re-sent, so no second worker died.
+    for (const [i, outcome] of outcomes.entries()) {
+      if (i < culprit) expect(standInReply(outcome).nonce).toBe(i);
+      if (i <= culprit) continue;
+      expect(outcome).toMatchObject({ type: "failed", failure: { code: "sandbox_crashed", bystander: true } });
+      expect(outcome.type === "failed" && outcome.failure.message).toContain("this hook's calls in a row");
+    }
+    // The other tenant's calls on that worker are re-sent and answered by the replacement.
+    const answered = (await Promise.all(theirs)).map((o) => standInReply(o));
+    expect(answered.map((r) => r.nonce)).toEqual([0, 1, 2]);
+    expect(answered.every((r) => r.pid !== before)).toBe(true);
+    const crashes = events.filter((e) => e.type === "worker_exited" && e.reason === "crashed");
+    expect(crashes.length - crashesBefore).toBe(1);
+    expect(crashes.at(-1)).toMatchObject({ pid: before });
+  });
+
   it("times out the call that hung, not an earlier one whose answer never left the worker", async () => {
     await pidOf(a);
     const [done, hung] = await Promise.all([
