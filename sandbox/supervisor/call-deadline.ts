@@ -177,19 +177,33 @@ export class CallDeadline {
   };
 }
 
-/** The pending calls the culprit's mark lists as its mates, if the mark is the culprit's. */
+/**
+ * The pending calls the culprit's mark lists as its mates, if the mark is the culprit's. Only calls of the
+ * culprit's own isolate count: the mark is the worker's word, and a worker is less trusted than its host,
+ * so a mark naming another tenant's call cannot make that call fail unsent.
+ */
 function matesOf(
   culprit: PendingCall | undefined,
   mark: RunningMark | undefined,
   pending: ReadonlyMap<number, PendingCall>,
 ): PendingCall[] {
-  if (culprit === undefined || mark === undefined || pending.get(mark.id) !== culprit) return [];
+  if (culprit?.kind !== "call" || mark === undefined || pending.get(mark.id) !== culprit) return [];
   const mates: PendingCall[] = [];
   for (const id of mark.mates) {
     const mate = pending.get(id);
-    if (mate !== undefined) mates.push(mate);
+    if (mate !== undefined && mate !== culprit && sameIsolate(mate, culprit)) mates.push(mate);
   }
   return mates;
+}
+
+/** Whether `call` runs in `culprit`'s isolate: the same tenant, bundle and lane (decision or observe). */
+function sameIsolate(call: PendingCall, culprit: PendingCall & { kind: "call" }): boolean {
+  return (
+    call.kind === "call" &&
+    call.call.tenantId === culprit.call.tenantId &&
+    call.bundle.hash === culprit.bundle.hash &&
+    (call.call.priority === "observe") === (culprit.call.priority === "observe")
+  );
 }
 
 /** How long a call first seen overdue past its kill grace (the host's timer ran late) is watched before the kill. */
