@@ -318,37 +318,20 @@ async function main(): Promise<void> {
     tenants.map((t) => ({ ...call, tenantId: t, ctxJson: ctxJsonFor(t, bundle.hash) }));
   const spreadCalls = callsOf(perWorker);
   const manyCalls = callsOf(many);
-  // CPU per call, host and workers, next to the wall clock: it means something on a shared machine.
+  // Calls/s with 256 in flight, and the CPU a call, host and workers: it means something on a shared machine.
   const pids = executor.workers().map((w) => w.pid);
-  const cpuPerCall = async (run: () => Promise<number>, calls: number) => {
-    const before = cpuMsOf(pids);
-    const perSec = await run();
-    const after = cpuMsOf(pids);
-    const us = (ms: number) => (ms * 1000) / calls;
-    return { perSec, hostUs: us(after.host - before.host), workerUs: us(after.workers - before.workers) };
-  };
   const PIPELINED = 60_000;
   const THROUGHPUT_ROUNDS = 3;
-  const spread = await cpuPerCall(
-    () =>
-      throughput(
-        (i) => executor.execute(bundle, spreadCalls[i % spreadCalls.length] ?? call),
-        PIPELINED,
-        256,
-        THROUGHPUT_ROUNDS,
-      ),
-    PIPELINED * THROUGHPUT_ROUNDS,
-  );
-  const many64 = await cpuPerCall(
-    () =>
-      throughput(
-        (i) => executor.execute(bundle, manyCalls[i % manyCalls.length] ?? call),
-        PIPELINED,
-        256,
-        THROUGHPUT_ROUNDS,
-      ),
-    PIPELINED * THROUGHPUT_ROUNDS,
-  );
+  const pipelined = async (calls: SandboxCall[]) => {
+    const before = cpuMsOf(pids);
+    const run = (i: number) => executor.execute(bundle, calls[i % calls.length] ?? call);
+    const perSec = await throughput(run, PIPELINED, 256, THROUGHPUT_ROUNDS);
+    const after = cpuMsOf(pids);
+    const us = (ms: number) => (ms * 1000) / (PIPELINED * THROUGHPUT_ROUNDS);
+    return { perSec, hostUs: us(after.host - before.host), workerUs: us(after.workers - before.workers) };
+  };
+  const spread = await pipelined(spreadCalls);
+  const many64 = await pipelined(manyCalls);
   const manyPerSec = many64.perSec;
   const framedPerSec = await throughput(framed.call, 40_000, 256);
   await executor.close();

@@ -10,7 +10,7 @@ import { tenantOn } from "./helpers/processes.js";
 /**
  * Timeouts are CPU time, so a busy machine cannot fake one: with every core taken by spinning processes
  * (two per core, on top of whatever else runs here), a hook whose work takes about 1.2 × its timeout by
- * the clock still decides (but for at most 2 calls of 16 that the machine starved to under a fifth of the
+ * the clock still decides (but for at most one call in 8 that the machine starved to under a fifth of the
  * share it gave the call before, stopped by the backstop within their CPU time); a spinning hook still
  * ends `timeout`, stopped by the wall-clock backstop, which the worker sizes by the load so that the
  * spinner has used its CPU time by then.
@@ -101,7 +101,10 @@ describe("CPU-time timeouts on a machine whose every core is busy", () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const healthy: SandboxResult[] = [];
     let share = 0.05;
-    for (let i = 0; i < 16; i++) {
+    // 16 calls, and more (up to 48) until the hogs have starved one past its timeout by the clock: the
+    // scheduler favours a thread that slept, so on some machines a run of calls gets a whole core.
+    const starved = () => healthy.some((r) => r.runMs > TIMEOUT_MS);
+    for (let i = 0; i < 16 || (i < 48 && !starved()); i++) {
       const workMs = Math.min(0.8 * TIMEOUT_MS, 1.2 * TIMEOUT_MS * share);
       const result = await work(Math.max(1, Math.round(perMs * workMs)), TIMEOUT_MS);
       healthy.push(result);
@@ -113,11 +116,11 @@ describe("CPU-time timeouts on a machine whose every core is busy", () => {
     hogs = [];
 
     // A call the machine gives under a fifth of what it got the call before can still reach the backstop
-    // (seen at a load average of 15 from other suites): at most 2 of 16, each stopped by the clock within
+    // (seen at a load average of 15 from other suites): at most one in 8, each stopped by the clock within
     // its CPU time. Were timeouts wall-clock, most of these calls would fail (they are sized to 1.2 × it).
     const failed = healthy.filter((r) => r.type === "failed");
     const seen = `cpu/run ms: ${healthy.map((r) => `${r.cpuMs.toFixed(1)}/${r.runMs.toFixed(0)}`).join(" ")}`;
-    expect(failed.length, seen).toBeLessThanOrEqual(2);
+    expect(failed.length, seen).toBeLessThanOrEqual(healthy.length / 8);
     for (const r of failed) {
       expect(r.type === "failed" && r.failure.message, seen).toContain("wall-clock backstop");
       expect(r.cpuMs, seen).toBeLessThan(TIMEOUT_MS);
