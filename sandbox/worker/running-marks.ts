@@ -8,19 +8,22 @@ import { monotonicMs, RUNNING_MARK_BYTES, type RunningPhase, writeRunningMark } 
 const SHARED_MARK_MS = 1;
 
 /**
- * `start` marks a call as running, unless the mark on file lists it as a mate; `phase` re-marks it when it
- * loads its bundle and when its handler starts; `answered` says the answers so far went out. `kept`: the
+ * `covers` says whether the mark on file lists this call as a mate, and takes it as running if so; `start`
+ * marks a call as running with the calls that may run under its mark; `phase` re-marks the running call when
+ * it loads its bundle and when its handler starts; `answered` says the answers so far went out. `kept`: the
  * host passed a mark file.
  *
- * A mark lists as mates the calls of its isolate next in line when a backlog waits (worker-main.ts, `SHARE_MARK_FROM`), and
- * each of them runs under it if it starts within `SHARED_MARK_MS` of the mark and before any answer went out
- * (after that the marked call may be answered, and the host would no longer find it pending). The host
+ * A mark lists as mates the calls of its isolate next in line when a backlog waits (worker-main.ts,
+ * `SHARE_MARK_FROM`), none with a longer timeout than the marked call (the host times them all by its
+ * deadline); each runs under the mark if it starts within `SHARED_MARK_MS` of it and before any answer went
+ * out (after that the marked call may be answered, and the host would no longer find it pending). The host
  * charges a death under a shared mark to the marked call and fails its listed mates with it (one of them may
  * have been the one running), never re-sending them to crash another worker: the same tenant and bundle pay.
  */
 export interface RunningMarks {
   readonly kept: boolean;
-  start(id: number, mates: () => readonly number[]): void;
+  covers(id: number): boolean;
+  start(id: number, mates: readonly number[]): void;
   readonly phase: (phase: RunningPhase) => void;
   answered(): void;
 }
@@ -31,7 +34,7 @@ export const NO_MATES: readonly number[] = [];
 export function runningMarks(fdText: string | undefined): RunningMarks {
   const fd = Number(fdText);
   if (fdText === undefined || !Number.isSafeInteger(fd) || fd < 3) {
-    return { kept: false, start: () => {}, phase: () => {}, answered: () => {} };
+    return { kept: false, covers: () => false, start: () => {}, phase: () => {}, answered: () => {} };
   }
   const bytes = new Uint8Array(RUNNING_MARK_BYTES);
   const view = new Float64Array(bytes.buffer);
@@ -55,17 +58,18 @@ export function runningMarks(fdText: string | undefined): RunningMarks {
     get kept() {
       return !broken;
     },
-    start(id, matesOf) {
+    covers(id) {
+      if (mates[nextMate] !== id || monotonicMs() - markedAt >= SHARED_MARK_MS) return false;
       running = id;
-      const now = monotonicMs();
-      if (mates[nextMate] === id && now - markedAt < SHARED_MARK_MS) {
-        nextMate++;
-        return;
-      }
-      mates = matesOf();
+      nextMate++;
+      return true;
+    },
+    start(id, next) {
+      running = id;
+      mates = next;
       nextMate = 0;
-      markedAt = now;
-      write("run", now);
+      markedAt = monotonicMs();
+      write("run", markedAt);
     },
     phase(phase) {
       // A load or a handler's start names the call itself, with no mates.

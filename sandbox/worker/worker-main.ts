@@ -249,10 +249,10 @@ function serve(
   try {
     switch (request.kind) {
       case "call":
-        marks.start(request.id, () => matesOf(request));
+        if (!marks.covers(request.id)) marks.start(request.id, matesOf(request));
         return { kind: "result", id: request.id, result: engine.call(request.bundleHash, request.call, marks.phase) };
       case "describe":
-        marks.start(request.id, () => NO_MATES);
+        marks.start(request.id, NO_MATES);
         return { kind: "result", id: request.id, result: engine.describe(request.tenantId, request.bundleHash) };
       case "load":
         engine.load(request.bundleHash, request.code, request.limits);
@@ -286,14 +286,18 @@ function unavailable(id: number, message: string): WorkerResponse {
 
 type CallRequest = Extract<WorkerRequest, { kind: "call" }>;
 
-/** Whether `next` is a call that runs in `call`'s isolate: the same tenant, bundle and lane. */
+/**
+ * Whether `next` may run under `call`'s running mark: a call in its isolate (the same tenant, bundle and
+ * lane) with no longer a timeout, since the host's deadline for them all is the marked call's.
+ */
 function isIsolateMate(next: WorkerRequest | Malformed, call: CallRequest): boolean {
   return (
     !(next instanceof Malformed) &&
     next.kind === "call" &&
     next.call.tenantId === call.call.tenantId &&
     next.bundleHash === call.bundleHash &&
-    (next.call.priority === "observe") === (call.call.priority === "observe")
+    (next.call.priority === "observe") === (call.call.priority === "observe") &&
+    next.call.timeoutMs <= call.call.timeoutMs
   );
 }
 

@@ -245,6 +245,20 @@ describe("process executor when a worker fails", () => {
     expect(crashes.at(-1)).toMatchObject({ pid: before });
   });
 
+  it("gives a call with a longer timeout than the call before it a running mark of its own", async () => {
+    const before = await pidOf(a);
+    // A backlog of a's calls. The host times calls sharing a mark by the marked call's deadline: for a 5 ms
+    // timeout, a kill 25 + 500 ms (its backstop, the grace) after the mark. The 50 ms call runs 640 ms, inside
+    // its own 250 + 500 ms, so it must not share the short call's mark, or it would be killed over it.
+    const outcomes = await Promise.all([
+      executor.execute(...standInCall(a, { nonce: "short" }, 5)),
+      executor.execute(...standInCall(a, { op: "busy", ms: 640, nonce: "long" }, 50)),
+      ...Array.from({ length: 8 }, (_, i) => executor.execute(...standInCall(a, { nonce: i }, 5))),
+    ]);
+    expect(outcomes.map((o) => standInReply(o).nonce)).toEqual(["short", "long", ...Array(8).keys()]);
+    expect(outcomes.every((o) => standInReply(o).pid === before)).toBe(true);
+  });
+
   it("times out the call that hung, not an earlier one whose answer never left the worker", async () => {
     await pidOf(a);
     const [done, hung] = await Promise.all([
